@@ -1,0 +1,1 @@
+"""prefixlint: keep prompt prefixes stable so that prefix caches hit."""

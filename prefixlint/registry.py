@@ -1,0 +1,192 @@
+"""Rule registry: documentation from ``rules/*.toml``, checkers from ``prefixlint/rules``.
+
+A rule's documentation, severity and examples live in one TOML file per code (the single
+source for ``prefixlint rule CODE`` and for the example tests). Its logic lives in Python
+modules under ``prefixlint/rules`` that register checkers with :func:`register`, one per kind
+of source the rule understands (``"template"``, ``"python"``, ``"chat-template"``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from prefixlint.types import Diagnostic, Fix, Severity, Span
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+FIX_AVAILABILITY = ("none", "sometimes", "always")
+
+
+@dataclass(frozen=True)
+class RuleDoc:
+    """What ``rules/PFXnnn.toml`` says about one rule."""
+
+    code: str
+    name: str
+    summary: str
+    severity: Severity
+    fix: str
+    what: str
+    why: str
+    example: str
+    use_instead: str
+    fix_safety: str
+    options: dict = field(default_factory=dict)
+    examples: tuple[dict, ...] = ()
+
+    def render_markdown(self) -> str:
+        """The rule's documentation as Markdown, for ``prefixlint rule CODE``."""
+        parts = [f"# {self.name} ({self.code})", "", self.summary, ""]
+        parts.append(f"Fix is {'not available' if self.fix == 'none' else self.fix + ' available'}.")
+        parts += ["", "## What it does", self.what.strip(), "", "## Why is this bad?", self.why.strip()]
+        if self.example.strip():
+            parts += ["", "## Example", "```", self.example.rstrip("\n"), "```"]
+        if self.use_instead.strip():
+            parts += ["", "Use instead:", "```", self.use_instead.rstrip("\n"), "```"]
+        parts += ["", "## Fix safety", self.fix_safety.strip()]
+        if self.options:
+            parts += ["", "## Options"]
+            parts += [f"- `{key}` (default `{value!r}`)" for key, value in self.options.items()]
+        return "\n".join(parts) + "\n"
+
+
+def rules_dir() -> Path:
+    """Where the rule TOML files are: inside the wheel, or at the top of a source checkout."""
+    packaged = Path(__file__).parent / "_rules"
+    return packaged if packaged.is_dir() else Path(__file__).parent.parent / "rules"
+
+
+def _parse_doc(path: Path) -> RuleDoc:
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    doc = data.get("doc", {})
+    fix = data.get("fix", "none")
+    if fix not in FIX_AVAILABILITY:
+        raise ValueError(f"{path}: fix must be one of {FIX_AVAILABILITY}, not {fix!r}")
+    return RuleDoc(
+        code=data["code"],
+        name=data["name"],
+        summary=data["summary"],
+        severity=Severity(data.get("severity", "error")),
+        fix=fix,
+        what=doc.get("what", ""),
+        why=doc.get("why", ""),
+        example=doc.get("example", ""),
+        use_instead=doc.get("use_instead", ""),
+        fix_safety=doc.get("fix_safety", "This rule has no fix."),
+        options=data.get("options", {}),
+        examples=tuple(data.get("examples", ())),
+    )
+
+
+@cache
+def rule_docs() -> dict[str, RuleDoc]:
+    """Every documented rule, by code, in code order."""
+    docs = {}
+    for path in sorted(rules_dir().glob("PFX*.toml")):
+        doc = _parse_doc(path)
+        if doc.code != path.stem:
+            raise ValueError(f"{path}: code {doc.code!r} does not match the file name")
+        docs[doc.code] = doc
+    return docs
+
+
+def doc(code: str) -> RuleDoc:
+    try:
+        return rule_docs()[code]
+    except KeyError:
+        raise KeyError(f"unknown rule code {code!r}") from None
+
+
+Checker = Callable[..., Iterable[Diagnostic]]
+_CHECKERS: dict[str, list[tuple[str, Checker]]] = {}
+
+
+def register(code: str, source: str) -> Callable[[Checker], Checker]:
+    """Decorator: ``checker`` finds ``code`` in sources of kind ``source``."""
+
+    def decorate(checker: Checker) -> Checker:
+        _CHECKERS.setdefault(source, []).append((code, checker))
+        return checker
+
+    return decorate
+
+
+@cache
+def load_rule_modules() -> None:
+    """Import every module under ``prefixlint.rules`` so that their checkers register."""
+    import prefixlint.rules as package
+
+    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+        importlib.import_module(info.name)
+
+
+def checkers(source: str, enabled: Iterable[str]) -> list[tuple[str, Checker]]:
+    """The registered checkers for ``source`` whose code is in ``enabled``."""
+    load_rule_modules()
+    wanted = set(enabled)
+    return [(code, fn) for code, fn in _CHECKERS.get(source, []) if code in wanted]
+
+
+def registered_codes() -> dict[str, set[str]]:
+    """Code -> the source kinds it has checkers for."""
+    load_rule_modules()
+    out: dict[str, set[str]] = {}
+    for source, entries in _CHECKERS.items():
+        for code, _ in entries:
+            out.setdefault(code, set()).add(source)
+    return out
+
+
+def matches(code: str, selectors: Iterable[str]) -> bool:
+    """Whether ``code`` is selected by any of ``selectors`` (code prefixes, or ``ALL``)."""
+    return any(sel == "ALL" or code.startswith(sel) for sel in selectors)
+
+
+def select_codes(
+    select: Sequence[str] = ("ALL",),
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+) -> frozenset[str]:
+    """The enabled rule codes for a selection, ruff-style (a longer prefix wins over a shorter)."""
+    enabled = set()
+    for code in rule_docs():
+        chosen = [s for s in (*select, *extend_select) if matches(code, [s])]
+        dropped = [s for s in ignore if matches(code, [s])]
+        best_chosen = max((len(s) if s != "ALL" else 0 for s in chosen), default=-1)
+        best_dropped = max((len(s) if s != "ALL" else 0 for s in dropped), default=-1)
+        if best_chosen >= 0 and best_chosen > best_dropped:
+            enabled.add(code)
+    return frozenset(enabled)
+
+
+def diagnostic(
+    code: str,
+    message: str,
+    span: Span,
+    *,
+    fix: Fix | None = None,
+    stable_prefix_tokens: int | None = None,
+    unstable_tokens: int | None = None,
+    **extra,
+) -> Diagnostic:
+    """Build a :class:`Diagnostic` for ``code`` with its documented name and severity."""
+    d = doc(code)
+    return Diagnostic(
+        code=code,
+        name=d.name,
+        message=message,
+        span=span,
+        severity=d.severity,
+        fix=fix,
+        stable_prefix_tokens=stable_prefix_tokens,
+        unstable_tokens=unstable_tokens,
+        extra=extra,
+    )

@@ -1,0 +1,40 @@
+"""Kinds of source files and the checker that handles each.
+
+Every source module exposes ``check(text: str, ctx: RuleContext) -> list[Diagnostic]`` and
+raises :class:`prefixlint.context.SourceError` when the file cannot be parsed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import PurePath
+
+TEMPLATE_SUFFIXES = frozenset(
+    {".txt", ".md", ".prompt", ".j2", ".jinja", ".jinja2", ".mustache"}
+)
+STRUCTURED_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml"})
+PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
+
+_MODULE_FOR_SUFFIXES = (
+    (TEMPLATE_SUFFIXES, "prefixlint.sources.templates"),
+    (STRUCTURED_SUFFIXES, "prefixlint.sources.structured"),
+    (PYTHON_SUFFIXES, "prefixlint.sources.python"),
+)
+
+
+def is_checkable(path: str) -> bool:
+    """Whether prefixlint has a checker for files like ``path``."""
+    suffix = PurePath(path).suffix.lower()
+    return any(suffix in suffixes for suffixes, _ in _MODULE_FOR_SUFFIXES)
+
+
+def source_module(path: str, text: str):
+    """The module whose ``check`` handles ``path`` (chat templates get their own)."""
+    suffix = PurePath(path).suffix.lower()
+    chat = importlib.import_module("prefixlint.sources.chat_template")
+    if chat.looks_like_chat_template(path, text):
+        return chat
+    for suffixes, module in _MODULE_FOR_SUFFIXES:
+        if suffix in suffixes:
+            return importlib.import_module(module)
+    raise ValueError(f"no checker for {path}")
