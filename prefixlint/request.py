@@ -1,0 +1,85 @@
+"""A logged request in one provider-neutral shape, and what rendering it to tokens gives.
+
+Log readers (``prefixlint.sources.logs``) turn each JSONL line into a :class:`ChatRequest`;
+``prefixlint.chat`` renders it into a :class:`Rendered` token sequence whose components
+(``tools[0]``, ``system``, ``messages[3]``, ...) can be traced back from any token position.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What the provider reported about the prompt; ``None`` means "not reported", not zero."""
+
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None
+    cache_write_tokens: int | None = None
+
+
+@dataclass(frozen=True)
+class ChatRequest:
+    """One logged request, normalised.
+
+    ``messages`` are OpenAI-chat-shaped dicts (``role``, ``content``, optional ``tool_calls``,
+    ``tool_call_id``, ``name``, ``reasoning_content``); a system prompt given outside the
+    messages (Anthropic ``system``, Responses ``instructions``) is in ``system``. ``tools``
+    keep the schema as logged. ``params`` holds every other request field that can change
+    the prefix or the cache routing (``model`` excluded): ``tool_choice``,
+    ``reasoning_effort``, ``prompt_cache_key``, ``response_format``, ...
+    ``cache_breakpoints`` names the components carrying an Anthropic ``cache_control``
+    marker, in prefix order, with their TTL in seconds.
+    Mooncake traces carry ``hash_ids`` (one id per block) and no text.
+    """
+
+    line: int
+    format: str
+    model: str | None = None
+    system: str | None = None
+    messages: tuple[dict, ...] = ()
+    tools: tuple[dict, ...] = ()
+    params: dict[str, Any] = field(default_factory=dict)
+    timestamp: float | None = None
+    session_id: str | None = None
+    route: str | None = None
+    cache_breakpoints: tuple[tuple[str, float], ...] = ()
+    usage: Usage | None = None
+    hash_ids: tuple[int, ...] | None = None
+    input_length: int | None = None
+    output_length: int | None = None
+
+
+@dataclass(frozen=True)
+class Component:
+    """A named part of a rendered prompt and where it lies, in characters and in tokens."""
+
+    name: str
+    char_start: int
+    char_end: int
+    token_start: int
+    token_end: int
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """A request rendered to text and tokens, with its components in prefix order."""
+
+    text: str
+    tokens: tuple[int, ...]
+    components: tuple[Component, ...]
+    template: str
+
+    def component_at_token(self, index: int) -> Component | None:
+        for component in self.components:
+            if component.token_start <= index < component.token_end:
+                return component
+        return None
+
+    def component_at_char(self, index: int) -> Component | None:
+        for component in self.components:
+            if component.char_start <= index < component.char_end:
+                return component
+        return None
