@@ -45,8 +45,10 @@ class RuleDoc:
     def render_markdown(self) -> str:
         """The rule's documentation as Markdown, for ``prefixlint rule CODE``."""
         parts = [f"# {self.name} ({self.code})", "", self.summary, ""]
-        parts.append(f"Fix is {'not available' if self.fix == 'none' else self.fix + ' available'}.")
-        parts += ["", "## What it does", self.what.strip(), "", "## Why is this bad?", self.why.strip()]
+        availability = "not available" if self.fix == "none" else f"{self.fix} available"
+        parts.append(f"Fix is {availability}.")
+        parts += ["", "## What it does", self.what.strip()]
+        parts += ["", "## Why is this bad?", self.why.strip()]
         if self.example.strip():
             parts += ["", "## Example", "```", self.example.rstrip("\n"), "```"]
         if self.use_instead.strip():

@@ -24,7 +24,7 @@ from typing import Protocol, runtime_checkable
 
 DEFAULT_TOKENIZER = "qwen"
 
-# Qwen2.5/Qwen3 added tokens, in id order from 151643 (tokenizer_config.json "added_tokens_decoder").
+# Qwen2.5/Qwen3 added tokens in id order from 151643 (tokenizer_config.json added_tokens_decoder).
 QWEN_SPECIAL_TOKENS = (
     "<|endoftext|>",
     "<|im_start|>",
@@ -212,9 +212,7 @@ def _load_hf(path: str) -> HFTokenizer:
     try:
         from transformers import AutoTokenizer
     except ImportError:
-        raise TokenizerError(
-            "hf: tokenizers need transformers; install prefixlint[hf]"
-        ) from None
+        raise TokenizerError("hf: tokenizers need transformers; install prefixlint[hf]") from None
     try:
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError) as exc:
