@@ -1,0 +1,256 @@
+"""Names that say a value changes between renders: time, ids, per-user data, the environment.
+
+Identifiers are split into lowercase words (``currentDate`` -> ``current date``,
+``runtime_info.date`` -> ``runtime info date``) and matched as whole word sequences at the end
+of the name (its head noun), so ``update``, ``validate``, ``timeout`` or ``time_limit`` never
+match ``date`` or ``time``. A trailing formatting word (``_str``, ``_iso``, ``_utc``, ...) is
+ignored first, so ``current_date_str`` still reads as a date.
+
+Codes returned: ``PFX101`` time and date, ``PFX102`` unique ids and randomness, ``PFX103``
+values that differ per user, ``PFX104`` snapshots of the machine or repository.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+TIMESTAMP = "PFX101"
+UNIQUE_ID = "PFX102"
+PER_USER = "PFX103"
+ENVIRONMENT = "PFX104"
+
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def _listed(text: str) -> tuple[str, ...]:
+    """The comma-separated entries of ``text``."""
+    return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+# Trailing words that format a value without changing what it is.
+_FORMAT_WORDS = frozenset(
+    _listed(
+        """
+        str, string, text, iso, utc, local, formatted, fmt, display, value, val, ms,
+        sec, secs, seconds, millis, ns, epoch, hex, short, full
+        """
+    )
+)
+
+# A head word qualified by one of these names a setting, not a moment or an instance.
+_SETTING_WORDS = frozenset(
+    _listed(
+        """
+        max, min, maximum, minimum, limit, limits, budget, default, format, formats,
+        total, per, cutoff, knowledge, training, release, expiry, deadline, elapsed,
+        wait, sleep, timeout
+        """
+    )
+)
+
+# Word sequences matched at the end of a name, by code.
+_PHRASES: dict[str, tuple[str, ...]] = {
+    TIMESTAMP: _listed(
+        """
+        time, date, datetime, date time, timestamp, time stamp, now, today, clock,
+        current time, current date, current year, current month, current day, weekday,
+        day of week, todays date, today date, currentdate, currenttime, created at,
+        updated at, modified at, sent at, started at, start time, end time
+        """
+    ),
+    UNIQUE_ID: _listed(
+        """
+        uuid, guid, nonce, request id, req id, requestid, trace id, traceid, span id,
+        session id, sessionid, correlation id, conversation id, conversationid, chat id,
+        thread id, run id, runid, message id, msg id, transaction id, execution id,
+        invocation id, idempotency key, cache buster, cachebuster
+        """
+    ),
+    PER_USER: _listed(
+        """
+        user name, username, user id, userid, user email, email, email address, user
+        location, location, user locale, locale, user timezone, timezone, time zone, tz,
+        user language, user city, user country, user address, first name, last name,
+        full name, customer name, customer id, account id, account name, user profile,
+        user info, user preferences, user memory, user memories, member id, phone
+        number, user phone, user handle, user display name
+        """
+    ),
+    ENVIRONMENT: _listed(
+        """
+        cwd, pwd, working dir, working directory, workdir, work dir, current dir,
+        current directory, current working directory, git status, git branch, git diff,
+        git log, git commit, git sha, git head, current branch, branch name, file list,
+        file listing, file tree, files list, dir tree, directory tree, directory
+        listing, dir listing, repo tree, repository tree, project tree, project
+        structure, repo structure, repository structure, hostname, host name, os, os
+        name, os version, platform, operating system, env vars, env var, environment
+        variables, environ, system info, machine info, available hosts, python version,
+        node version, kernel version, ip address, open files, open tabs, running
+        processes
+        """
+    ),
+}
+
+# Words that make a whole name volatile wherever they appear in it.
+_ANYWHERE: dict[str, frozenset[str]] = {
+    UNIQUE_ID: frozenset({"uuid", "guid", "nonce", "random", "rand", "randint"}),
+}
+_NOT_RANDOM_HEADS = frozenset({"seed", "state"})
+
+# A per-user head word (``email``, ``location``) qualified by anything else (``support_email``,
+# ``file_location``) names something fixed, unless the qualifier is about the person.
+_PERSON_WORDS = frozenset(
+    _listed(
+        """
+        user, users, customer, client, caller, sender, my, your, current, member, account,
+        author, owner, human, person, contact, employee
+        """
+    )
+)
+
+
+def _by_code(**lists: str) -> dict[str, str]:
+    """Invert ``CODE_NAME="a, b"`` keyword lists into ``{"a": code, "b": code}``."""
+    codes = {
+        "timestamp": TIMESTAMP,
+        "unique_id": UNIQUE_ID,
+        "per_user": PER_USER,
+        "environment": ENVIRONMENT,
+    }
+    return {item: codes[kind] for kind, text in lists.items() for item in _listed(text)}
+
+
+# Callables whose result differs per call, by their dotted name.
+_CALLS = _by_code(
+    timestamp="""
+        now, today, utcnow, strftime_now, strftime, isoformat, time.time, time.time_ns,
+        time.localtime, time.gmtime, time.ctime, time.asctime, time.strftime, datetime.now,
+        datetime.utcnow, datetime.today, date.today, datetime.datetime.now,
+        datetime.datetime.utcnow, datetime.datetime.today, datetime.date.today, pendulum.now,
+        arrow.now, arrow.utcnow
+    """,
+    unique_id="""
+        uuid1, uuid4, uuid6, uuid7, uuid.uuid1, uuid.uuid4, uuid.uuid7, random, randint,
+        random_id, random.random, random.randint, random.choice, random.getrandbits,
+        secrets.token_hex, secrets.token_urlsafe, secrets.token_bytes, os.urandom
+    """,
+    per_user="getpass.getuser",
+    environment="""
+        cwd, getcwd, os.getcwd, Path.cwd, pathlib.Path.cwd, os.listdir, os.scandir, os.walk,
+        glob.glob, socket.gethostname, platform.node, platform.system, platform.platform,
+        platform.release, platform.uname, os.uname, os.getenv, os.environ.get,
+        subprocess.check_output, subprocess.run
+    """,
+)
+
+# Jinja filters that only make sense on a date or time value, or that draw at random.
+_FILTERS = _by_code(
+    timestamp="""
+        date, datetime, strftime, timestamp, datetimeformat, dateformat, timeago,
+        naturaltime, humanize
+    """,
+    unique_id="random, uuid",
+)
+
+_CHECK_ORDER = (UNIQUE_ID, PER_USER, ENVIRONMENT, TIMESTAMP)
+
+
+def split_words(name: str) -> tuple[str, ...]:
+    """Lowercase words of an identifier or dotted path (camelCase, snake_case, dots, calls)."""
+    return tuple(word.lower() for word in _WORD.findall(name))
+
+
+def _phrase_table(extra: Mapping[str, Iterable[str]] | None) -> dict[str, set[tuple[str, ...]]]:
+    table = {code: {tuple(p.split()) for p in phrases} for code, phrases in _PHRASES.items()}
+    for code, names in (extra or {}).items():
+        table.setdefault(code, set()).update(split_words(n) for n in names if split_words(n))
+    return table
+
+
+_DEFAULT_TABLE = _phrase_table(None)
+
+
+def _head(words: tuple[str, ...]) -> tuple[str, ...]:
+    """``words`` without trailing formatting words and numbers (``uuid4`` -> ``uuid``)."""
+    end = len(words)
+    while end > 1 and (words[end - 1] in _FORMAT_WORDS or words[end - 1].isdigit()):
+        end -= 1
+    return words[:end]
+
+
+def _match_phrases(words: tuple[str, ...], table: dict[str, set[tuple[str, ...]]]) -> str | None:
+    best: tuple[tuple[str, ...], str] | None = None
+    for code in _CHECK_ORDER:
+        for phrase in table.get(code, ()):
+            n = len(phrase)
+            if n <= len(words) and words[-n:] == phrase and (best is None or n > len(best[0])):
+                best = (phrase, code)
+    if best is None:
+        return None
+    phrase, code = best
+    if phrase not in _DEFAULT_TABLE[code]:
+        return code
+    qualifiers = words[: len(words) - len(phrase)]
+    if code == TIMESTAMP and any(q in _SETTING_WORDS for q in qualifiers):
+        return None
+    if (
+        code == PER_USER
+        and len(phrase) == 1
+        and qualifiers
+        and not any(q in _PERSON_WORDS for q in qualifiers)
+    ):
+        return None
+    return code
+
+
+def classify_words(
+    words: tuple[str, ...], extra: Mapping[str, Iterable[str]] | None = None
+) -> str | None:
+    """The code for a name already split into lowercase words, or ``None``."""
+    if not words:
+        return None
+    table = _phrase_table(extra) if extra else _DEFAULT_TABLE
+    head = _head(words)
+    code = _match_phrases(head, table)
+    if code:
+        return code
+    for code, anywhere in _ANYWHERE.items():
+        if any(w in anywhere for w in words) and head[-1] not in _NOT_RANDOM_HEADS:
+            return code
+    return None
+
+
+def classify_name(name: str, extra: Mapping[str, Iterable[str]] | None = None) -> str | None:
+    """``PFX101``..``PFX104`` when ``name`` says its value changes per render, else ``None``.
+
+    ``name`` is an identifier, a dotted path (``runtime_info.date``, ``user.email``) or a call
+    (``now()``); ``extra`` maps codes to further names that count (a rule option).
+    """
+    name = name.strip()
+    if name.endswith(")"):
+        call = classify_call(name.split("(", 1)[0])
+        if call:
+            return call
+        name = name.split("(", 1)[0]
+    return classify_words(split_words(name), extra)
+
+
+def classify_call(callee: str) -> str | None:
+    """The code for a call whose result changes per call (``datetime.now``, ``uuid4``, ...).
+
+    ``callee`` is a dotted name without arguments. A fully qualified name is looked up first,
+    then its last one or two parts, so ``dt.datetime.now`` and ``now`` both count.
+    """
+    parts = callee.strip().split(".")
+    for start in range(len(parts)):
+        code = _CALLS.get(".".join(parts[start:]))
+        if code:
+            return code
+    return None
+
+
+def classify_filter(name: str) -> str | None:
+    """The code for a Jinja filter that implies a volatile value (``| date``, ``| strftime``)."""
+    return _FILTERS.get(name.strip().lower())

@@ -1,0 +1,200 @@
+import pytest
+
+from prefixlint.vocabulary import classify_call, classify_filter, classify_name, split_words
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("currentDate", ("current", "date")),
+        ("runtime_info.date", ("runtime", "info", "date")),
+        ("HTTPServerTime", ("http", "server", "time")),
+        ("uuid4", ("uuid", "4")),
+        ("now()", ("now",)),
+        ("", ()),
+    ],
+)
+def test_split_words(name, words):
+    assert split_words(name) == words
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        # time and date
+        ("runtime_info.date", "PFX101"),
+        ("currentDate", "PFX101"),
+        ("current_date", "PFX101"),
+        ("current_date_str", "PFX101"),
+        ("CURRENT_TIME", "PFX101"),
+        ("date", "PFX101"),
+        ("today", "PFX101"),
+        ("now", "PFX101"),
+        ("now()", "PFX101"),
+        ("timestamp", "PFX101"),
+        ("timestamp_ms", "PFX101"),
+        ("datetime", "PFX101"),
+        ("created_at", "PFX101"),
+        ("todays_date", "PFX101"),
+        ("start_time", "PFX101"),
+        ("datetime.now()", "PFX101"),
+        ("strftime_now('%d %b %Y')", "PFX101"),
+        ("state.clock", "PFX101"),
+        # unique ids and randomness
+        ("uuid", "PFX102"),
+        ("uuid4", "PFX102"),
+        ("request_id", "PFX102"),
+        ("requestId", "PFX102"),
+        ("trace_id", "PFX102"),
+        ("session_id", "PFX102"),
+        ("sessionID", "PFX102"),
+        ("correlation_id", "PFX102"),
+        ("conversation_id", "PFX102"),
+        ("nonce", "PFX102"),
+        ("random_example", "PFX102"),
+        ("uuid_str", "PFX102"),
+        ("ctx.run_id", "PFX102"),
+        # per user
+        ("user_name", "PFX103"),
+        ("userName", "PFX103"),
+        ("username", "PFX103"),
+        ("user_id", "PFX103"),
+        ("user.email", "PFX103"),
+        ("email", "PFX103"),
+        ("user.name", "PFX103"),
+        ("location", "PFX103"),
+        ("user_location", "PFX103"),
+        ("locale", "PFX103"),
+        ("user_timezone", "PFX103"),
+        ("timezone", "PFX103"),
+        ("customer_name", "PFX103"),
+        ("first_name", "PFX103"),
+        ("user_profile", "PFX103"),
+        # environment
+        ("cwd", "PFX104"),
+        ("working_dir", "PFX104"),
+        ("runtime_info.working_dir", "PFX104"),
+        ("workingDirectory", "PFX104"),
+        ("git_status", "PFX104"),
+        ("git_branch", "PFX104"),
+        ("file_tree", "PFX104"),
+        ("directory_listing", "PFX104"),
+        ("hostname", "PFX104"),
+        ("os_name", "PFX104"),
+        ("platform", "PFX104"),
+        ("env_vars", "PFX104"),
+        ("environment_variables", "PFX104"),
+        ("runtime_info.available_hosts", "PFX104"),
+        ("project_structure", "PFX104"),
+    ],
+)
+def test_volatile_names(name, code):
+    assert classify_name(name) == code
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "update",
+        "validate",
+        "candidate",
+        "identity",
+        "width",
+        "user_question",
+        "user_query",
+        "user_input",
+        "user_message",
+        "timeout",
+        "max_tokens",
+        "document_id",
+        "tool_id",
+        "model_id",
+        "id",
+        "name",
+        "agent_name",
+        "tool_name",
+        "tool_names",
+        "authorized_imports",
+        "problem_statement",
+        "task",
+        "instructions",
+        "time_limit",
+        "max_time",
+        "date_format",
+        "knowledge_cutoff_date",
+        "release_date",
+        "support_email",
+        "file_location",
+        "random_seed",
+        "user",
+        "username_field_label_text_x",
+        "runtime",
+        "runtime_info",
+        "repository_info",
+        "macros",
+        "managed_agents",
+        "timeline",
+        "datum",
+        "dated_view",
+        "outdated",
+        "mandate",
+        "nowrap",
+        "known",
+        "osmosis",
+        "hostile",
+        "",
+    ],
+)
+def test_stable_names(name):
+    assert classify_name(name) is None
+
+
+def test_extra_names_extend_a_code():
+    assert classify_name("tenant_slug") is None
+    assert classify_name("tenant_slug", {"PFX103": ["tenant_slug"]}) == "PFX103"
+    assert classify_name("ctx.tenantSlug", {"PFX103": ["tenant_slug"]}) == "PFX103"
+    assert classify_name("build_number", {"PFX104": ["build number"]}) == "PFX104"
+
+
+@pytest.mark.parametrize(
+    ("callee", "code"),
+    [
+        ("datetime.now", "PFX101"),
+        ("datetime.datetime.now", "PFX101"),
+        ("dt.datetime.utcnow", "PFX101"),
+        ("time.time", "PFX101"),
+        ("date.today", "PFX101"),
+        ("strftime_now", "PFX101"),
+        ("now", "PFX101"),
+        ("uuid.uuid4", "PFX102"),
+        ("uuid4", "PFX102"),
+        ("secrets.token_hex", "PFX102"),
+        ("random.choice", "PFX102"),
+        ("os.getcwd", "PFX104"),
+        ("Path.cwd", "PFX104"),
+        ("socket.gethostname", "PFX104"),
+        ("platform.system", "PFX104"),
+        ("getpass.getuser", "PFX103"),
+        ("json.dumps", None),
+        ("format", None),
+        ("str.join", None),
+        ("time.sleep", None),
+    ],
+)
+def test_classify_call(callee, code):
+    assert classify_call(callee) == code
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("date", "PFX101"),
+        ("strftime", "PFX101"),
+        ("random", "PFX102"),
+        ("upper", None),
+        ("tojson", None),
+        ("join", None),
+    ],
+)
+def test_classify_filter(name, code):
+    assert classify_filter(name) == code
