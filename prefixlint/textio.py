@@ -1,0 +1,120 @@
+"""Read source files as text and write them back byte-faithfully.
+
+A file is decoded without touching its line endings, and a byte-order mark stays in the text
+as U+FEFF (so the BOM rule can see and remove it, and every other fix keeps it). UTF-16 and
+UTF-32 files are recognised by their BOM; everything else must be UTF-8.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Larger files are not analysed: prompt sources are small, and a rule may be quadratic."""
+
+_BOM_ENCODINGS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+class UnreadableText(Exception):
+    """The bytes are not text prefixlint can check; ``line``/``column`` locate the problem."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class SourceText:
+    """A decoded file: its text (BOM included as U+FEFF) and the encoding to write it back."""
+
+    text: str
+    encoding: str = "utf-8"
+
+    @property
+    def newline(self) -> str:
+        """The file's dominant line ending."""
+        crlf = self.text.count("\r\n")
+        return "\r\n" if crlf and crlf * 2 >= self.text.count("\n") else "\n"
+
+
+def _position_of_byte(data: bytes, offset: int) -> tuple[int, int]:
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[line_start:offset].decode("utf-8", errors="replace")) + 1
+    return data.count(b"\n", 0, offset) + 1, column
+
+
+def decode(data: bytes) -> SourceText:
+    """Decode file bytes, or raise :class:`UnreadableText` for binary or non-UTF-8 data."""
+    for bom, encoding in _BOM_ENCODINGS:
+        if data.startswith(bom):
+            try:
+                return SourceText(data.decode(encoding), encoding)
+            except UnicodeDecodeError as exc:
+                raise UnreadableText(f"invalid {encoding} at byte {exc.start}") from None
+    nul = data.find(b"\0")
+    if nul != -1:
+        line, column = _position_of_byte(data, nul)
+        raise UnreadableText("binary file (contains NUL bytes), not checked", line, column)
+    try:
+        return SourceText(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        line, column = _position_of_byte(data, exc.start)
+        raise UnreadableText(
+            f"not valid UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start})", line, column
+        ) from None
+
+
+def read_source(path: Path) -> SourceText:
+    """Read and decode ``path``; files over :data:`MAX_FILE_BYTES` are refused unread.
+
+    Raises ``OSError`` when the file cannot be read at all.
+    """
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise UnreadableText(
+            f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // 2**20} MiB limit;"
+            " not checked"
+        )
+    with path.open("rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise UnreadableText(f"file grew over the {MAX_FILE_BYTES // 2**20} MiB limit")
+    return decode(data)
+
+
+def encode(text: str, encoding: str) -> bytes:
+    """Bytes to write for ``text``; a UTF-16/32 file whose BOM was removed becomes UTF-8."""
+    if encoding != "utf-8" and not text.startswith("\ufeff"):
+        encoding = "utf-8"
+    return text.encode(encoding)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data`` through a temporary file in the same folder.
+
+    The file keeps its permission bits; readers never see a half-written file.
+    """
+    mode = path.stat().st_mode & 0o7777
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(temporary, mode)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
