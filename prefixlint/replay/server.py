@@ -29,6 +29,7 @@ import httpx
 from prefixlint.replay import ReplayError
 from prefixlint.replay.metrics import PrefixCacheCounters
 from prefixlint.request import ChatRequest
+from prefixlint.sources.logs import SkippedLine, parse_record
 
 # Request fields that shape the rendered prompt and are passed on as logged.
 FORWARDED_PARAMS = (
@@ -39,6 +40,14 @@ FORWARDED_PARAMS = (
     "chat_template_kwargs",
 )
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+
+
+def request_from_body(body: dict[str, Any], line: int = 0) -> ChatRequest:
+    """The request that an OpenAI-compatible server reads from a chat-completions ``body``."""
+    item = parse_record(line, body, "openai-chat")
+    if isinstance(item, SkippedLine):
+        raise ReplayError(f"not a chat-completions request: {item.reason}")
+    return item
 
 
 def request_body(request: ChatRequest, model: str | None) -> dict[str, Any]:

@@ -1,0 +1,67 @@
+"""Logged requests, rendered to the token sequences that every replay backend consumes."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from prefixlint.chat import TemplateError, get_renderer
+from prefixlint.replay import ReplayError
+from prefixlint.request import ChatRequest
+from prefixlint.sources.logs import LogReadError, read_log
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One logged request and its rendered tokens (truncated when asked)."""
+
+    path: str
+    line: int
+    request: ChatRequest
+    tokens: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Inputs:
+    prompts: list[Prompt]
+    skipped: list[dict]
+
+
+def _read(path: str, log_format: str):
+    try:
+        yield from read_log(path, format=log_format)
+    except (LogReadError, ValueError) as exc:
+        raise ReplayError(str(exc)) from None
+
+
+def load_prompts(
+    paths: Sequence[str],
+    *,
+    log_format: str = "auto",
+    template: str = "qwen3",
+    tokenizer: str = "qwen",
+    max_prompt_tokens: int | None = None,
+    limit: int | None = None,
+) -> Inputs:
+    """Read, render and tokenize the requests of ``paths`` in order; skip what cannot be read."""
+    renderer = get_renderer(template, tokenizer)
+    prompts: list[Prompt] = []
+    skipped: list[dict] = []
+    for path in paths:
+        for item in _read(path, log_format):
+            if limit is not None and len(prompts) >= limit:
+                return Inputs(prompts, skipped)
+            if not isinstance(item, ChatRequest):
+                skipped.append({"path": path, "line": item.line, "reason": item.reason})
+                continue
+            if item.hash_ids is not None:
+                raise ReplayError(
+                    f"{path}:{item.line}: hash-id traces carry no tokens and cannot be replayed"
+                )
+            try:
+                tokens = tuple(renderer.render(item).tokens)
+            except TemplateError as exc:
+                skipped.append({"path": path, "line": item.line, "reason": str(exc)})
+                continue
+            prompts.append(Prompt(path, item.line, item, tokens[:max_prompt_tokens]))
+    return Inputs(prompts, skipped)

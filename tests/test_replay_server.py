@@ -1,0 +1,81 @@
+import socket
+
+import pytest
+
+from prefixlint.replay import ReplayError
+from prefixlint.replay.server import (
+    EngineClient,
+    reported_cached_tokens,
+    request_body,
+    request_from_body,
+)
+from prefixlint.request import ChatRequest
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        # vLLM --enable-prompt-tokens-details, SGLang --enable-cache-report, llama.cpp OAI.
+        (
+            {"usage": {"prompt_tokens": 40, "prompt_tokens_details": {"cached_tokens": 32}}},
+            (32, "usage.prompt_tokens_details.cached_tokens"),
+        ),
+        ({"meta_info": {"cached_tokens": 16}}, (16, "meta_info.cached_tokens")),
+        ({"timings": {"cache_n": 39, "prompt_n": 1}}, (39, "timings.cache_n")),
+        (
+            {"usage": {"prompt_tokens_details": None}, "timings": {"cache_n": 5}},
+            (5, "timings.cache_n"),
+        ),
+        ({"usage": {"prompt_tokens": 40, "prompt_tokens_details": None}}, (None, None)),
+        ({"usage": {"prompt_tokens_details": {"cached_tokens": True}}}, (None, None)),
+        ({"usage": {"prompt_tokens_details": {"cached_tokens": -1}}}, (None, None)),
+        ({"tokens_cached": 41}, (None, None)),
+    ],
+)
+def test_reported_cached_tokens(reply, expected):
+    assert reported_cached_tokens(reply) == expected
+
+
+def test_request_body_replays_one_prefill():
+    request = ChatRequest(
+        line=3,
+        format="anthropic",
+        system="You are terse.",
+        messages=({"role": "user", "content": "hi"},),
+        tools=({"type": "function", "function": {"name": "f", "parameters": {}}},),
+        params={"tool_choice": "auto", "max_tokens": 900, "temperature": 0.7, "top_k": 5},
+    )
+    body = request_body(request, "served")
+    assert body == {
+        "model": "served",
+        "messages": [
+            {"role": "system", "content": "You are terse."},
+            {"role": "user", "content": "hi"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "f", "parameters": {}}}],
+        "tool_choice": "auto",
+        "max_tokens": 1,
+        "temperature": 0,
+        "stream": False,
+    }
+    seen = request_from_body(body)
+    assert seen.messages == tuple(body["messages"])
+    assert seen.tools == tuple(body["tools"])
+
+
+def test_request_from_body_rejects_non_chat():
+    with pytest.raises(ReplayError, match="not a chat-completions request"):
+        request_from_body({"prompt": "hello"})
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_unreachable_server_is_one_clear_error():
+    url = f"http://127.0.0.1:{_closed_port()}"
+    client = EngineClient(url, retries=1, backoff=0.0, timeout=2.0)
+    with client, pytest.raises(ReplayError, match=rf"cannot reach {url}/v1/models"):
+        client.served_model()
