@@ -1,0 +1,1 @@
+"""Chat-template renderers that know which request component produced each piece of text."""
