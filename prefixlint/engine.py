@@ -77,6 +77,11 @@ class FileResult:
     skipped: str | None = None
 
     @property
+    def final_text(self) -> str | None:
+        """The text the remaining diagnostics refer to: the fixed text when fixing."""
+        return self.fixed_text if self.fixed_text is not None else self.text
+
+    @property
     def changed(self) -> bool:
         return self.fixed_text is not None and self.fixed_text != self.text
 

@@ -1,0 +1,88 @@
+"""Render the results of a check in one of several formats (one module per format).
+
+Every format module exposes ``render(report: Report, color: bool) -> str``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from prefixlint.engine import FileResult, FixMode
+from prefixlint.lines import LineIndex
+from prefixlint.types import Applicability, Diagnostic
+
+FORMATS = ("full", "concise", "json", "sarif", "github", "junit")
+
+
+@dataclass
+class Report:
+    """The diagnostics of a run, with the texts they point into and what was fixed."""
+
+    results: list[FileResult]
+    mode: FixMode = field(default_factory=FixMode)
+
+    @cached_property
+    def diagnostics(self) -> list[Diagnostic]:
+        found = [d for r in self.results for d in r.diagnostics]
+        return sorted(found, key=lambda d: d.sort_key)
+
+    @cached_property
+    def _indexes(self) -> dict[str, LineIndex]:
+        return {r.path: LineIndex(r.final_text) for r in self.results if r.final_text is not None}
+
+    def line_index(self, path: str) -> LineIndex | None:
+        """Positions in the text that ``path``'s diagnostics refer to (None if unread)."""
+        return self._indexes.get(path)
+
+    @property
+    def paths(self) -> list[str]:
+        return [r.path for r in self.results if r.skipped is None]
+
+    @property
+    def fixed(self) -> Counter:
+        total: Counter = Counter()
+        for result in self.results:
+            total.update(result.fixed)
+        return total
+
+    def fixable(self, diagnostic: Diagnostic) -> bool:
+        """Whether ``--fix`` (with this run's ``--unsafe-fixes`` choice) would apply its fix."""
+        return FixMode(fix=True, unsafe=self.mode.unsafe).allows(diagnostic.fix)
+
+    def hidden_unsafe(self, diagnostic: Diagnostic) -> bool:
+        """Whether its fix is unsafe and would need ``--unsafe-fixes``."""
+        fix = diagnostic.fix
+        return (
+            not self.mode.unsafe and fix is not None and fix.applicability is Applicability.UNSAFE
+        )
+
+
+def summary(report: Report) -> list[str]:
+    """ruff-style closing lines for the human formats."""
+    remaining = len(report.diagnostics)
+    fixed = sum(report.fixed.values())
+    if not remaining and not fixed:
+        return ["All checks passed!"]
+    noun = "finding" if remaining + fixed == 1 else "findings"
+    if fixed:
+        lines = [f"Found {remaining + fixed} {noun} ({fixed} fixed, {remaining} remaining)."]
+    else:
+        lines = [f"Found {remaining} {noun}."]
+    fixable = sum(report.fixable(d) for d in report.diagnostics)
+    if fixable and not report.mode.applies_fixes:
+        lines.append(f"[*] {fixable} fixable with the `--fix` option.")
+    hidden = sum(report.hidden_unsafe(d) for d in report.diagnostics)
+    if hidden:
+        lines.append(f"{hidden} hidden fixes can be enabled with the `--unsafe-fixes` option.")
+    return lines
+
+
+def render(report: Report, format_name: str, color: bool = False) -> str:
+    """``report`` in ``format_name`` (one of :data:`FORMATS`)."""
+    if format_name not in FORMATS:
+        raise ValueError(f"unknown output format {format_name!r}")
+    module = importlib.import_module(f"prefixlint.output.{format_name}")
+    return module.render(report, color)

@@ -1,0 +1,80 @@
+"""Findings grouped by file, each with its source line, a caret underline and the prefix cost."""
+
+from __future__ import annotations
+
+from itertools import groupby
+
+from rich.cells import cell_len
+from rich.markup import escape
+
+from prefixlint.output import Report, summary
+from prefixlint.output.style import to_text
+from prefixlint.types import Applicability, Diagnostic
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
+
+
+def _fix_note(report: Report, d: Diagnostic) -> str | None:
+    if d.fix is None:
+        return None
+    if d.fix.applicability is Applicability.DISPLAY_ONLY:
+        how = "suggestion, not applied automatically"
+    elif report.hidden_unsafe(d):
+        how = "unsafe, applied with --unsafe-fixes"
+    else:
+        how = d.fix.applicability.value
+    return f"fix ({how}): {d.fix.message}"
+
+
+def _prefix_note(d: Diagnostic) -> str | None:
+    if d.stable_prefix_tokens is None:
+        return None
+    note = f"stable prefix: {d.stable_prefix_tokens:,} tokens"
+    if d.unstable_tokens is not None:
+        note += f", then {d.unstable_tokens:,} tokens that the cache cannot reuse"
+    return note
+
+
+def _snippet(report: Report, d: Diagnostic, gutter: int) -> list[str]:
+    index = report.line_index(d.span.path)
+    if index is None or d.span.line > len(index.starts):
+        return []
+    line = index.line_text(d.span.line).expandtabs(4)
+    raw = index.line_text(d.span.line)
+    start = min(d.span.column - 1, len(raw))
+    end = d.span.end_column - 1 if d.span.end_line == d.span.line else len(raw)
+    end = max(min(end, len(raw)), start + 1)
+    pad = cell_len(raw[:start].expandtabs(4))
+    width = max(cell_len(raw[start:end].expandtabs(4)), 1)
+    bar = " " * gutter + " |"
+    return [
+        f"[blue]{bar}[/]",
+        f"[blue]{d.span.line:>{gutter}} |[/] {escape(line)}",
+        f"[blue]{bar}[/] {' ' * pad}[bold red]{'^' * width}[/]",
+    ]
+
+
+def _diagnostic(report: Report, d: Diagnostic) -> list[str]:
+    s = d.span
+    style = _SEVERITY_STYLE[d.severity.value]
+    marker = " [*]" if report.fixable(d) else ""
+    gutter = len(str(s.line))
+    lines = [
+        f"[{style}]{d.code}[/]{escape(marker)} {escape(d.message)} [dim]({d.name})[/]",
+        f"[blue]{' ' * gutter}-->[/] {escape(s.path)}:{s.line}:{s.column}",
+        *_snippet(report, d, gutter),
+    ]
+    notes = [n for n in (_prefix_note(d), _fix_note(report, d)) if n]
+    lines += [f"[blue]{' ' * gutter} =[/] {escape(note)}" for note in notes]
+    return lines
+
+
+def render(report: Report, color: bool) -> str:
+    blocks = []
+    for path, group in groupby(report.diagnostics, key=lambda d: d.span.path):
+        block = [f"[bold underline]{escape(path)}[/]"]
+        for d in group:
+            block += _diagnostic(report, d)
+            block.append("")
+        blocks.append("\n".join(block))
+    return to_text("\n".join([*blocks, *summary(report)]) + "\n", color)
