@@ -1,19 +1,163 @@
-"""Chat templates: Jinja programs that turn ``messages`` and ``tools`` into a prompt."""
+"""Chat templates: Jinja programs that turn ``messages`` and ``tools`` into a prompt.
+
+A chat template is checked by running it (sandboxed) on a synthetic conversation, see
+``prefixlint.rules.chat_template``. Accepted inputs: a Jinja file that loops over
+``messages``, a ``tokenizer_config.json`` or ``chat_template.json`` whose ``chat_template``
+is a string or a list of ``{"name", "template"}``, and a local Hugging Face model folder
+(:func:`template_file_in`).
+"""
 
 from __future__ import annotations
 
+import json
 import re
-from pathlib import PurePath
+from pathlib import Path, PurePath
 
-_JINJA_SUFFIXES = {".jinja", ".jinja2", ".j2"}
-_MESSAGES_LOOP = re.compile(r"\{%-?\s*for\s+\w+\s+in\s+(?:loop_)?messages\b")
+import jinja2
+
+from prefixlint import registry
+from prefixlint.context import RuleContext, SourceError
+from prefixlint.types import Diagnostic
+
+SOURCE_KIND = "chat-template"
+CONFIG_NAMES = frozenset({"tokenizer_config.json", "chat_template.json"})
+_JINJA_SUFFIXES = frozenset({".jinja", ".jinja2", ".j2"})
+_MESSAGES_IN_JINJA = re.compile(r"\{[{%][^}]*?\bmessages\b")
+_MESSAGES_LOOP = re.compile(r"\{%[-+]?\s*for\s+\w+\s+in\s+(?:loop_)?messages\b")
+_TOKEN_MARKERS = ("bos_token", "eos_token")
+_SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token")
+_JINJA_SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
+"""Rendered where the file does not say: the common defaults (a config file names its own)."""
 
 
 def looks_like_chat_template(path: str, text: str) -> bool:
-    """A ``tokenizer_config.json`` with a ``chat_template``, or Jinja that loops over messages."""
+    """A config file with a ``chat_template``, or Jinja written like one.
+
+    Jinja counts as a chat template when it uses ``messages`` and ``add_generation_prompt``
+    (the transformers calling convention), or loops over ``messages`` and emits
+    ``bos_token``/``eos_token`` (older templates without a generation prompt).
+    """
     name = PurePath(path).name.lower()
-    if name == "tokenizer_config.json":
+    if name in CONFIG_NAMES:
         return '"chat_template"' in text
-    if PurePath(name).suffix in _JINJA_SUFFIXES:
-        return bool(_MESSAGES_LOOP.search(text)) and "add_generation_prompt" in text
-    return False
+    if PurePath(name).suffix not in _JINJA_SUFFIXES:
+        return False
+    if _MESSAGES_IN_JINJA.search(text) and "add_generation_prompt" in text:
+        return True
+    return bool(_MESSAGES_LOOP.search(text)) and any(m in text for m in _TOKEN_MARKERS)
+
+
+def template_file_in(folder: str | Path) -> Path:
+    """The file holding the chat template of a local Hugging Face model folder.
+
+    ``chat_template.jinja`` (transformers >= 4.50) wins over ``tokenizer_config.json``, as in
+    transformers. Raises ``FileNotFoundError`` when the folder has neither.
+    """
+    folder = Path(folder)
+    for name in ("chat_template.jinja", "tokenizer_config.json", "chat_template.json"):
+        candidate = folder / name
+        if candidate.is_file() and looks_like_chat_template(name, candidate.read_text("utf-8")):
+            return candidate
+    raise FileNotFoundError(
+        f"{folder}: no chat template (chat_template.jinja, tokenizer_config.json)"
+    )
+
+
+def _compile(source: str, file_line):
+    from prefixlint.rules.chat_template import sandbox
+
+    try:
+        return sandbox.compile_template(source)
+    except jinja2.TemplateSyntaxError as exc:
+        line = exc.lineno or 1
+        raise SourceError(
+            f"chat template syntax error: {exc.message}", line=file_line(line)
+        ) from None
+
+
+def _special_tokens(config: dict) -> dict[str, str]:
+    tokens = dict(_JINJA_SPECIAL_TOKENS)
+    for key in _SPECIAL_TOKEN_KEYS:
+        value = config.get(key)
+        if isinstance(value, dict):
+            value = value.get("content")
+        if isinstance(value, str):
+            tokens[key] = value
+    return tokens
+
+
+def _named_templates(config: dict, path: str) -> list[tuple[str | None, str]]:
+    value = config.get("chat_template")
+    if isinstance(value, str):
+        return [(None, value)]
+    if isinstance(value, list) and all(
+        isinstance(item, dict) and isinstance(item.get("template"), str) for item in value
+    ):
+        return [(item.get("name"), item["template"]) for item in value]
+    raise SourceError(f"{path}: chat_template must be a string or a list of {{name, template}}")
+
+
+def _template_lines_in_json(text: str, count: int) -> list[int]:
+    """File lines of the ``count`` template strings (each a one-line JSON string)."""
+    key = re.search(r'"chat_template"\s*:\s*', text)
+    if key is None:
+        return [1] * count
+    if count == 1 and text[key.end() : key.end() + 1] == '"':
+        return [text.count("\n", 0, key.end()) + 1]
+    found = [
+        text.count("\n", 0, m.end()) + 1
+        for m in re.finditer(r'"template"\s*:\s*"', text[key.end() :])
+    ]
+    first = text.count("\n", 0, key.end())
+    found = [first + line for line in found]
+    return (found + [found[-1] if found else 1] * count)[:count]
+
+
+def _constant_line(line: int):
+    """A template inside a JSON string: every template line is on the string's file line."""
+    return lambda _template_line: line
+
+
+def _same_line(line: int) -> int:
+    return line
+
+
+def parse(path: str, text: str) -> list:
+    """The chat templates in ``text``, compiled; raises :class:`SourceError` on bad input."""
+    from prefixlint.rules.chat_template.document import ChatTemplateDocument
+
+    if PurePath(path).name.lower() not in CONFIG_NAMES:
+        template = _compile(text, _same_line)
+        return [
+            ChatTemplateDocument(
+                path, text, template, _same_line, None, dict(_JINJA_SPECIAL_TOKENS)
+            )
+        ]
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+    if not isinstance(config, dict):
+        raise SourceError("expected a JSON object with a chat_template")
+    named = _named_templates(config, path)
+    lines = _template_lines_in_json(text, len(named))
+    documents = []
+    for (name, source), line in zip(named, lines, strict=True):
+        file_line = _constant_line(line)
+        template = _compile(source, file_line)
+        documents.append(
+            ChatTemplateDocument(path, source, template, file_line, name, _special_tokens(config))
+        )
+    return documents
+
+
+def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
+    """Run the enabled chat-template checkers on every template in the file."""
+    documents = parse(ctx.path, text)
+    for document in documents:
+        document.features  # noqa: B018  (a template that cannot render at all is a SourceError)
+    found = []
+    for _code, checker in registry.checkers(SOURCE_KIND, ctx.enabled):
+        for document in documents:
+            found.extend(checker(document, ctx))
+    return sorted(found, key=lambda d: d.sort_key)

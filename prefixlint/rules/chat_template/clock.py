@@ -1,0 +1,72 @@
+"""PFX101 in chat templates: the current date or time rendered into the prompt.
+
+transformers gives templates ``strftime_now(format)`` (the server's local time); Llama 3.2+
+templates default ``date_string`` to ``strftime_now("%d %b %Y")``. The template is rendered
+at a fixed reference time and at later times, on a fake clock, to find the finest unit of
+time whose change alters the prompt: that is how often the cached prefix rolls over.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from prefixlint import registry
+from prefixlint.rules.chat_template import compare, conversation, sandbox
+from prefixlint.rules.chat_template.document import REFERENCE_TIME, ChatTemplateDocument
+
+CODE = "PFX101"
+
+GRANULARITIES = (
+    ("second", timedelta(seconds=1), "every second, so no two requests share it"),
+    ("minute", timedelta(minutes=1), "every minute"),
+    ("hour", timedelta(hours=1), "every hour"),
+    ("day", timedelta(days=1), "at midnight (server time): every cache entry is lost daily"),
+    ("month", timedelta(days=32), "at the start of every month"),
+    ("year", timedelta(days=366), "at the start of every year"),
+)
+
+
+def _render(document: ChatTemplateDocument, convo, clock: sandbox.FakeClock) -> str:
+    return document.render(convo, len(convo.messages), add_generation_prompt=True, clock=clock).text
+
+
+def _line_of(text: str, offset: int) -> str:
+    start = text.rfind("\n", 0, offset) + 1
+    end = text.find("\n", offset)
+    return text[start : end if end >= 0 else len(text)].strip()
+
+
+@registry.register(CODE, "chat-template")
+def check_clock(document: ChatTemplateDocument, ctx):
+    """Report the clock in the prompt once, at the line that calls ``strftime_now``."""
+    convo = conversation.build(document.features)
+    reference_clock = sandbox.FakeClock(REFERENCE_TIME)
+    reference = document.render(
+        convo, len(convo.messages), add_generation_prompt=True, clock=reference_clock
+    )
+    for unit, step, cost in GRANULARITIES:
+        later = _render(document, convo, sandbox.FakeClock(REFERENCE_TIME + step))
+        if later == reference.text:
+            continue
+        tokens = ctx.tokenizer.encode(reference.text)
+        stable = compare.common_prefix(tokens, ctx.tokenizer.encode(later))
+        at = compare.char_offset(ctx.tokenizer, reference.text, stable)
+        line = min(reference_clock.call_lines, default=reference.line_at(at))
+        shown = _line_of(reference.text, at)
+        message = (
+            f"chat template stamps the current {unit} into the prompt"
+            f" (strftime_now at {document.where(line)}, rendered as {shown!r});"
+            f" the cached prefix rolls over {cost}; only the first {stable} tokens stay cached"
+        )
+        return [
+            registry.diagnostic(
+                CODE,
+                message,
+                document.span(line),
+                stable_prefix_tokens=stable,
+                unstable_tokens=len(tokens) - stable,
+                granularity=unit,
+                template_line=line,
+            )
+        ]
+    return []

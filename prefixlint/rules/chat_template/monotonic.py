@@ -1,0 +1,161 @@
+"""PFX503: a chat template whose turn N (prompt + generated answer) is not a prefix of turn N+1.
+
+An engine caches the prompt of turn N and the tokens it generates. The next request renders
+the whole conversation again; if the template renders history differently from how it
+rendered the prompt and the answer (drops reasoning, moves the system prompt or the tools to
+the last user turn, ...), the cache stops at the first differing token.
+
+What the engine generated is modelled per message: an assistant message without reasoning is
+what the model produced, as the client sends it back, so only turn N's prompt must be a
+prefix of turn N+1's. With reasoning, the model produced it too: the generated text is what
+the template renders for that message when it is the last one (its training format),
+reasoning included, up to the end-of-turn marker (trailing whitespace is not generated).
+Token differences that only come from re-tokenising the same text at the boundary between
+prompt and answer are not reported (the text is a prefix; the cost is a token or two).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from prefixlint import registry
+from prefixlint.rules.chat_template import compare, conversation, sandbox
+from prefixlint.rules.chat_template.conversation import Conversation
+from prefixlint.rules.chat_template.document import ChatTemplateDocument
+
+CODE = "PFX503"
+
+
+@dataclass(frozen=True)
+class Break:
+    """The first turn whose cached tokens are not a prefix of the next turn's prompt."""
+
+    turn: int
+    line: int
+    cached_line: int
+    stable_tokens: int
+    lost_tokens: int
+    cause: str
+    window: dict
+
+
+def _generated(document, convo: Conversation, index: int, prompt: str) -> tuple[str, object]:
+    """The text the model generated for assistant message ``index`` and its rendering."""
+    if index not in convo.reasoning:
+        return "", None
+    full = document.render(convo, index + 1, add_generation_prompt=False)
+    if not full.text.startswith(prompt):
+        return "", None
+    return full.text[len(prompt) :].rstrip(), full
+
+
+def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
+    """Name what differs, from where the synthetic pieces are in both texts."""
+    pieces = {
+        f"the reasoning of message {index}": thought for index, thought in convo.reasoning.items()
+    }
+    pieces["the system prompt"] = conversation.SYSTEM_PROMPT
+    if convo.tools:
+        pieces["the tool definitions"] = conversation.FIRST_TOOL_DESCRIPTION
+    after = {name: text for name, text in pieces.items() if text in cached[at:]}
+    dropped = [name for name, text in after.items() if text not in following]
+    moved = [
+        name
+        for name, text in after.items()
+        if text in following and cached.find(text) != following.find(text)
+    ]
+    parts = []
+    if dropped:
+        verb = "is" if len(dropped) == 1 else "are"
+        parts.append(f"{', '.join(dropped)} {verb} dropped from the next prompt")
+    if moved:
+        parts.append(f"{' and '.join(moved)} move{'s' if len(moved) == 1 else ''} every turn")
+    return "; ".join(parts) or "earlier turns are rendered differently in the next request"
+
+
+def _responsible_lines(prompt, full, following, at: int) -> tuple[int, int]:
+    """The template lines behind the difference at char ``at``: next request's, cached turn's.
+
+    When the text just before ``at`` came from different lines in the two renderings, the
+    template already took another branch there (e.g. the one that renders history without
+    reasoning), and that line is the one responsible; otherwise it is the line that emitted
+    the first differing character.
+    """
+
+    def cached_line_at(offset: int) -> int:
+        if offset < len(prompt.text) or full is None:
+            return prompt.line_at(offset)
+        return full.line_at(offset)
+
+    if at > 0 and following.line_at(at - 1) != cached_line_at(at - 1):
+        return following.line_at(at - 1), cached_line_at(at - 1)
+    return following.line_at(at), cached_line_at(at)
+
+
+def first_break(document: ChatTemplateDocument, features, tokenizer) -> Break | None:
+    """The first turn of the conversation for ``features`` that breaks monotonicity."""
+    convo = conversation.build(features)
+    points = convo.turn_points()
+    for turn, (count, next_count) in enumerate(itertools.pairwise(points), start=1):
+        prompt = document.render(convo, count, add_generation_prompt=True)
+        generated, full = _generated(document, convo, count, prompt.text)
+        following = document.render(convo, next_count, add_generation_prompt=True)
+        cached_text = prompt.text + generated
+        if following.text.startswith(cached_text):
+            continue
+        cached_tokens = tokenizer.encode(prompt.text) + (
+            tokenizer.encode(generated) if generated else []
+        )
+        next_tokens = tokenizer.encode(following.text)
+        at = compare.common_prefix(cached_tokens, next_tokens)
+        at_char = compare.char_offset(tokenizer, following.text, at)
+        line, cached_line = _responsible_lines(prompt, full, following, at_char)
+        return Break(
+            turn=turn,
+            line=line,
+            cached_line=cached_line,
+            stable_tokens=at,
+            lost_tokens=len(cached_tokens) - at,
+            cause=_cause(convo, cached_text, following.text, at_char),
+            window=compare.token_window(tokenizer, cached_tokens, next_tokens, at),
+        )
+    return None
+
+
+@registry.register(CODE, "chat-template")
+def check_monotonic(document: ChatTemplateDocument, ctx):
+    """One PFX503 per template line responsible, over the reasoning styles the template renders."""
+    reported: dict[int, object] = {}
+    for style in conversation.REASONING_STYLES:
+        features = document.with_reasoning(style)
+        if features is None:
+            continue
+        try:
+            found = first_break(document, features, ctx.tokenizer)
+        except sandbox.TemplateFailure:
+            continue
+        if found is None or found.line in reported:
+            continue
+        message = (
+            f"chat template is not prefix-monotonic: turn {found.turn}'s cached tokens are not a"
+            f" prefix of turn {found.turn + 1}'s prompt ({features.describe()}): {found.cause};"
+            f" {compare.describe_window(found.window, 'cached', 'next')};"
+            f" rendered at {document.where(found.line)} in the next prompt,"
+            f" at {document.where(found.cached_line)} in turn {found.turn};"
+            f" {found.lost_tokens} cached tokens are recomputed"
+        )
+        reported[found.line] = registry.diagnostic(
+            CODE,
+            message,
+            document.span(found.line),
+            stable_prefix_tokens=found.stable_tokens,
+            unstable_tokens=found.lost_tokens,
+            turn=found.turn,
+            scenario=features.describe(),
+            cause=found.cause,
+            template_line=found.line,
+            cached_template_line=found.cached_line,
+            window=found.window,
+        )
+    return list(reported.values())

@@ -1,0 +1,211 @@
+"""Render chat templates the way transformers does, with a fake clock and line tracing.
+
+The environment mirrors ``transformers.utils.chat_template_utils._compile_jinja_template``
+(transformers 4.4x-5.x): an ``ImmutableSandboxedEnvironment`` with ``trim_blocks`` and
+``lstrip_blocks``, the ``loopcontrols`` extension, a ``{% generation %}`` tag that renders its
+body, ``tojson`` as ``json.dumps(ensure_ascii=False)``, and the globals ``raise_exception``,
+``strftime_now``, ``dict`` and ``namespace``. Template code never runs outside the sandbox.
+
+Tracing records, for every chunk of output, the template line that emitted it, so that a
+finding about the rendered text can point at the template source.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import jinja2
+import jinja2.ext
+from jinja2 import nodes
+from jinja2.compiler import CodeGenerator
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+_TEMPLATE_FILENAME = "<template>"
+_CO_GENERATOR = 0x20
+
+
+class TemplateFailure(Exception):
+    """Rendering failed at template ``line``: ``raise_exception`` was called (``raised``) or
+    the template hit an error (undefined value, wrong type, ...)."""
+
+    def __init__(self, message: str, line: int, *, raised: bool) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
+        self.raised = raised
+
+
+class _GenerationTag(jinja2.ext.Extension):
+    """transformers' ``{% generation %}...{% endgeneration %}``: here it renders its body."""
+
+    tags = frozenset({"generation"})
+
+    def parse(self, parser):
+        lineno = next(parser.stream).lineno
+        body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
+        return nodes.CallBlock(self.call_method("_render_body"), [], [], body).set_lineno(lineno)
+
+    def _render_body(self, caller):
+        return caller()
+
+
+class _Namespace(jinja2.utils.Namespace):
+    """``namespace()`` that refuses underscore attributes, as transformers' does."""
+
+    def __init__(*args, **kwargs):
+        self, args = args[0], args[1:]
+        attrs = dict(*args, **kwargs)
+        for name in attrs:
+            _Namespace._check_name(name)
+        jinja2.utils.Namespace.__init__(self, attrs)
+
+    def __setitem__(self, name, value):
+        _Namespace._check_name(name)
+        jinja2.utils.Namespace.__setitem__(self, name, value)
+
+    @staticmethod
+    def _check_name(name):
+        if isinstance(name, str) and name.startswith("_"):
+            raise jinja2.exceptions.SecurityError(f"namespace attribute {name!r} is not allowed")
+
+
+class _LineMarkingCodeGenerator(CodeGenerator):
+    """Jinja's code generator, with every output item on its own line-marked ``yield``.
+
+    Jinja marks source lines only on some statements, and folds constant output (``{{- 'x' }}``,
+    plain text) into the preceding statement's line; one ``Output`` per item, each preceded by
+    a mark, lets every emitted chunk be traced to its own template line.
+    """
+
+    def visit_Output(self, node: nodes.Output, frame) -> None:
+        for child in node.nodes:
+            self.newline(child)
+            super().visit_Output(nodes.Output([child], lineno=child.lineno), frame)
+
+
+class _Environment(ImmutableSandboxedEnvironment):
+    code_generator_class = _LineMarkingCodeGenerator
+
+
+def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    return json.dumps(
+        value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
+    )
+
+
+def _template_frame_line(template: jinja2.Template) -> int:
+    """The template line of the innermost template frame on the current stack (1 if none)."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename == _TEMPLATE_FILENAME:
+            return template.get_corresponding_lineno(frame.f_lineno)
+        frame = frame.f_back
+    return 1
+
+
+def _traceback_line(template: jinja2.Template, exc: BaseException) -> int:
+    """The template line of the innermost template frame in ``exc``'s traceback (1 if none)."""
+    line = 1
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == _TEMPLATE_FILENAME:
+            line = template.get_corresponding_lineno(tb.tb_lineno)
+        tb = tb.tb_next
+    return line
+
+
+@dataclass
+class FakeClock:
+    """What ``strftime_now`` reads; ``call_lines`` collects the template lines that called it."""
+
+    now: datetime
+    call_lines: set[int] = field(default_factory=set)
+
+
+def compile_template(source: str) -> jinja2.Template:
+    """Compile ``source``; raises ``jinja2.TemplateSyntaxError`` (with ``lineno``)."""
+    env = _Environment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        extensions=[_GenerationTag, jinja2.ext.loopcontrols],
+    )
+    env.filters["tojson"] = _tojson
+    env.globals["dict"] = dict
+    env.globals["namespace"] = _Namespace
+    return env.from_string(source)
+
+
+@dataclass(frozen=True)
+class Rendering:
+    """Rendered text, and the template line that emitted each chunk of it."""
+
+    text: str
+    chunk_starts: tuple[int, ...]
+    chunk_lines: tuple[int, ...]
+
+    def line_at(self, offset: int) -> int:
+        """The template line that emitted the character at ``offset`` (1 if unknown)."""
+        index = bisect_right(self.chunk_starts, offset) - 1
+        return self.chunk_lines[index] if index >= 0 else 1
+
+
+class _LineTracer:
+    """A ``sys.settrace`` hook that remembers the last line run in a template generator frame."""
+
+    def __init__(self) -> None:
+        self.code_line = 0
+
+    def global_trace(self, frame, event, arg):
+        if frame.f_code.co_filename == _TEMPLATE_FILENAME and frame.f_code.co_flags & _CO_GENERATOR:
+            return self.local_trace
+        return None
+
+    def local_trace(self, frame, event, arg):
+        if event == "line":
+            self.code_line = frame.f_lineno
+        return self.local_trace
+
+
+def render(template: jinja2.Template, variables: dict, clock: FakeClock) -> Rendering:
+    """Render ``template`` with ``variables`` at ``clock``'s time, tracing source lines.
+
+    Raises :class:`TemplateFailure` when the template calls ``raise_exception`` or fails.
+    """
+
+    def raise_exception(message):
+        raise TemplateFailure(str(message), _template_frame_line(template), raised=True)
+
+    def strftime_now(fmt):
+        clock.call_lines.add(_template_frame_line(template))
+        return clock.now.strftime(fmt)
+
+    context = template.new_context(
+        {**variables, "raise_exception": raise_exception, "strftime_now": strftime_now}
+    )
+    tracer = _LineTracer()
+    pieces: list[str] = []
+    starts: list[int] = []
+    lines: list[int] = []
+    length = 0
+    previous = sys.gettrace()
+    sys.settrace(tracer.global_trace)
+    try:
+        for chunk in template.root_render_func(context):
+            if not chunk:
+                continue
+            starts.append(length)
+            lines.append(template.get_corresponding_lineno(tracer.code_line))
+            pieces.append(chunk)
+            length += len(chunk)
+    except TemplateFailure:
+        raise
+    except Exception as exc:  # the template's own errors: undefined values, wrong types, ...
+        line = _traceback_line(template, exc)
+        raise TemplateFailure(f"{type(exc).__name__}: {exc}", line, raised=False) from None
+    finally:
+        sys.settrace(previous)
+    return Rendering("".join(pieces), tuple(starts), tuple(lines))

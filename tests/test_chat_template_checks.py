@@ -1,0 +1,169 @@
+"""Chat templates run on a synthetic conversation: PFX503, PFX101 and PFX304."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from prefixlint.context import RuleContext
+from prefixlint.rules.chat_template import conversation, monotonic
+from prefixlint.sources import chat_template
+from prefixlint.tokenizers import get_tokenizer
+
+TEMPLATES = Path(__file__).parent.parent / "fixtures" / "chat_templates"
+CODES = frozenset({"PFX503", "PFX101", "PFX304"})
+
+
+def _findings(path: str, text: str, codes=CODES):
+    return chat_template.check(text, RuleContext(path, codes))
+
+
+def _fixture(name: str) -> str:
+    return (TEMPLATES / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    (
+        ("qwen3.jinja", {("PFX503", 46), ("PFX304", 9)}),
+        ("hermes.jinja", {("PFX304", 5)}),
+        ("chatml.jinja", {("PFX304", 13)}),
+        ("llama3.jinja", {("PFX101", 5), ("PFX304", 32)}),
+        ("mistral_v03.jinja", {("PFX503", 23), ("PFX304", 18)}),
+    ),
+)
+def test_fixture_findings(name, expected):
+    found = _findings(name, _fixture(name))
+    assert {(f.code, f.span.line) for f in found} == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "placement"),
+    (
+        ("qwen3.jinja", "after-system"),
+        ("hermes.jinja", "start"),
+        ("chatml.jinja", "after-system"),
+        ("llama3.jinja", "after-system"),
+        ("mistral_v03.jinja", "last-turn"),
+    ),
+)
+def test_tool_placement(name, placement):
+    [found] = _findings(name, _fixture(name), frozenset({"PFX304"}))
+    assert found.extra["placement"] == placement
+    assert found.severity.value == "info"
+
+
+@pytest.mark.parametrize(
+    ("style", "breaks"),
+    (("none", False), ("content", True), ("field", True)),
+)
+def test_qwen3_is_monotonic_only_without_reasoning(style, breaks):
+    [document] = chat_template.parse("qwen3.jinja", _fixture("qwen3.jinja"))
+    found = monotonic.first_break(document, document.with_reasoning(style), get_tokenizer())
+    assert (found is not None) == breaks
+    if breaks:
+        # the tool loop keeps reasoning; the next user question drops it
+        assert found.turn == 2
+        assert "reasoning of message 2" in found.cause
+        assert found.window["left"].startswith("<think>")
+        assert found.lost_tokens > 0
+
+
+def test_pfx503_message_names_turn_tokens_and_lines():
+    [found] = _findings("qwen3.jinja", _fixture("qwen3.jinja"), frozenset({"PFX503"}))
+    assert "turn 2's cached tokens are not a prefix of turn 3's prompt" in found.message
+    assert "'<think>" in found.message
+    assert found.extra["cached_template_line"] == 41
+    assert found.stable_prefix_tokens == found.extra["window"]["token"]
+
+
+def test_mistral_names_what_moves():
+    [found] = _findings("m.jinja", _fixture("mistral_v03.jinja"), frozenset({"PFX503"}))
+    assert found.extra["cause"] == "the system prompt and the tool definitions move every turn"
+
+
+MINUTE_CLOCK = """\
+{{- '<|im_start|>system\\nNow: ' + strftime_now('%Y-%m-%d %H:%M') + '<|im_end|>\\n' }}
+{%- for message in messages %}
+{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}
+"""
+FIXED_DATE = """\
+{%- set date_string = date_string if date_string is defined else '26 Jul 2024' %}
+{{- 'Today Date: ' + date_string + '\\n' }}
+{%- for message in messages %}
+{{- message.role + ': ' + message.content + '\\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- 'assistant: ' }}{%- endif %}
+"""
+MONTH_CLOCK = FIXED_DATE.replace("'26 Jul 2024'", "strftime_now('%B %Y')")
+UNUSED_CLOCK = FIXED_DATE.replace("'26 Jul 2024'", "'x' if strftime_now('%Y') else 'y'")
+
+
+@pytest.mark.parametrize(
+    ("text", "granularity"),
+    (
+        (MINUTE_CLOCK, "minute"),
+        (_fixture("llama3.jinja"), "day"),
+        (MONTH_CLOCK, "month"),
+        (FIXED_DATE, None),
+        (UNUSED_CLOCK, None),
+    ),
+)
+def test_clock_granularity(text, granularity):
+    found = _findings("t.jinja", text, frozenset({"PFX101"}))
+    assert [f.extra["granularity"] for f in found] == ([granularity] if granularity else [])
+
+
+def test_clock_finding_points_at_strftime_now_call():
+    [found] = _findings("t.jinja", MINUTE_CLOCK, frozenset({"PFX101"}))
+    assert found.span.line == 1
+    assert "every minute" in found.message
+    assert "Now: 2026-01-15 10:30" in found.message
+    assert 0 < found.stable_prefix_tokens < found.stable_prefix_tokens + found.unstable_tokens
+
+
+def _config(template, **extra) -> str:
+    return json.dumps({"bos_token": "<s>", "chat_template": template, **extra}, indent=2)
+
+
+def test_tokenizer_config_string_template_points_at_its_json_line():
+    text = _config(_fixture("qwen3.jinja"))
+    found = _findings("tokenizer_config.json", text)
+    assert {f.code for f in found} == {"PFX503", "PFX304"}
+    assert {f.span.line for f in found} == {3}
+    assert all("template line" in f.message for f in found if f.code == "PFX503")
+
+
+def test_tokenizer_config_named_templates():
+    templates = [
+        {"name": "default", "template": _fixture("chatml.jinja")},
+        {"name": "tool_use", "template": _fixture("mistral_v03.jinja")},
+    ]
+    text = json.dumps({"chat_template": templates}, indent=2)
+    found = _findings("tokenizer_config.json", text, frozenset({"PFX503"}))
+    [finding] = found
+    assert "template 'tool_use' line 23" in finding.message
+    assert (
+        finding.span.line
+        == text.splitlines().index(
+            next(line for line in text.splitlines() if "[AVAILABLE_TOOLS]" in line)
+        )
+        + 1
+    )
+
+
+def test_features_fall_back_when_the_template_refuses_tools():
+    text = """\
+{%- if tools %}{{- raise_exception('tools are not supported') }}{%- endif %}
+{%- for message in messages %}
+{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}
+"""
+    [document] = chat_template.parse("t.jinja", text)
+    assert document.features == conversation.Features(tools=False)
+    assert _findings("t.jinja", text) == []
