@@ -93,6 +93,16 @@ _PHRASES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Word sequences that name per-request input: what the user asks and what the task brings.
+_REQUEST_INPUTS = _listed(
+    """
+    question, questions, query, input, inputs, user input, task, task description,
+    problem statement, problem, issue, request, user request, message, user message,
+    messages, observation, history, chat history, conversation, transcript, text, content,
+    document, documents, context, user prompt, prompt input
+    """
+)
+
 # Words that make a whole name volatile wherever they appear in it.
 _ANYWHERE: dict[str, frozenset[str]] = {
     UNIQUE_ID: frozenset({"uuid", "guid", "nonce", "random", "rand", "randint"}),
@@ -254,3 +264,11 @@ def classify_call(callee: str) -> str | None:
 def classify_filter(name: str) -> str | None:
     """The code for a Jinja filter that implies a volatile value (``| date``, ``| strftime``)."""
     return _FILTERS.get(name.strip().lower())
+
+
+def is_request_input(name: str, extra: Iterable[str] = ()) -> bool:
+    """Whether ``name`` holds per-request input (``question``, ``problem_statement``, ...)."""
+    words = _head(split_words(name.split("(", 1)[0]))
+    phrases = {tuple(p.split()) for p in _REQUEST_INPUTS}
+    phrases.update(split_words(n) for n in extra if split_words(n))
+    return any(0 < len(p) <= len(words) and words[-len(p) :] == p for p in phrases)

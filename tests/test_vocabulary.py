@@ -1,6 +1,12 @@
 import pytest
 
-from prefixlint.vocabulary import classify_call, classify_filter, classify_name, split_words
+from prefixlint.vocabulary import (
+    classify_call,
+    classify_filter,
+    classify_name,
+    is_request_input,
+    split_words,
+)
 
 
 @pytest.mark.parametrize(
@@ -198,3 +204,28 @@ def test_classify_call(callee, code):
 )
 def test_classify_filter(name, code):
     assert classify_filter(name) == code
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("question", True),
+        ("user_question", True),
+        ("problem_statement", True),
+        ("task", True),
+        ("observation", True),
+        ("agent_info.content", True),
+        ("tool_name", False),
+        ("authorized_imports", False),
+        ("system_prompt", False),
+        ("WINDOW", False),
+        ("custom_label", False),
+    ],
+)
+def test_is_request_input(name, expected):
+    assert is_request_input(name) is expected
+
+
+def test_is_request_input_extra_names():
+    assert not is_request_input("ticket_body")
+    assert is_request_input("ticket_body", ["ticket body"])

@@ -1,0 +1,1 @@
+"""Checks on prompt templates and on the prompt strings of YAML/JSON/TOML prompt files."""

@@ -1,0 +1,19 @@
+"""PFX104 in templates: a snapshot of the machine or repository.
+
+For example `{{ cwd }}`, `{{ git_status }}` or `{{ file_tree }}`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prefixlint.context import RuleContext
+from prefixlint.registry import register
+from prefixlint.rules.templates.volatile import volatile_findings
+from prefixlint.sources.templates import TemplateDocument
+from prefixlint.types import Diagnostic
+
+
+@register("PFX104", "template")
+def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
+    return volatile_findings(document, ctx, "PFX104")

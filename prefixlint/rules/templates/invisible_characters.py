@@ -1,0 +1,90 @@
+"""PFX403 in templates: byte-order marks, zero-width characters, no-break spaces, non-NFC text.
+
+These look like nothing (or like a plain space) but are different tokens, and they come and go
+as text is copied between editors, web pages and terminals, so the prompt changes without
+anyone seeing it. Text that is not in Unicode NFC form tokenizes differently on engines that
+normalise (Hugging Face tokenizers, vLLM, SGLang) and on those that do not (llama.cpp).
+
+A zero-width joiner or non-joiner between two non-ASCII characters is part of an emoji or of
+a script's spelling and is left alone. Fixes are safe: remove the character, write a plain
+space, or write the line in NFC form.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+
+from prefixlint import registry
+from prefixlint.context import RuleContext
+from prefixlint.sources.templates import TemplateDocument
+from prefixlint.types import Applicability, Diagnostic, Fix
+
+CODE = "PFX403"
+_INVISIBLE = {
+    "\ufeff": ("byte-order mark", ""),
+    "\u200b": ("zero-width space", ""),
+    "\u200c": ("zero-width non-joiner", ""),
+    "\u200d": ("zero-width joiner", ""),
+    "\u2060": ("word joiner", ""),
+    "\u00ad": ("soft hyphen", ""),
+    "\u00a0": ("no-break space", " "),
+    "\u202f": ("narrow no-break space", " "),
+    "\u2007": ("figure space", " "),
+}
+_JOINERS = frozenset({"\u200c", "\u200d"})
+_FINDER = re.compile("[" + "".join(_INVISIBLE) + "]")
+
+
+@registry.register(CODE, "template")
+def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
+    yield from _invisible(document)
+    yield from _not_nfc(document)
+
+
+def _joins_non_ascii(text: str, index: int) -> bool:
+    before = text[index - 1] if index else ""
+    after = text[index + 1] if index + 1 < len(text) else ""
+    return before > "\x7f" and after > "\x7f"
+
+
+def _invisible(document: TemplateDocument) -> Iterator[Diagnostic]:
+    text = document.text
+    for match in _FINDER.finditer(text):
+        char, index = match.group(0), match.start()
+        if char in _JOINERS and _joins_non_ascii(text, index):
+            continue
+        what, replacement = _INVISIBLE[char]
+        edit = document.edit(index, index + 1, replacement)
+        action = "Remove it" if not replacement else "Use a plain space"
+        fix = Fix((edit,), Applicability.SAFE, f"{action} (U+{ord(char):04X})") if edit else None
+        yield registry.diagnostic(
+            CODE,
+            f"invisible {what} (U+{ord(char):04X}): an unseen character that changes the tokens",
+            document.span(index, index + 1),
+            fix=fix,
+        )
+
+
+def _not_nfc(document: TemplateDocument) -> Iterator[Diagnostic]:
+    text = document.text
+    if text.isascii() or unicodedata.is_normalized("NFC", text):
+        return
+    start = 0
+    while start < len(text):
+        newline = text.find("\n", start)
+        end = len(text) if newline == -1 else newline
+        line = text[start:end]
+        if not line.isascii() and not unicodedata.is_normalized("NFC", line):
+            first = next((i for i, c in enumerate(line) if unicodedata.combining(c)), 1)
+            edit = document.edit(start, end, unicodedata.normalize("NFC", line))
+            fix = Fix((edit,), Applicability.SAFE, "Write the line in NFC form") if edit else None
+            yield registry.diagnostic(
+                CODE,
+                "text not in Unicode NFC form: it tokenizes differently on engines that"
+                " normalise and on those that do not",
+                document.span(start + max(first - 1, 0), end),
+                fix=fix,
+            )
+        start = end + 1

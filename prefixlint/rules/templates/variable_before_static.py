@@ -1,0 +1,39 @@
+"""PFX301 in templates: per-request input placed before a large block of static text.
+
+Only the first input placeholder counts: once the prompt differs per request, every later
+token is recomputed whatever it is, so that placeholder alone decides how much static text is
+lost. Volatile placeholders (dates, ids, ...) are PFX101-PFX104, not this rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from prefixlint import registry
+from prefixlint.context import RuleContext
+from prefixlint.sources.templates import TemplateDocument
+from prefixlint.types import Diagnostic
+
+CODE = "PFX301"
+
+
+@registry.register(CODE, "template")
+def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
+    placeholder = document.first_input(ctx.option(CODE, "input-names"))
+    if placeholder is None:
+        return
+    threshold = int(ctx.option(CODE, "min-static-tokens"))
+    after = document.static_tokens(placeholder.end, len(document.text), ctx)
+    if after < threshold:
+        return
+    before = document.static_tokens(0, placeholder.start, ctx)
+    shown = document.text[placeholder.start : placeholder.end]
+    yield registry.diagnostic(
+        CODE,
+        f"`{shown}` changes per request and comes before {after} tokens of static text, which"
+        f" are recomputed on every request; put the static text first ({before} tokens before"
+        " it stay cached)",
+        document.span(placeholder.start, placeholder.end),
+        stable_prefix_tokens=before,
+        unstable_tokens=after,
+    )

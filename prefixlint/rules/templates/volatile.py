@@ -1,0 +1,210 @@
+"""What PFX101-PFX104 share in templates: which placeholders are volatile, what they cost, the fix.
+
+A volatile placeholder (or a pasted "current date" line) costs the static text that follows
+it in the stable part of the prompt: every render fills it differently, so every token after
+it misses the cache. The stable part ends at the template's user section (or, for a value in a
+prompt file, with that value), and at the first placeholder that carries per-request input
+(``{{ question }}``): after that point the prompt differs per request anyway.
+
+A volatile line that only other volatile lines follow costs nothing more, so the unsafe fix
+moves such a line to the end of the stable part, after the static text, where it stops
+costing anything; the fix is offered only when the line is its own statement (not inside a
+loop, or inside an ``if`` whose tags stand alone on the lines around it, which moves along).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from prefixlint import registry
+from prefixlint.context import RuleContext
+from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument
+from prefixlint.types import Applicability, Diagnostic, Fix
+from prefixlint.vocabulary import classify_call, classify_filter, classify_name
+
+VOLATILE_CODES = ("PFX101", "PFX102", "PFX103", "PFX104")
+WHAT = {
+    "PFX101": "the current date or time",
+    "PFX102": "a unique id or random value",
+    "PFX103": "a per-user value",
+    "PFX104": "a snapshot of the environment",
+}
+_IF_LINE = re.compile(r"\s*\{%[-+]?\s*if\b.*%\}\s*", re.DOTALL)
+_ENDIF_LINE = re.compile(r"\s*\{%[-+]?\s*endif\s*[-+]?%\}\s*")
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_WEEKDAY = r"(?:(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?,?\s)?"
+_DATE_LITERAL = (
+    r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
+    r"|\d{1,2}/\d{1,2}/\d{2,4}"
+    rf"|{_WEEKDAY}{_MONTH}\.?\s\d{{1,2}}(?:st|nd|rd|th)?,?\s\d{{4}}"
+    rf"|{_WEEKDAY}\d{{1,2}}\s{_MONTH}\.?,?\s\d{{4}}"
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?"
+    r"|\d{10}(?:\d{3})?\b"
+)
+# A date or time given as "the current one": a rendering pasted into the file, or a line that
+# someone rewrites every day. A date alone ("since 2019", "released 2024-05-01") is static.
+CURRENT_DATE_LINE = re.compile(
+    r"\b(?:today(?:'s|’s)?(?:\s+date)?|the\s+date\s+today|(?:the\s+)?current\s+"
+    r"(?:date(?:\s+and\s+time)?|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
+    r"(?:it\s+is\s+)?now|timestamp)\s*(?:is|:|=)\s*(?:currently\s+)?"
+    rf"(?P<date>{_DATE_LITERAL})",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Volatile:
+    """A volatile place in a template: ``text[start:end]``, of rule ``code``."""
+
+    start: int
+    end: int
+    code: str
+    shown: str
+
+
+def extra_names(ctx: RuleContext) -> dict[str, list[str]]:
+    """Each volatile code's ``extra-volatile-names`` option."""
+    return {code: list(ctx.option(code, "extra-volatile-names")) for code in VOLATILE_CODES}
+
+
+def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> str | None:
+    """The volatile code of a placeholder: by what it calls, filters through, or names."""
+    for callee in placeholder.calls:
+        if code := classify_call(callee):
+            return code
+    for name in placeholder.filters:
+        if code := classify_filter(name):
+            return code
+    for path in placeholder.paths:
+        if code := classify_name(path, extra):
+            return code
+    return None
+
+
+def volatile_places(document: TemplateDocument, ctx: RuleContext) -> list[Volatile]:
+    """Every volatile placeholder and current-date literal of ``document``, in order."""
+    extra = extra_names(ctx)
+    places = []
+    for placeholder in document.placeholders:
+        code = placeholder_code(placeholder, extra)
+        if code:
+            shown = document.text[placeholder.start : placeholder.end]
+            places.append(Volatile(placeholder.start, placeholder.end, code, shown))
+    static = document.parsed.static
+    for match in CURRENT_DATE_LINE.finditer(document.text):
+        start, end = match.span("date")
+        if static.is_literal(match.start(), end):
+            places.append(Volatile(start, end, "PFX101", match.group(0)))
+    return sorted(places, key=lambda v: v.start)
+
+
+def stable_limit(document: TemplateDocument, ctx: RuleContext) -> int:
+    """Where the stable part ends: the user section, or the first per-request input."""
+    first_input = document.first_input(ctx.option("PFX301", "input-names"))
+    limit = document.prefix_end
+    if first_input is not None:
+        limit = min(limit, document.line_bounds(first_input.start)[0])
+    return limit
+
+
+def _line_region(document: TemplateDocument, place: Volatile) -> tuple[int, int]:
+    start = document.line_bounds(place.start)[0]
+    end = document.line_bounds(max(place.end - 1, place.start))[1]
+    return start, end
+
+
+def _static_after(
+    document: TemplateDocument, start: int, limit: int, volatile_lines: list[tuple[int, int]]
+) -> bool:
+    """Whether non-blank static text follows ``start`` before ``limit``, off volatile lines."""
+    cursor = start
+    for line_start, line_end in volatile_lines:
+        if line_end <= cursor or line_start >= limit:
+            continue
+        if document.static_between(cursor, min(line_start, limit)).strip():
+            return True
+        cursor = max(cursor, line_end)
+    return cursor < limit and bool(document.static_between(cursor, limit).strip())
+
+
+def volatile_findings(
+    document: TemplateDocument, ctx: RuleContext, code: str
+) -> Iterator[Diagnostic]:
+    """The findings of ``code`` (one of PFX101-PFX104) in ``document``."""
+    places = volatile_places(document, ctx)
+    if not any(p.code == code for p in places):
+        return
+    limit = stable_limit(document, ctx)
+    lines = sorted({_line_region(document, p) for p in places})
+    for place in places:
+        if place.code != code or place.start >= limit:
+            continue
+        region = _line_region(document, place)
+        if not _static_after(document, region[1], limit, lines):
+            continue
+        before = document.static_tokens(0, place.start, ctx)
+        after = document.static_tokens(place.end, limit, ctx)
+        shown = place.shown if len(place.shown) <= 60 else place.shown[:57] + "..."
+        message = (
+            f"`{shown}` puts {WHAT[code]} in the stable part of the prompt: the {after} static"
+            f" tokens after it are recomputed on every render ({before} before it stay cached)"
+        )
+        yield registry.diagnostic(
+            code,
+            message,
+            document.span(place.start, place.end),
+            fix=move_line_fix(document, region, limit),
+            stable_prefix_tokens=before,
+            unstable_tokens=after,
+        )
+
+
+def move_line_fix(document: TemplateDocument, region: tuple[int, int], limit: int) -> Fix | None:
+    """Move the lines ``text[region]`` to the end of the stable part, if that is sound."""
+    start, end = _movable_region(document, region)
+    if start is None:
+        return None
+    target = limit if limit >= len(document.text) else document.line_bounds(limit)[0]
+    if target < end or document.block_depth(target) != 0:
+        return None
+    moved = document.text[start:end]
+    if target >= len(document.text):
+        text = document.text
+        target = len(text) - 1 if text.endswith("\n") else len(text)
+        moved = "\n" + moved.removesuffix("\n")
+    deletion = document.edit(start, end, "")
+    insertion = document.edit(target, target, moved)
+    if deletion is None or insertion is None or insertion.start < deletion.end:
+        return None
+    return Fix(
+        (deletion, insertion),
+        Applicability.UNSAFE,
+        "Move the line to the end of the stable part of the prompt",
+    )
+
+
+def _movable_region(
+    document: TemplateDocument, region: tuple[int, int]
+) -> tuple[int, int] | tuple[None, None]:
+    """``region``, widened to a lone ``{% if %}`` around it, if the lines can move as a unit."""
+    start, end = region
+    if any(t.kind == BLOCK for t in document.tags_between(start, end)):
+        return None, None
+    depth = document.block_depth(start)
+    if depth == 0:
+        return start, end
+    if depth != 1 or start == 0 or end >= len(document.text):
+        return None, None
+    above = document.line_bounds(start - 1)
+    below = document.line_bounds(end)
+    lone_if = _IF_LINE.fullmatch(document.text[above[0] : above[1]])
+    lone_endif = _ENDIF_LINE.fullmatch(document.text[below[0] : below[1]])
+    if lone_if and lone_endif and document.block_depth(above[0]) == 0:
+        return above[0], below[1]
+    return None, None

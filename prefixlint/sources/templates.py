@@ -1,0 +1,464 @@
+"""Prompt templates: plain text, Markdown and Jinja/mustache/``str.format`` templates.
+
+A template is parsed into a :class:`TemplateDocument`: its placeholders (with the names,
+calls and filters they use), its block and comment tags, a source map from the template to
+its static text (placeholders and tags removed) and a source map from the template to the
+file that holds it. The template is never rendered: Jinja expressions are parsed by a
+sandboxed environment's parser only.
+
+Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}``,
+``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an escaped brace, and a brace that does not
+open an identifier, as in a JSON example, is text), and ``${x}``.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from pathlib import PurePath
+
+from jinja2 import nodes
+from jinja2.exceptions import TemplateSyntaxError
+from jinja2.sandbox import SandboxedEnvironment
+
+from prefixlint import registry
+from prefixlint.context import RuleContext, SourceError
+from prefixlint.lines import LineIndex
+from prefixlint.sourcemap import SourceMap, SourceMapBuilder
+from prefixlint.types import Diagnostic, Edit, Span
+from prefixlint.vocabulary import is_request_input
+
+JINJA = "jinja"
+MUSTACHE = "mustache"
+FORMAT = "format"
+
+PLACEHOLDER = "placeholder"
+BLOCK = "block"
+COMMENT = "comment"
+
+_JINJA_SUFFIXES = frozenset({".j2", ".jinja", ".jinja2"})
+_MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]")
+_JINJA_MARKERS = re.compile(r"\{%|\{\{-?\s*[A-Za-z_][\w.]*\s*(?:\||\(|\[|-?\}\})")
+_JINJA_OPEN = re.compile(r"\{([{%#])")
+_JINJA_TAG_BODY = re.compile(
+    r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|(\}\}|%\})|[^'"}%]+|.""", re.DOTALL
+)
+_MAX_TAG_LENGTH = 20_000  # an opener without a close this near is text, not a tag
+_JINJA_ENDRAW = re.compile(r"\{%[-+]?\s*endraw\s*[-+]?%\}")
+_JINJA_OPENERS = frozenset(
+    {"if", "for", "macro", "block", "call", "filter", "with", "raw", "trans", "autoescape"}
+)
+_JINJA_ALIAS = re.compile(
+    r"^(?:for\s+([\w\s,()]+?)\s+in\s+(.+?)(?:\s+if\s+.*|\s+recursive)?|set\s+(\w+)\s*=\s*(.+))$",
+    re.DOTALL,
+)
+_MUSTACHE_TAG = re.compile(
+    r"\{\{\{\s*([^{}]{1,200}?)\s*\}\}\}|\{\{([#^/!>&]?)\s*([^{}]{0,200}?)\s*\}\}"
+)
+_FORMAT_FIELD = re.compile(
+    r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)\}"
+    r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
+)
+_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_USER_SECTION = re.compile(
+    r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
+    r"user prompt|user query)[ \t]*(?:\*\*|\])?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\r?$"
+    r"|^[ \t]*(?:<\|im_start\|>user|<\|user\|>|<user>|<human>)",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+_ENV = SandboxedEnvironment()
+
+
+@dataclass(frozen=True)
+class Placeholder:
+    """A place where a value is substituted, at ``text[start:end]`` of its template."""
+
+    start: int
+    end: int
+    syntax: str
+    expression: str
+    paths: tuple[str, ...] = ()
+    calls: tuple[str, ...] = ()
+    filters: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The main dotted name (or callee) it substitutes, for messages."""
+        return (self.paths or self.calls or (self.expression,))[0]
+
+
+@dataclass(frozen=True)
+class Tag:
+    """A Jinja block or comment tag, or a mustache section/partial/comment tag."""
+
+    start: int
+    end: int
+    kind: str
+    word: str
+
+
+@dataclass(frozen=True)
+class ParsedTemplate:
+    syntax: str
+    placeholders: tuple[Placeholder, ...]
+    tags: tuple[Tag, ...]
+    static: SourceMap
+
+
+@dataclass
+class TemplateDocument:
+    """One template, where it sits in its file, and what rules need to know about it.
+
+    ``text`` is the template (the whole file for a template file, the decoded string for a
+    value in a YAML/JSON/TOML prompt file); ``host`` maps ``text`` offsets to file offsets.
+    ``prefix_end`` is where the part of the prompt that should stay stable ends: the end of
+    the template, a user-section marker, or 0 for a value that is itself a user turn.
+    ``encode`` turns replacement text into its form in the file (``None``: it cannot be
+    written there safely), and ``line_preserving`` says whether template lines are file lines.
+    """
+
+    path: str
+    file_text: str
+    text: str
+    parsed: ParsedTemplate
+    host: SourceMap
+    prefix_end: int
+    encode: Callable[[str], str | None] = lambda replacement: replacement
+    line_preserving: bool = True
+    file_lines: LineIndex | None = None
+    label: str = ""
+    _token_spans: tuple[list[int], list[int]] | None = field(default=None, init=False, repr=False)
+
+    @property
+    def placeholders(self) -> tuple[Placeholder, ...]:
+        return self.parsed.placeholders
+
+    @property
+    def static_text(self) -> str:
+        """The template without its placeholders and tags."""
+        return self.parsed.static.rendered
+
+    @cached_property
+    def lines(self) -> LineIndex:
+        return LineIndex(self.text)
+
+    @cached_property
+    def _file_index(self) -> LineIndex:
+        return self.file_lines or LineIndex(self.file_text)
+
+    def span(self, start: int, end: int) -> Span:
+        """The file span of ``text[start:end]``."""
+        source_start, source_end = self.host.source_range(start, max(end, start))
+        line, column = self._file_index.position(source_start)
+        end_line, end_column = self._file_index.position(max(source_end, source_start))
+        return Span(self.path, line, column, end_line, end_column)
+
+    def edit(self, start: int, end: int, replacement: str) -> Edit | None:
+        """An edit of the file that replaces ``text[start:end]``, or ``None`` if unwritable."""
+        encoded = self.encode(replacement)
+        if encoded is None:
+            return None
+        source_start, source_end = self.host.source_range(start, end)
+        return Edit(source_start, source_end, encoded)
+
+    def line_bounds(self, offset: int) -> tuple[int, int]:
+        """Start of the template line holding ``offset``, and the end after its newline."""
+        start = self.text.rfind("\n", 0, offset) + 1
+        newline = self.text.find("\n", offset)
+        return start, len(self.text) if newline == -1 else newline + 1
+
+    def block_depth(self, offset: int) -> int:
+        """How many blocks (``{% if %}``, ``{{#section}}``, ...) are open at ``offset``."""
+        starts, depths = self._depth_index
+        index = bisect.bisect_right(starts, offset) - 1
+        return depths[index] if index >= 0 else 0
+
+    @cached_property
+    def _depth_index(self) -> tuple[list[int], list[int]]:
+        starts, depths, depth = [], [], 0
+        for tag in self.parsed.tags:
+            if tag.kind != BLOCK:
+                continue
+            if tag.word.startswith(("end", "/")):
+                depth = max(depth - 1, 0)
+                starts.append(tag.start)
+            elif tag.word in _JINJA_OPENERS or tag.word in {"#", "^"}:
+                starts.append(tag.end)
+                depth += 1
+            else:
+                continue
+            depths.append(depth)
+        return starts, depths
+
+    def tags_between(self, start: int, end: int) -> list[Tag]:
+        return [t for t in self.parsed.tags if start <= t.start < end]
+
+    def placeholders_between(self, start: int, end: int) -> list[Placeholder]:
+        return [p for p in self.placeholders if start <= p.start < end]
+
+    def static_between(self, start: int, end: int) -> str:
+        """Static text of ``text[start:end]``."""
+        static = self.parsed.static
+        return static.rendered[static.to_rendered(start) : static.to_rendered(end)]
+
+    def static_tokens(self, start: int, end: int, ctx: RuleContext) -> int:
+        """Tokens of static text in ``text[start:end]`` (the template is tokenized once)."""
+        if self._token_spans is None:
+            spans = ctx.tokenizer.offsets(self.static_text) if self.static_text else []
+            self._token_spans = ([s for s, _ in spans], [e for _, e in spans])
+        starts, ends = self._token_spans
+        static = self.parsed.static
+        low, high = static.to_rendered(start), static.to_rendered(end)
+        if high <= low:
+            return 0
+        return max(bisect.bisect_right(ends, high) - bisect.bisect_left(starts, low), 0)
+
+    def first_input(self, extra_input_names: Iterable[str] = ()) -> Placeholder | None:
+        """The first placeholder that substitutes per-request input (a question, a task)."""
+        names = tuple(extra_input_names)
+        for placeholder in self.placeholders:
+            if any(is_request_input(p, names) for p in placeholder.paths):
+                return placeholder
+        return None
+
+
+def syntax_for(path: str, text: str) -> str:
+    """The placeholder syntax of a template: by suffix, else by what the text contains."""
+    suffix = PurePath(path).suffix.lower()
+    if suffix in _JINJA_SUFFIXES:
+        return JINJA
+    if suffix == ".mustache" or _MUSTACHE_MARKERS.search(text):
+        return MUSTACHE
+    if _JINJA_MARKERS.search(text):
+        return JINJA
+    return FORMAT
+
+
+def parse_template(text: str, syntax: str, *, strict: bool = False) -> ParsedTemplate:
+    """Split ``text`` into static text, placeholders and tags.
+
+    With ``strict`` (a Jinja file), Jinja syntax errors raise :class:`SourceError`; otherwise
+    a template that Jinja cannot parse as a whole is still scanned tag by tag.
+    """
+    if syntax == JINJA:
+        if strict:
+            _validate_jinja(text)
+        return _scan_jinja(text, strict=strict)
+    if syntax == MUSTACHE:
+        return _scan_mustache(text)
+    return _scan_format(text)
+
+
+def _validate_jinja(text: str) -> None:
+    try:
+        _ENV.parse(text)
+    except TemplateSyntaxError as exc:
+        raise SourceError(f"Jinja syntax error: {exc.message}", exc.lineno or 1) from None
+
+
+def _scan_jinja(text: str, *, strict: bool) -> ParsedTemplate:
+    builder = SourceMapBuilder(text)
+    placeholders: list[Placeholder] = []
+    tags: list[Tag] = []
+    aliases: dict[str, tuple[str, ...]] = {}
+    position = 0
+    while (match := _JINJA_OPEN.search(text, position)) is not None:
+        start, opener = match.start(), match.group(1)
+        end = _jinja_tag_end(text, match.end(), opener)
+        if end is None:
+            if strict:
+                line = text.count("\n", 0, start) + 1
+                raise SourceError("Jinja syntax error: unclosed tag", line)
+            position = match.end()
+            continue
+        builder.literal(start)
+        inner = text[match.end() : end - 2].strip("-+ \t\r\n")
+        if opener == "#":
+            builder.other(COMMENT, end)
+            tags.append(Tag(start, end, COMMENT, "#"))
+        elif opener == "{":
+            builder.other(PLACEHOLDER, end)
+            placeholders.append(_jinja_placeholder(start, end, inner, aliases))
+        else:
+            word = inner.split(None, 1)[0] if inner.split() else ""
+            builder.other(BLOCK, end)
+            tags.append(Tag(start, end, BLOCK, word))
+            _record_alias(inner, aliases)
+            if word == "raw" and (close := _JINJA_ENDRAW.search(text, end)):
+                builder.literal(close.start())
+                builder.other(BLOCK, close.end())
+                tags.append(Tag(close.start(), close.end(), BLOCK, "endraw"))
+                end = close.end()
+        position = end
+    builder.literal(len(text))
+    return ParsedTemplate(JINJA, tuple(placeholders), tuple(tags), builder.build())
+
+
+def _jinja_tag_end(text: str, position: int, opener: str) -> int | None:
+    """Offset just past the tag that opened before ``position`` (strings may hold ``}}``)."""
+    if opener == "#":
+        close = text.find("#}", position)
+        return None if close == -1 else close + 2
+    wanted = "}}" if opener == "{" else "%}"
+    limit = min(len(text), position + _MAX_TAG_LENGTH)
+    for token in _JINJA_TAG_BODY.finditer(text, position, limit):
+        if token.group(1) == wanted:
+            return token.end()
+    return None
+
+
+def _record_alias(inner: str, aliases: dict[str, tuple[str, ...]]) -> None:
+    """Remember what ``{% for x in expr %}`` / ``{% set x = expr %}`` bind, by variable."""
+    match = _JINJA_ALIAS.match(inner)
+    if not match:
+        return
+    targets, expression = (
+        (match.group(1), match.group(2))
+        if match.group(1)
+        else (
+            match.group(3),
+            match.group(4),
+        )
+    )
+    paths, calls, _ = _analyse_expression(expression)
+    for target in re.findall(r"\w+", targets or ""):
+        aliases[target] = paths + calls
+
+
+def _jinja_placeholder(
+    start: int, end: int, inner: str, aliases: dict[str, tuple[str, ...]]
+) -> Placeholder:
+    paths, calls, filters = _analyse_expression(inner)
+    resolved: list[str] = []
+    for path in paths:
+        root, _, rest = path.partition(".")
+        if root not in aliases:
+            resolved.append(path)
+            continue
+        resolved.extend(f"{alias}.{rest}" if rest else alias for alias in aliases[root])
+    return Placeholder(start, end, JINJA, inner, tuple(resolved), calls, filters)
+
+
+@lru_cache(maxsize=4096)
+def _analyse_expression(
+    expression: str,
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """Dotted names, callees and filters used by a Jinja expression (parsed, never run)."""
+    try:
+        tree = _ENV.parse("{{ " + expression + " }}")
+    except TemplateSyntaxError:
+        found = _DOTTED.search(expression)
+        return ((found.group(0),) if found else ()), (), ()
+    paths: list[str] = []
+    calls: list[str] = []
+    filters: list[str] = []
+
+    def visit(node: nodes.Node) -> None:
+        if isinstance(node, nodes.Filter):
+            filters.append(node.name)
+        elif isinstance(node, nodes.Call):
+            callee = _dotted(node.node)
+            if callee:
+                calls.append(callee)
+                owner = callee.rpartition(".")[0]
+                if owner:
+                    paths.append(owner)
+                for child in (*node.args, *node.kwargs):
+                    visit(child)
+                return
+        elif isinstance(node, nodes.Name | nodes.Getattr | nodes.Getitem):
+            dotted = _dotted(node)
+            if dotted:
+                paths.append(dotted)
+                return
+        for child in node.iter_child_nodes():
+            visit(child)
+
+    visit(tree)
+    return tuple(paths), tuple(calls), tuple(filters)
+
+
+def _dotted(node: nodes.Node) -> str | None:
+    if isinstance(node, nodes.Name):
+        return node.name
+    if isinstance(node, nodes.Getattr):
+        base = _dotted(node.node)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, nodes.Getitem):
+        base = _dotted(node.node)
+        if base and isinstance(node.arg, nodes.Const):
+            key = node.arg.value
+            return f"{base}.{key}" if isinstance(key, str) else base
+        return base
+    return None
+
+
+def _scan_mustache(text: str) -> ParsedTemplate:
+    builder = SourceMapBuilder(text)
+    placeholders: list[Placeholder] = []
+    tags: list[Tag] = []
+    for match in _MUSTACHE_TAG.finditer(text):
+        builder.literal(match.start())
+        sigil = match.group(2) or ""
+        name = match.group(1) if match.group(1) is not None else match.group(3)
+        if sigil in ("", "&"):
+            builder.other(PLACEHOLDER, match.end())
+            paths = (name,) if _DOTTED.fullmatch(name) else ()
+            placeholders.append(Placeholder(match.start(), match.end(), MUSTACHE, name, paths))
+        else:
+            kind = COMMENT if sigil == "!" else BLOCK
+            builder.other(kind, match.end())
+            tags.append(Tag(match.start(), match.end(), kind, sigil))
+    builder.literal(len(text))
+    return ParsedTemplate(MUSTACHE, tuple(placeholders), tuple(tags), builder.build())
+
+
+def _scan_format(text: str) -> ParsedTemplate:
+    builder = SourceMapBuilder(text)
+    placeholders: list[Placeholder] = []
+    for match in _FORMAT_FIELD.finditer(text):
+        name = match.group(1) or match.group(2)
+        if name is None:
+            continue  # an escaped brace
+        builder.literal(match.start())
+        builder.other(PLACEHOLDER, match.end())
+        dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
+        placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, (dotted,)))
+    builder.literal(len(text))
+    return ParsedTemplate(FORMAT, tuple(placeholders), (), builder.build())
+
+
+def user_section_start(text: str) -> int:
+    """Where a plain template's user section begins (``User:``, ``# INPUT``), else its end."""
+    match = _USER_SECTION.search(text)
+    return match.start() if match else len(text)
+
+
+def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
+    """Diagnostics for a template file."""
+    syntax = syntax_for(ctx.path, text)
+    strict = PurePath(ctx.path).suffix.lower() in _JINJA_SUFFIXES
+    parsed = parse_template(text, syntax, strict=strict)
+    document = TemplateDocument(
+        path=ctx.path,
+        file_text=text,
+        text=text,
+        parsed=parsed,
+        host=SourceMap.identity(text),
+        prefix_end=user_section_start(text),
+    )
+    return run_checkers([document], ctx)
+
+
+def run_checkers(documents: Iterable[TemplateDocument], ctx: RuleContext) -> list[Diagnostic]:
+    """Run every enabled template checker over ``documents``."""
+    found: list[Diagnostic] = []
+    checkers = registry.checkers("template", ctx.enabled)
+    for document in documents:
+        for _, checker in checkers:
+            found.extend(checker(document, ctx))
+    return found
