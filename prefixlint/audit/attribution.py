@@ -1,0 +1,269 @@
+"""Miss attribution: which earlier request each request should have reused, and why it did not.
+
+The predecessor is, in order of preference: the last request of the same session
+(``session_id`` or the ``--session-key`` field); the last request whose whole conversation
+(its non-system messages, whitespace-normalised) is a prefix of this one's (a session inferred
+from a shared conversation head); otherwise the earlier request that shares the longest token
+prefix. The first differing token is mapped back to a component and classified
+(:mod:`prefixlint.audit.classify`). The cost is what the predecessor would have supplied
+minus what the cache model actually served.
+
+State stays small: a bounded, least-recently-used set of snapshots (the last request of each
+session plus recent ones), a bounded index of chained block hashes for the longest-prefix
+search, and a bounded index of conversation hashes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from array import array
+from collections import OrderedDict
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+from prefixlint.audit import classify
+from prefixlint.audit.diff import common_prefix_length, window
+from prefixlint.cache.base import CacheResult
+from prefixlint.chat import content_text
+from prefixlint.request import ChatRequest, Rendered
+
+INDEX_BLOCK = 64
+ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
+_SPACES = re.compile(r"\s+")
+
+
+class LRU(OrderedDict):
+    """A dict that forgets its least recently set or read entries beyond ``limit``."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def put(self, key: Hashable, value) -> None:
+        self[key] = value
+        self.move_to_end(key)
+        if len(self) > self.limit:
+            self.popitem(last=False)
+
+    def fetch(self, key: Hashable):
+        value = self.get(key)
+        if value is not None:
+            self.move_to_end(key)
+        return value
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """What attribution keeps of a request: its data, text, tokens and components."""
+
+    seq: int
+    line: int
+    conversation: int
+    request: ChatRequest
+    rendered: Rendered | None
+    units: array
+
+
+@dataclass(slots=True)
+class Divergence:
+    """How a request relates to its predecessor (no predecessor: everything ``None``/0)."""
+
+    predecessor_line: int | None = None
+    predecessor_tokens: int = 0
+    shared_tokens: int = 0
+    code: str | None = None
+    component: str | None = None
+    char: int | None = None
+    token: int | None = None
+    before: str = ""
+    after: str = ""
+    routing_changed: str | None = None
+
+    @property
+    def diverged(self) -> bool:
+        return self.code is not None and self.code != classify.FIRST_SEEN
+
+
+def _message_signature(message: dict) -> int:
+    text = unicodedata.normalize("NFC", content_text(message.get("content")))
+    calls = message.get("tool_calls")
+    return hash(
+        (
+            message.get("role"),
+            _SPACES.sub(" ", text).strip(),
+            message.get("tool_call_id"),
+            json.dumps(calls, sort_keys=True, ensure_ascii=False) if calls else None,
+        )
+    )
+
+
+def conversation_hashes(messages: Sequence[dict]) -> list[int]:
+    """Chained hashes of the non-system messages: entry ``i`` stands for the first ``i+1``."""
+    hashes, parent = [], 0
+    for message in messages:
+        if message.get("role") in classify.SYSTEM_ROLES:
+            continue
+        parent = hash((parent, _message_signature(message)))
+        hashes.append(parent)
+    return hashes
+
+
+def block_keys(units: array, block: int) -> list[int]:
+    """Chained hashes of every full ``block`` of ``units`` (a prefix index key per block)."""
+    data = units.tobytes()
+    step = block * units.itemsize
+    keys, parent = [], 0
+    for start in range(0, len(data) - step + 1, step):
+        parent = hash((parent, data[start : start + step]))
+        keys.append(parent)
+    return keys
+
+
+class Attributor:
+    """Finds each request's predecessor and where, and why, the two diverge."""
+
+    def __init__(self, *, max_snapshots: int = 1024, max_index: int = 200_000) -> None:
+        self.snapshots: LRU = LRU(max_snapshots)
+        self.sessions: LRU = LRU(max_snapshots * 4)
+        self.conversations: LRU = LRU(max_index)
+        self.prefixes: LRU = LRU(max_index)
+        self.seq = 0
+
+    def observe(
+        self,
+        request: ChatRequest,
+        rendered: Rendered | None,
+        units: Sequence[int],
+        unit_tokens: int,
+        session: str | None,
+    ) -> tuple[Divergence, int]:
+        """Attribute ``request`` against its predecessor, then remember it.
+
+        ``units`` are token ids, or block hashes of ``unit_tokens`` tokens each (Mooncake
+        traces); returns the divergence and the request's conversation number.
+        """
+        self.seq += 1
+        packed = array("q", units)
+        talk = conversation_hashes(request.messages) if rendered is not None else []
+        keys = block_keys(packed, INDEX_BLOCK if unit_tokens == 1 else 1)
+        predecessor, same_conversation = self._predecessor(session, talk, keys)
+        if predecessor is None:
+            divergence, conversation = Divergence(), self.seq
+        else:
+            divergence = self._diverge(
+                predecessor, request, rendered, packed, unit_tokens, same_conversation
+            )
+            conversation = predecessor.conversation if same_conversation else self.seq
+        snapshot = Snapshot(self.seq, request.line, conversation, request, rendered, packed)
+        self.snapshots.put(self.seq, snapshot)
+        if session is not None:
+            self.sessions.put(session, self.seq)
+        if talk:
+            self.conversations.put(talk[-1], self.seq)
+        for key in keys:
+            self.prefixes.put(key, self.seq)
+        return divergence, conversation
+
+    def _predecessor(
+        self, session: str | None, talk: list[int], keys: list[int]
+    ) -> tuple[Snapshot | None, bool]:
+        if session is not None:
+            seq = self.sessions.fetch(session)
+            found = self.snapshots.fetch(seq) if seq is not None else None
+            if found is not None:
+                return found, True
+        for key in reversed(talk):
+            seq = self.conversations.get(key)
+            found = self.snapshots.fetch(seq) if seq is not None else None
+            if found is not None:
+                return found, True
+        best = None
+        for key in keys:
+            seq = self.prefixes.get(key)
+            if seq is None:
+                break
+            found = self.snapshots.get(seq)
+            if found is not None:
+                best = found
+        return best, False
+
+    def _diverge(
+        self,
+        predecessor: Snapshot,
+        request: ChatRequest,
+        rendered: Rendered | None,
+        units: array,
+        unit_tokens: int,
+        same_conversation: bool,
+    ) -> Divergence:
+        shared_units = common_prefix_length(predecessor.units, units)
+        divergence = Divergence(
+            predecessor_line=predecessor.line,
+            predecessor_tokens=_tokens(predecessor, unit_tokens),
+            shared_tokens=min(shared_units * unit_tokens, _tokens_of(request, units, unit_tokens)),
+        )
+        routing = [
+            p for p in classify.changed_params(predecessor.request, request) if p in ROUTING_PARAMS
+        ]
+        divergence.routing_changed = routing[0] if routing else None
+        if shared_units >= len(predecessor.units):
+            return divergence
+        divergence.token = shared_units * unit_tokens
+        if rendered is None or predecessor.rendered is None:
+            divergence.code = classify.CONTENT_CHANGED
+            return divergence
+        before_text, after_text = predecessor.rendered.text, rendered.text
+        char = common_prefix_length(before_text, after_text)
+        divergence.char = char
+        divergence.before = window(before_text, char)
+        divergence.after = window(after_text, char)
+        if char >= len(before_text):
+            # The texts agree; the tokens differ where BPE merged across the old ending.
+            divergence.code, divergence.component = "PFX404", _component_at(rendered, char)
+            return divergence
+        if _component_at(predecessor.rendered, char) == "generation_prompt":
+            divergence.code = classify.FIRST_SEEN
+            divergence.component = _component_at(rendered, char)
+            return divergence
+        component = _component_at(rendered, char) or "generation_prompt"
+        divergence.code, divergence.component = classify.classify(
+            predecessor.request, request, component, same_conversation
+        )
+        return divergence
+
+
+def _component_at(rendered: Rendered, char: int) -> str | None:
+    component = rendered.component_at_char(char)
+    return component.name if component else None
+
+
+def _tokens(snapshot: Snapshot, unit_tokens: int) -> int:
+    return _tokens_of(snapshot.request, snapshot.units, unit_tokens)
+
+
+def _tokens_of(request: ChatRequest, units: Sequence[int], unit_tokens: int) -> int:
+    if unit_tokens == 1:
+        return len(units)
+    return request.input_length or len(units) * unit_tokens
+
+
+def cause_for(divergence: Divergence, result: CacheResult) -> tuple[str | None, int]:
+    """``(cause, cost tokens)`` for one request on one cache model.
+
+    A divergence names the cause when it cost tokens; otherwise the cache's own reason
+    (``first-seen`` for new content, ``evicted``, ``ttl-expired``, ``below-minimum``) does,
+    or a routing change (model, ``prompt_cache_key``) when the predecessor's tokens were all
+    still there but not served.
+    """
+    supplied = min(divergence.predecessor_tokens, result.prompt_tokens)
+    cost = max(0, supplied - result.cached_tokens)
+    if divergence.diverged and cost > 0:
+        return divergence.code, cost
+    reason = result.miss_reason
+    if reason in ("evicted", "ttl-expired", "below-minimum"):
+        return reason, cost
+    if reason == "first-seen" and cost > 0 and divergence.routing_changed:
+        return "PFX601", cost
+    return reason, 0

@@ -1,0 +1,244 @@
+"""What-if canonicalisers: each rewrites a request as the fixed application would have sent it.
+
+One per family of causes:
+
+- ``volatile`` (PFX101-104): dates, times, ids and labelled per-user values leave the system
+  prompt and the tool definitions and are appended to the last message instead.
+- ``order`` (PFX201, PFX202, PFX204): one tool set per conversation (every tool seen in it so
+  far), sorted by name, every JSON object with sorted keys, tool-call arguments and JSON tool
+  results re-serialised with sorted keys.
+- ``whitespace`` (PFX401-403): text NFC-normalised, invisible characters dropped, line endings
+  unified, trailing spaces and blank lines removed.
+- ``history`` (PFX501, PFX502, PFX504): the conversation is append-only: each request is the
+  previous request of its conversation (as rewritten) plus the messages that are new.
+- ``params`` (PFX601): the model and parameters of a conversation's first request throughout.
+
+Conversations are the ones the attribution found (same session, or the predecessor it chose),
+and the state kept per conversation is bounded like the attribution's.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+
+from prefixlint.audit.attribution import LRU
+from prefixlint.audit.classify import SYSTEM_ROLES, tool_name
+from prefixlint.audit.volatile import without_values
+from prefixlint.chat import content_text
+from prefixlint.request import ChatRequest
+
+MAX_CONVERSATIONS = 4096
+_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
+_SPACE_LIKE = re.compile("[\u00a0\u202f]")
+
+
+def _map_text(message: dict, rewrite: Callable[[str], str]) -> dict:
+    """``message`` with its text content rewritten (a string, or the text of each part)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": rewrite(content)}
+    if isinstance(content, list):
+        parts = [
+            {**part, "text": rewrite(part["text"])}
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+            else part
+            for part in content
+        ]
+        return {**message, "content": parts}
+    return message
+
+
+def _map_strings(value, rewrite: Callable[[str], str]):
+    """Every string inside a JSON-like value rewritten (keys kept)."""
+    if isinstance(value, str):
+        return rewrite(value)
+    if isinstance(value, dict):
+        return {k: _map_strings(v, rewrite) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_map_strings(v, rewrite) for v in value]
+    return value
+
+
+def sorted_keys(value):
+    """A JSON-like value with every object's keys in sorted order."""
+    if isinstance(value, dict):
+        return {k: sorted_keys(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [sorted_keys(v) for v in value]
+    return value
+
+
+def normalise_whitespace(text: str) -> str:
+    """NFC, no invisible characters, ``\\n`` line ends, no trailing spaces or blank lines."""
+    text = unicodedata.normalize("NFC", _SPACE_LIKE.sub(" ", text.translate(_INVISIBLE)))
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines if line.strip())
+
+
+class Canonicaliser:
+    """Rewrites requests for one family of causes; ``codes`` are the causes it removes."""
+
+    family: str = ""
+    codes: tuple[str, ...] = ()
+
+    def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
+        raise NotImplementedError
+
+
+class Whitespace(Canonicaliser):
+    family, codes = "whitespace", ("PFX401", "PFX402", "PFX403")
+
+    def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
+        return dataclasses.replace(
+            request,
+            system=None if request.system is None else normalise_whitespace(request.system),
+            messages=tuple(_map_text(m, normalise_whitespace) for m in request.messages),
+            tools=tuple(_map_strings(t, normalise_whitespace) for t in request.tools),
+        )
+
+
+class Order(Canonicaliser):
+    family, codes = "order", ("PFX201", "PFX202", "PFX204")
+
+    def __init__(self) -> None:
+        self.tool_sets: LRU = LRU(MAX_CONVERSATIONS)
+
+    def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
+        tools = dict(self.tool_sets.fetch(conversation) or {})
+        tools.update((tool_name(t) or json.dumps(t, sort_keys=True), t) for t in request.tools)
+        self.tool_sets.put(conversation, tools)
+        ordered = tuple(sorted_keys(tools[name]) for name in sorted(tools, key=str))
+        return dataclasses.replace(
+            request, tools=ordered, messages=tuple(_sorted_json(m) for m in request.messages)
+        )
+
+
+def _resorted(text: str) -> str:
+    try:
+        value = json.loads(text)
+    except (TypeError, ValueError):
+        return text
+    if not isinstance(value, (dict, list)):
+        return text
+    return json.dumps(sorted_keys(value), ensure_ascii=False)
+
+
+def _sorted_json(message: dict) -> dict:
+    """Tool-call arguments and JSON tool results with sorted keys."""
+    if message.get("role") == "tool":
+        message = _map_text(message, _resorted)
+    calls = message.get("tool_calls")
+    if not calls:
+        return message
+    rewritten = []
+    for call in calls:
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            arguments = function.get("arguments")
+            if isinstance(arguments, str):
+                arguments = _resorted(arguments)
+            else:
+                arguments = sorted_keys(arguments)
+            call = {**call, "function": {**function, "arguments": arguments}}
+        rewritten.append(call)
+    return {**message, "tool_calls": rewritten}
+
+
+class Volatile(Canonicaliser):
+    family, codes = "volatile", ("PFX101", "PFX102", "PFX103", "PFX104")
+
+    def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
+        moved: list[str] = []
+
+        def strip(text: str) -> str:
+            kept, removed = without_values(text)
+            moved.extend(removed)
+            return kept
+
+        system = None if request.system is None else strip(request.system)
+        tools = tuple(_map_strings(t, strip) for t in request.tools)
+        messages = list(request.messages)
+        for index, message in enumerate(messages):
+            if message.get("role") not in SYSTEM_ROLES:
+                break
+            messages[index] = _map_text(message, strip)
+        if moved and messages and messages[-1].get("role") not in SYSTEM_ROLES:
+            last = messages[-1]
+            tail = "\n\n" + "; ".join(moved)
+            messages[-1] = {**last, "content": content_text(last.get("content")) + tail}
+        elif moved:
+            return request
+        return dataclasses.replace(request, system=system, tools=tools, messages=tuple(messages))
+
+
+class History(Canonicaliser):
+    family, codes = "history", ("PFX501", "PFX502", "PFX504")
+
+    def __init__(self) -> None:
+        self.previous: LRU = LRU(MAX_CONVERSATIONS)
+
+    def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
+        head, talk = _split_system(request.messages)
+        before = self.previous.fetch(conversation)
+        rewritten = talk if before is None else before[1] + _new_messages(before[0], talk)
+        self.previous.put(conversation, (talk, rewritten))
+        return dataclasses.replace(request, messages=tuple(head + rewritten))
+
+
+def _split_system(messages: Sequence[dict]) -> tuple[list[dict], list[dict]]:
+    index = 0
+    while index < len(messages) and messages[index].get("role") in SYSTEM_ROLES:
+        index += 1
+    return list(messages[:index]), list(messages[index:])
+
+
+def _new_messages(previous: list[dict], current: list[dict]) -> list[dict]:
+    """The messages of ``current`` that came after ``previous`` ended: those after the last
+    occurrence of ``previous``'s final message, else those beyond ``previous``'s length."""
+    if current[: len(previous)] == previous:
+        return current[len(previous) :]
+    if previous:
+        for index in range(len(current) - 1, -1, -1):
+            if current[index] == previous[-1]:
+                return current[index + 1 :]
+    return current[len(previous) :]
+
+
+class Params(Canonicaliser):
+    family, codes = "params", ("PFX601",)
+
+    def __init__(self) -> None:
+        self.first: LRU = LRU(MAX_CONVERSATIONS)
+
+    def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
+        first = self.first.fetch(conversation)
+        if first is None:
+            self.first.put(conversation, (request.model, request.params))
+            return request
+        return dataclasses.replace(request, model=first[0], params=first[1])
+
+
+class Together(Canonicaliser):
+    """Every family at once, in an order where each sees the others' output."""
+
+    family = "all"
+
+    def __init__(self, parts: Sequence[Canonicaliser]) -> None:
+        self.parts = list(parts)
+        self.codes = tuple(code for part in self.parts for code in part.codes)
+
+    def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
+        for part in self.parts:
+            request = part.rewrite(request, conversation)
+        return request
+
+
+def canonicalisers() -> list[Canonicaliser]:
+    """A fresh canonicaliser per family, then one that applies them all."""
+    families = [Volatile, Order, Whitespace, History, Params]
+    together_order = [Whitespace, Order, Volatile, Params, History]
+    return [*(f() for f in families), Together([f() for f in together_order])]

@@ -1,0 +1,290 @@
+"""Name the cause of a divergence between a request and the one it should have reused.
+
+Every test here compares the differing component in both requests and answers with a rule
+code only when the comparison proves it (same after date masking -> PFX101, same after
+sorting the tools -> PFX201, ...); anything else is ``content-changed``. A wrong cause sends
+engineers the wrong way, so unsure means ``content-changed``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+from prefixlint.audit.diff import common_prefix_length
+from prefixlint.audit.volatile import value_at
+from prefixlint.chat import content_text
+from prefixlint.request import ChatRequest
+
+CONTENT_CHANGED = "content-changed"
+FIRST_SEEN = "first-seen"
+RESYNC_CHARS = 40
+SYSTEM_ROLES = frozenset({"system", "developer"})
+_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
+_WHITESPACE_RUN = re.compile(r"\s+")
+
+
+def _unicode_normal(text: str) -> str:
+    text = text.translate(_INVISIBLE).replace("\u00a0", " ").replace("\u202f", " ")
+    return unicodedata.normalize("NFC", text)
+
+
+def _line_ending_normal(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _whitespace_normal(text: str) -> str:
+    return _WHITESPACE_RUN.sub(" ", text).rstrip()
+
+
+# Cumulative normalisations, each with the code of the drift it removes.
+_WHITESPACE_STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
+    ("PFX403", _unicode_normal),
+    ("PFX401", _line_ending_normal),
+    ("PFX402", _whitespace_normal),
+)
+
+
+def _is_blank(char: str) -> bool:
+    return char.isspace() or ord(char) in _INVISIBLE
+
+
+def whitespace_code(a: str, b: str, offset: int) -> str | None:
+    """PFX401/402/403 when ``a`` and ``b`` differ at ``offset`` only by whitespace drift.
+
+    The comparison starts at the whitespace run around ``offset`` and must hold for the next
+    :data:`RESYNC_CHARS` normalised characters (or to the end): a later, unrelated change
+    does not hide that the first difference was whitespace.
+    """
+    start = offset
+    while start > 0 and _is_blank(a[start - 1]):
+        start -= 1
+    if not any(_is_blank(c) for c in (a[offset : offset + 1] + b[offset : offset + 1])):
+        return None
+    rest_a, rest_b = a[start:], b[start:]
+    for code, normalise in _WHITESPACE_STEPS:
+        rest_a, rest_b = normalise(rest_a), normalise(rest_b)
+        if rest_a[:RESYNC_CHARS] == rest_b[:RESYNC_CHARS]:
+            return code
+    return None
+
+
+def volatile_code(a: str, b: str, offset: int) -> str | None:
+    """PFX101-104 when the first difference lies in a date, id or labelled value in both texts.
+
+    The two values must start at the same place and the text after them must agree again for
+    :data:`RESYNC_CHARS` characters (or to the end): a value was swapped, nothing else.
+    """
+    value_a, value_b = value_at(a, offset), value_at(b, offset)
+    if value_a is None or value_b is None:
+        return None
+    if value_a.start != value_b.start or value_a.code != value_b.code:
+        return None
+    if a[value_a.end : value_a.end + RESYNC_CHARS] != b[value_b.end : value_b.end + RESYNC_CHARS]:
+        return None
+    return value_b.code
+
+
+def text_change_code(a: str, b: str) -> str | None:
+    """The code for how text ``a`` became ``b`` (whitespace drift or a volatile value)."""
+    offset = common_prefix_length(a, b)
+    return whitespace_code(a, b, offset) or volatile_code(a, b, offset)
+
+
+def _dump(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _parse_json(text: str):
+    try:
+        return json.loads(text)
+    except (TypeError, ValueError):
+        return None
+
+
+def json_key_order_changed(a: str, b: str) -> bool:
+    """Whether two JSON texts hold equal values serialised with a different key order."""
+    value_a = _parse_json(a)
+    return isinstance(value_a, (dict, list)) and value_a == _parse_json(b) and a != b
+
+
+def tool_name(tool: dict) -> str | None:
+    function = tool.get("function")
+    if isinstance(function, dict):
+        return function.get("name")
+    return tool.get("name")
+
+
+def tools_code(before: Sequence[dict], after: Sequence[dict]) -> str:
+    """Cause of the first difference between two tool lists (PFX201/202/204, text codes)."""
+    names_before = [tool_name(t) for t in before]
+    names_after = [tool_name(t) for t in after]
+    for index in range(max(len(before), len(after))):
+        if index >= len(before) or index >= len(after):
+            break
+        text_before, text_after = _dump(before[index]), _dump(after[index])
+        if text_before == text_after:
+            continue
+        if names_before[index] != names_after[index]:
+            break
+        if before[index] == after[index]:
+            return "PFX202"
+        return text_change_code(text_before, text_after) or CONTENT_CHANGED
+    if Counter(names_before) != Counter(names_after):
+        return "PFX204"
+    if names_before != names_after:
+        return "PFX201"
+    return CONTENT_CHANGED
+
+
+def _message_key(message: dict) -> str:
+    return _dump(message)
+
+
+def _non_system(messages: Sequence[dict]) -> list[str]:
+    return [_message_key(m) for m in messages if m.get("role") not in SYSTEM_ROLES]
+
+
+def is_sliding_window(before: Sequence[dict], after: Sequence[dict], min_overlap: int = 2) -> bool:
+    """Whether ``after`` drops ``s >= 1`` conversation messages from the front of ``before``
+    and keeps the next ones unchanged (at least ``min_overlap`` of them)."""
+    old, new = _non_system(before), _non_system(after)
+    for shift in range(1, len(old) - min_overlap + 1):
+        kept = old[shift:]
+        if new[: len(kept)] == kept:
+            return True
+    return False
+
+
+def _tool_call_arguments(message: dict) -> list[str]:
+    calls = message.get("tool_calls") or ()
+    arguments = []
+    for call in calls:
+        function = call.get("function", call) if isinstance(call, dict) else {}
+        value = function.get("arguments")
+        arguments.append(value if isinstance(value, str) else _dump(value))
+    return arguments
+
+
+def _edited_message_code(old: dict, new: dict) -> str | None:
+    """The code for how one message became another with the same role, if provable."""
+    old_text, new_text = content_text(old.get("content")), content_text(new.get("content"))
+    if old_text != new_text:
+        if json_key_order_changed(old_text, new_text):
+            return "PFX202"
+        return text_change_code(old_text, new_text)
+    old_args, new_args = _tool_call_arguments(old), _tool_call_arguments(new)
+    if old_args != new_args and len(old_args) == len(new_args):
+        for a, b in zip(old_args, new_args, strict=True):
+            if a != b:
+                return "PFX202" if json_key_order_changed(a, b) else text_change_code(a, b)
+    return None
+
+
+def _starts_with(messages: Sequence[dict], start: int, expected: Sequence[dict]) -> bool:
+    return bool(expected) and list(messages[start : start + len(expected)]) == list(expected)
+
+
+def messages_code(
+    before: Sequence[dict], after: Sequence[dict], index: int, same_conversation: bool
+) -> str | None:
+    """Cause of a difference first seen in ``after[index]``; ``None`` when the two messages are
+    equal as data (the difference then comes from how they were rendered)."""
+    if index >= len(before):
+        return FIRST_SEEN
+    old, new = before[index], after[index] if index < len(after) else None
+    if old == new:
+        return None
+    opens_conversation = all(m.get("role") in SYSTEM_ROLES for m in before[:index])
+    if not same_conversation and (opens_conversation or index == len(before) - 1):
+        # Another conversation (or a branch of this one) that shares only the head.
+        return FIRST_SEEN
+    if is_sliding_window(before, after):
+        return "PFX502"
+    if new is None:
+        return "PFX501"
+    if old.get("role") == new.get("role"):
+        code = _edited_message_code(old, new)
+        if code:
+            return code
+    tail = min(3, len(before) - index - 1)
+    removed = _starts_with(after, index, before[index + 1 : index + 1 + tail])
+    inserted = _starts_with(after, index + 1, before[index : index + tail + 1])
+    if removed or inserted:
+        return "PFX501"
+    return _rewrite_code(before, after, index)
+
+
+def _rewrite_code(before: Sequence[dict], after: Sequence[dict], index: int) -> str:
+    """PFX504 when every changed message from ``index`` on is a tool result (same call id),
+    PFX501 when the only change is one message edited in place."""
+    overlap = min(len(before), len(after))
+    changed = [j for j in range(index, overlap) if before[j] != after[j]]
+    same_roles = all(before[j].get("role") == after[j].get("role") for j in changed)
+    if not same_roles:
+        return CONTENT_CHANGED
+    if all(
+        before[j].get("role") == "tool"
+        and before[j].get("tool_call_id") == after[j].get("tool_call_id")
+        for j in changed
+    ):
+        return "PFX504"
+    return "PFX501" if changed == [index] else CONTENT_CHANGED
+
+
+def changed_params(before: ChatRequest, after: ChatRequest) -> list[str]:
+    """Names of the request parameters (``model`` included) that differ."""
+    names = ["model"] if before.model != after.model else []
+    keys = sorted(set(before.params) | set(after.params))
+    names += [f"params.{k}" for k in keys if before.params.get(k) != after.params.get(k)]
+    return names
+
+
+def component_data(request: ChatRequest, name: str):
+    """The logged data behind a rendered component, or ``None`` for a template-only part."""
+    if name == "system":
+        return request.system
+    match = re.fullmatch(r"(messages|tools)\[(\d+)\]", name)
+    if not match:
+        return None
+    items = request.messages if match.group(1) == "messages" else request.tools
+    index = int(match.group(2))
+    return items[index] if index < len(items) else None
+
+
+def classify(
+    before: ChatRequest, after: ChatRequest, component: str, same_conversation: bool
+) -> tuple[str, str]:
+    """``(cause, component)`` for a divergence first seen in ``component`` of ``after``.
+
+    ``component`` is a rendered component name (``tools[i]``, ``tools``, ``system``,
+    ``messages[k]``, ``generation_prompt``); the answer may name a request parameter
+    (``params.tool_choice``) instead when that is what changed.
+    """
+    if component.startswith("tools"):
+        if _dump(list(before.tools)) != _dump(list(after.tools)):
+            return tools_code(before.tools, after.tools), component
+    elif component == "system":
+        if before.system != after.system:
+            if before.system is None or after.system is None:
+                return CONTENT_CHANGED, component
+            return text_change_code(before.system, after.system) or CONTENT_CHANGED, component
+    elif component.startswith("messages["):
+        index = int(component[len("messages[") : -1])
+        code = messages_code(before.messages, after.messages, index, same_conversation)
+        if code:
+            return code, component
+    elif component == "generation_prompt":
+        return FIRST_SEEN, component
+    # The component's own data is unchanged: something else changed how it renders.
+    if _dump(list(before.tools)) != _dump(list(after.tools)):
+        return tools_code(before.tools, after.tools), "tools"
+    params = changed_params(before, after)
+    if params:
+        return "PFX601", params[0]
+    if component_data(before, component) is not None:
+        return "PFX503", component
+    return CONTENT_CHANGED, component

@@ -1,0 +1,47 @@
+"""Words for causes and numbers, shared by the terminal and HTML reports."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from prefixlint import registry
+from prefixlint.audit.results import WhatIf
+
+CAUSE_TEXT = {
+    "first-seen": "new content, never cached before",
+    "evicted": "was cached, evicted for capacity",
+    "ttl-expired": "was cached, expired",
+    "below-minimum": "shorter than the smallest cacheable prefix",
+    "content-changed": "earlier content changed (no specific pattern proven)",
+}
+
+
+def cause_label(cause: str) -> str:
+    """``PFX101 volatile-timestamp-in-prefix`` for a rule code, a phrase for other causes."""
+    if cause.startswith("PFX"):
+        try:
+            return f"{cause} {registry.doc(cause).name}"
+        except KeyError:
+            return cause
+    return f"{cause}: {CAUSE_TEXT[cause]}" if cause in CAUSE_TEXT else cause
+
+
+def percent(rate: float) -> str:
+    return f"{rate * 100:.1f}%"
+
+
+def dollars(value: float | None) -> str:
+    return "-" if value is None else f"${value:,.4f}"
+
+
+def headline(entry: WhatIf, seen: Iterable[str] = ()) -> str:
+    """``fixing PFX101 raises the hit rate from 12.0% to 81.0% (vllm)``.
+
+    Names the fix's codes that were ``seen`` among the causes, else all of its codes.
+    """
+    codes = [c for c in entry.codes if c in set(seen)] or list(entry.codes)
+    what = "fixing everything" if entry.fix == "all" else "fixing " + ", ".join(codes)
+    return (
+        f"{what} raises the hit rate from {percent(entry.base.hit_rate)} to "
+        f"{percent(entry.fixed.hit_rate)} ({entry.model_cache})"
+    )

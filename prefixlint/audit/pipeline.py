@@ -1,0 +1,296 @@
+"""The streaming audit: read each logged request, render it, feed every selected cache model,
+attribute the misses, and keep one small record per request and cache model.
+
+Nothing but the records, a bounded attribution state and a few example windows outlives a
+request, so memory grows with the number of requests only by one record each.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from prefixlint.audit.attribution import Attributor, Divergence, cause_for
+from prefixlint.audit.prices import PriceTable
+from prefixlint.audit.results import AuditReport, Example, RequestRecord, Skipped
+from prefixlint.audit.whatif import WhatIfRunner
+from prefixlint.cache import CACHE_MODELS, CacheQuery, make_cache_model
+from prefixlint.cache.base import CacheResult, InvalidQuery
+from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
+from prefixlint.request import ChatRequest, Rendered
+from prefixlint.sources.logs import SkippedLine, read_log
+
+MOONCAKE_BLOCK_TOKENS = 512
+
+
+class AuditError(Exception):
+    """The audit cannot run (unknown cache model, bad option); the message says why."""
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How to audit: which cache models, how to render, how to find sessions."""
+
+    caches: tuple[str, ...] = ("vllm",)
+    block_size: int | None = None
+    page_size: int | None = None
+    capacity_tokens: int | None = None
+    tokenizer: str = "qwen"
+    template: str = DEFAULT_TEMPLATE
+    log_format: str = "auto"
+    session_key: str | None = None
+    what_if: bool = True
+    trace_block_tokens: int = MOONCAKE_BLOCK_TOKENS
+    max_snapshots: int = 1024
+    examples_per_cause: int = 3
+    prices: PriceTable | None = None
+    extra_cache_params: dict[str, Any] = field(default_factory=dict)
+
+    def cache_params(self, name: str) -> dict[str, Any]:
+        """The options that ``name``'s model takes, among those that were set."""
+        if name not in CACHE_MODELS:
+            known = ", ".join(sorted(CACHE_MODELS))
+            raise AuditError(f"unknown cache model {name!r} (known: {known})")
+        given = {
+            "block_size": self.block_size,
+            "page_size": self.page_size,
+            "capacity_tokens": self.capacity_tokens,
+            **self.extra_cache_params,
+        }
+        accepted = {
+            parameter.name
+            for parameter in inspect.signature(CACHE_MODELS[name]).parameters.values()
+            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
+        }
+        return {k: v for k, v in given.items() if v is not None and k in accepted}
+
+
+def session_of(request: ChatRequest, key: str | None) -> str | None:
+    """The request's session: the logged ``session_id``, or the field ``key`` names.
+
+    ``key`` is a request field (``route``, ``model``) or a dotted path into the request
+    parameters (``user``, ``metadata.user_id``, ``prompt_cache_key``).
+    """
+    if key is None:
+        return request.session_id
+    if key in ("session_id", "route", "model"):
+        value = getattr(request, key)
+        return None if value is None else str(value)
+    value: Any = request.params
+    for part in key.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return None
+        value = value[part]
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A request ready for the cache models: its query and, for text logs, its rendering."""
+
+    request: ChatRequest
+    query: CacheQuery
+    rendered: Rendered | None
+    units: Sequence[int]
+    unit_tokens: int
+
+
+def build_query(request: ChatRequest, rendered: Rendered) -> CacheQuery:
+    """The cache query for a rendered request: tokens, breakpoints and block boundaries."""
+    ends = {c.name: c.token_end for c in rendered.components}
+    breakpoints = tuple(
+        (ends[name], ttl) for name, ttl in request.cache_breakpoints if name in ends
+    )
+    boundaries = sorted(
+        {
+            c.token_end
+            for c in rendered.components
+            if c.name == "system" or c.name.startswith(("messages[", "tools["))
+        }
+    )
+    return CacheQuery(
+        tokens=rendered.tokens,
+        timestamp=request.timestamp,
+        output_tokens=request.output_length or 0,
+        cache_key=_cache_key(request),
+        model=request.model,
+        breakpoints=breakpoints,
+        boundaries=tuple(boundaries),
+    )
+
+
+def _cache_key(request: ChatRequest) -> str | None:
+    for name in ("prompt_cache_key", "cache_salt"):
+        value = request.params.get(name)
+        if value is not None:
+            return str(value)
+    return None
+
+
+class Auditor:
+    """Feeds requests through rendering, the cache models, attribution and the what-if runs."""
+
+    def __init__(self, options: AuditOptions, files: Sequence[str]) -> None:
+        self.options = options
+        self.models = {
+            name: make_cache_model(name, **options.cache_params(name)) for name in options.caches
+        }
+        self.renderer = None
+        self.attributor = Attributor(max_snapshots=options.max_snapshots)
+        self.prices = options.prices or PriceTable.load()
+        self.report = AuditReport(
+            files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
+        )
+        self.what_if = WhatIfRunner(options, self._render) if options.what_if else None
+
+    def _render(self, request: ChatRequest) -> Rendered:
+        if self.renderer is None:
+            self.renderer = get_renderer(self.options.template, self.options.tokenizer)
+        return self.renderer.render(request)
+
+    def prepare(self, request: ChatRequest) -> Prepared:
+        """Render ``request`` (or take its block hashes) and build its cache query."""
+        if request.hash_ids is not None:
+            query = CacheQuery(
+                block_hashes=request.hash_ids,
+                block_tokens=self.options.trace_block_tokens,
+                input_length=request.input_length,
+                timestamp=request.timestamp,
+                output_tokens=request.output_length or 0,
+                model=request.model,
+            )
+            return Prepared(request, query, None, request.hash_ids, self.options.trace_block_tokens)
+        rendered = self._render(request)
+        return Prepared(request, build_query(request, rendered), rendered, rendered.tokens, 1)
+
+    def skip(self, file: str, line: int, reason: str) -> None:
+        self.report.skipped.append(Skipped(file, line, reason))
+
+    def feed(self, file: str, prepared: Prepared) -> None:
+        """Run one prepared request through every cache model and record the outcome."""
+        request = prepared.request
+        session = session_of(request, self.options.session_key)
+        divergence, conversation = self.attributor.observe(
+            request, prepared.rendered, prepared.units, prepared.unit_tokens, session
+        )
+        results = {name: model.process(prepared.query) for name, model in self.models.items()}
+        observed = request.usage.cached_tokens if request.usage else None
+        price = self.prices.lookup(request.model)
+        for name, result in results.items():
+            cause, cost = cause_for(divergence, result)
+            record = self._record(file, request, session, name, result, cause, cost, divergence)
+            record.observed_cached = observed
+            if price is not None:
+                record.cost_usd = price.cost(
+                    result.prompt_tokens, result.cached_tokens, result.cache_write_tokens
+                )
+            self.report.records.append(record)
+        if self.what_if is not None and prepared.rendered is not None:
+            self.what_if.feed(request, conversation, results, price)
+
+    def _record(
+        self,
+        file: str,
+        request: ChatRequest,
+        session: str | None,
+        name: str,
+        result: CacheResult,
+        cause: str | None,
+        cost: int,
+        divergence: Divergence,
+    ) -> RequestRecord:
+        located = divergence.diverged and cause == divergence.code
+        component = divergence.component if located else None
+        if cause == "PFX601" and not located:
+            component = divergence.routing_changed
+        record = RequestRecord(
+            file=file,
+            line=request.line,
+            session_id=session,
+            model_cache=name,
+            timestamp=request.timestamp,
+            prompt_tokens=result.prompt_tokens,
+            cached_tokens=result.cached_tokens,
+            cache_write_tokens=result.cache_write_tokens,
+            cause=cause,
+            component=component,
+            divergence_char=divergence.char if located else None,
+            divergence_token=divergence.token if located else None,
+            predecessor_line=divergence.predecessor_line if cause and cost else None,
+            cost_tokens=cost,
+            observed_cached=None,
+        )
+        if located:
+            self._keep_example(file, record, divergence)
+        return record
+
+    def _keep_example(self, file: str, record: RequestRecord, divergence: Divergence) -> None:
+        examples = self.report.examples.setdefault((record.model_cache, record.cause), [])
+        if len(examples) < self.options.examples_per_cause:
+            examples.append(
+                Example(
+                    file=file,
+                    line=record.line,
+                    predecessor_line=divergence.predecessor_line,
+                    component=record.component,
+                    char=divergence.char,
+                    token=divergence.token,
+                    before=divergence.before,
+                    after=divergence.after,
+                )
+            )
+
+    def finish(self) -> AuditReport:
+        if self.what_if is not None:
+            self.report.what_if = self.what_if.results(self.report)
+        return self.report
+
+
+def run_audit(
+    files: Sequence[str],
+    options: AuditOptions,
+    *,
+    on_line: Callable[[], None] | None = None,
+    on_prepared: Callable[[Prepared], None] | None = None,
+) -> AuditReport:
+    """Audit the logs in ``files`` (``-`` is stdin), in order, as one stream of requests.
+
+    ``on_line`` is called once per log line (progress); ``on_prepared`` once per request that
+    rendered (token dumps). Raises ``LogReadError`` for an unreadable file and
+    :class:`AuditError` for bad options.
+    """
+    auditor = Auditor(options, files)
+    offline = [m for m in auditor.models.values() if hasattr(m, "prepare")]
+    if offline:
+        if "-" in files:
+            raise AuditError("offline cache models (belady) read the log twice: give a file, not -")
+        queries = [prepared.query for _, prepared in _prepared(auditor, files, None)]
+        for model in offline:
+            model.prepare(queries)
+        auditor.report.skipped.clear()
+    for file, prepared in _prepared(auditor, files, on_line):
+        if on_prepared is not None:
+            on_prepared(prepared)
+        auditor.feed(file, prepared)
+    return auditor.finish()
+
+
+def _prepared(
+    auditor: Auditor, files: Sequence[str], on_line: Callable[[], None] | None
+) -> Iterator[tuple[str, Prepared]]:
+    """Every request of ``files`` that renders, in order; other lines are counted as skipped."""
+    auditor.report.lines_read = 0
+    for file in files:
+        for item in read_log(file, format=auditor.options.log_format):
+            auditor.report.lines_read += 1
+            if on_line is not None:
+                on_line()
+            if isinstance(item, SkippedLine):
+                auditor.skip(file, item.line, item.reason)
+                continue
+            try:
+                yield file, auditor.prepare(item)
+            except (TemplateError, InvalidQuery) as exc:
+                auditor.skip(file, item.line, str(exc))

@@ -1,0 +1,140 @@
+"""The audit as JSON (schema in the README's audit section; ``version`` changes when it does).
+
+``--redact`` replaces every piece of logged text (example windows, session ids) with a
+``sha256:`` digest, so a report can be shared without the prompts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+from prefixlint.audit.results import AuditReport, RequestRecord, Totals, WhatIf
+
+SCHEMA_VERSION = 1
+
+
+def digest(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def _rate(value: float) -> float:
+    return round(value, 6)
+
+
+def _money(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
+
+
+def _totals(totals: Totals) -> dict[str, Any]:
+    return {
+        "requests": totals.requests,
+        "prompt_tokens": totals.prompt_tokens,
+        "cached_tokens": totals.cached_tokens,
+        "hit_rate": _rate(totals.hit_rate),
+        "cache_write_tokens": totals.cache_write_tokens,
+        "cost_usd": _money(totals.cost_usd),
+    }
+
+
+def model_summary(report: AuditReport, model: str) -> dict[str, Any]:
+    """Totals, misses by cause and provider usage for one cache model."""
+    usage = report.usage(model)
+    summary = _totals(report.totals(model))
+    summary["skipped_lines"] = len(report.skipped)
+    summary["by_cause"] = {
+        cause: {
+            "requests": entry.requests,
+            "uncached_tokens": entry.uncached_tokens,
+            "cost_tokens": entry.cost_tokens,
+        }
+        for cause, entry in report.by_cause(model).items()
+    }
+    summary["usage"] = {
+        "requests_reporting": usage.requests,
+        "observed_cached_tokens": usage.observed_cached,
+        "predicted_cached_tokens": usage.predicted_cached,
+        "prompt_tokens": usage.prompt_tokens,
+    }
+    return summary
+
+
+def _request(record: RequestRecord, redact: bool) -> dict[str, Any]:
+    divergence = None
+    if record.divergence_char is not None or record.divergence_token is not None:
+        divergence = {"char": record.divergence_char, "token": record.divergence_token}
+    return {
+        "file": record.file,
+        "line": record.line,
+        "session_id": digest(record.session_id) if redact else record.session_id,
+        "timestamp": record.timestamp,
+        "model_cache": record.model_cache,
+        "prompt_tokens": record.prompt_tokens,
+        "cached_tokens": record.cached_tokens,
+        "cache_write_tokens": record.cache_write_tokens,
+        "observed_cached_tokens": record.observed_cached,
+        "cause": record.cause,
+        "component": record.component,
+        "divergence": divergence,
+        "predecessor_line": record.predecessor_line,
+        "cost_tokens": record.cost_tokens,
+        "cost_usd": _money(record.cost_usd),
+    }
+
+
+def _what_if(entry: WhatIf) -> dict[str, Any]:
+    return {
+        "fix": entry.fix,
+        "codes": list(entry.codes),
+        "model_cache": entry.model_cache,
+        "hit_rate_before": _rate(entry.base.hit_rate),
+        "hit_rate_after": _rate(entry.fixed.hit_rate),
+        "gain": _rate(entry.gain),
+        "prompt_tokens": entry.fixed.prompt_tokens,
+        "cached_tokens": entry.fixed.cached_tokens,
+        "prefill_tokens_saved": entry.prefill_saved,
+        "cost_saved_usd": _money(entry.cost_saved),
+    }
+
+
+def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
+    """The whole report as plain data; ``summary`` is the first cache model's."""
+    models = {model: model_summary(report, model) for model in report.cache_models}
+    primary = report.cache_models[0]
+    examples: dict[str, dict[str, list]] = {}
+    for (model, cause), found in report.examples.items():
+        examples.setdefault(model, {})[cause] = [
+            {
+                "file": e.file,
+                "line": e.line,
+                "predecessor_line": e.predecessor_line,
+                "component": e.component,
+                "divergence": {"char": e.char, "token": e.token},
+                "before": digest(e.before) if redact else e.before,
+                "after": digest(e.after) if redact else e.after,
+            }
+            for e in found
+        ]
+    return {
+        "version": SCHEMA_VERSION,
+        "files": report.files,
+        "cache_models": report.cache_models,
+        "prices_version": report.prices_version,
+        "summary": {
+            "model_cache": primary,
+            "lines": report.lines_read,
+            **models[primary],
+        },
+        "models": models,
+        "requests": [_request(r, redact) for r in report.records],
+        "skipped": [{"file": s.file, "line": s.line, "reason": s.reason} for s in report.skipped],
+        "examples": examples,
+        "what_if": [_what_if(w) for w in report.what_if],
+    }
+
+
+def render_json(report: AuditReport, *, redact: bool = False) -> str:
+    return json.dumps(to_dict(report, redact=redact), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,107 @@
+"""The audit for people: summaries per cache model, misses by cause with examples, what-if."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from prefixlint.audit.describe import cause_label, dollars, headline, percent
+from prefixlint.audit.results import AuditReport
+
+
+def print_report(report: AuditReport, console: Console, *, list_skipped: bool = False) -> None:
+    files = ", ".join(report.files)
+    skipped = len(report.skipped)
+    console.print(
+        f"[bold]prefixlint audit[/] {files}: {report.lines_read} lines, "
+        f"{report.lines_read - skipped} requests, {skipped} skipped"
+    )
+    console.print(_summary_table(report))
+    for model in report.cache_models:
+        _print_causes(report, model, console)
+        _print_usage(report, model, console)
+    _print_what_if(report, console)
+    if list_skipped and report.skipped:
+        console.print("[bold]Skipped lines[/]")
+        for entry in report.skipped:
+            console.print(Text(f"  {entry.file}:{entry.line}: {entry.reason}"))
+    elif skipped:
+        console.print(f"{skipped} malformed or unusable lines skipped (list them with --skipped)")
+
+
+def _summary_table(report: AuditReport) -> Table:
+    table = Table(title="Prefix cache per model", title_justify="left")
+    for column in ("cache model", "requests", "prompt tokens", "cached tokens", "hit rate"):
+        table.add_column(column, justify="left" if column == "cache model" else "right")
+    table.add_column("cost", justify="right")
+    for model in report.cache_models:
+        totals = report.totals(model)
+        table.add_row(
+            model,
+            f"{totals.requests:,}",
+            f"{totals.prompt_tokens:,}",
+            f"{totals.cached_tokens:,}",
+            percent(totals.hit_rate),
+            dollars(totals.cost_usd),
+        )
+    return table
+
+
+def _print_causes(report: AuditReport, model: str, console: Console) -> None:
+    causes = report.by_cause(model)
+    if not causes:
+        return
+    table = Table(title=f"Uncached tokens by cause ({model})", title_justify="left")
+    table.add_column("cause")
+    table.add_column("requests", justify="right")
+    table.add_column("uncached tokens", justify="right")
+    table.add_column("tokens lost", justify="right")
+    for cause, entry in causes.items():
+        table.add_row(
+            cause_label(cause),
+            f"{entry.requests:,}",
+            f"{entry.uncached_tokens:,}",
+            f"{entry.cost_tokens:,}",
+        )
+    console.print(table)
+    for cause in causes:
+        for example in report.examples.get((model, cause), ()):
+            where = f"{example.file}:{example.line} {example.component or ''}".rstrip()
+            since = f" (vs line {example.predecessor_line})" if example.predecessor_line else ""
+            console.print(Text(f"  {cause} at {where}, token {example.token}{since}"))
+            console.print(Text(f"    was: {example.before}", style="dim"))
+            console.print(Text(f"    now: {example.after}"))
+
+
+def _print_usage(report: AuditReport, model: str, console: Console) -> None:
+    usage = report.usage(model)
+    if not usage.requests:
+        return
+    console.print(
+        f"Provider-reported cache use ({model}): {usage.requests:,} requests report cached "
+        f"tokens: observed {usage.observed_cached:,}, predicted {usage.predicted_cached:,} "
+        f"of {usage.prompt_tokens:,} prompt tokens"
+    )
+
+
+def _print_what_if(report: AuditReport, console: Console) -> None:
+    if not report.what_if:
+        return
+    table = Table(title="What if the application fixed ...", title_justify="left")
+    for column in ("cache model", "fix", "codes", "hit rate", "gain", "prefill saved", "saved"):
+        table.add_column(column, justify="right" if column in ("gain", "prefill saved") else "left")
+    for entry in report.what_if:
+        table.add_row(
+            entry.model_cache,
+            entry.fix,
+            ", ".join(entry.codes) if entry.fix != "all" else "all of them",
+            f"{percent(entry.base.hit_rate)} -> {percent(entry.fixed.hit_rate)}",
+            f"{entry.gain * 100:+.1f} pts",
+            f"{entry.prefill_saved:,}",
+            dollars(entry.cost_saved),
+        )
+    console.print(table)
+    best = next((w for w in report.what_if if w.fix != "all" and w.gain > 0), None)
+    if best is not None:
+        console.print(headline(best, report.by_cause(best.model_cache)))

@@ -1,0 +1,174 @@
+"""What an audit produces: one record per request and cache model, and summaries of them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# Causes that are not rule codes (the cache's own reasons).
+CACHE_CAUSES = ("first-seen", "evicted", "ttl-expired", "below-minimum")
+
+
+@dataclass(slots=True)
+class RequestRecord:
+    """One request as one cache model saw it, and why its uncached tokens were not cached.
+
+    ``cost_tokens`` are the tokens the cause cost: what the predecessor would have supplied
+    minus what was cached. ``observed_cached`` is the provider's reported count, ``None``
+    when the log does not report it.
+    """
+
+    file: str
+    line: int
+    session_id: str | None
+    model_cache: str
+    timestamp: float | None
+    prompt_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int
+    cause: str | None
+    component: str | None
+    divergence_char: int | None
+    divergence_token: int | None
+    predecessor_line: int | None
+    cost_tokens: int
+    observed_cached: int | None
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class Example:
+    """Where one miss happened: a short escaped window of both requests at the divergence."""
+
+    file: str
+    line: int
+    predecessor_line: int | None
+    component: str | None
+    char: int | None
+    token: int | None
+    before: str
+    after: str
+
+
+@dataclass(frozen=True)
+class Skipped:
+    file: str
+    line: int
+    reason: str
+
+
+@dataclass
+class Totals:
+    """Sums over a set of records."""
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    cached_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: float | None = None
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def add(self, prompt: int, cached: int, written: int, cost: float | None) -> None:
+        self.requests += 1
+        self.prompt_tokens += prompt
+        self.cached_tokens += cached
+        self.cache_write_tokens += written
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+
+
+@dataclass
+class CauseTotals:
+    requests: int = 0
+    uncached_tokens: int = 0
+    cost_tokens: int = 0
+
+
+@dataclass
+class UsageComparison:
+    """Provider-reported cached tokens against the prediction, on requests that report them."""
+
+    requests: int = 0
+    observed_cached: int = 0
+    predicted_cached: int = 0
+    prompt_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class WhatIf:
+    """The log re-simulated as if the application fixed one family of causes (or all)."""
+
+    fix: str
+    codes: tuple[str, ...]
+    model_cache: str
+    base: Totals
+    fixed: Totals
+
+    @property
+    def gain(self) -> float:
+        return self.fixed.hit_rate - self.base.hit_rate
+
+    @property
+    def prefill_saved(self) -> int:
+        base_uncached = self.base.prompt_tokens - self.base.cached_tokens
+        return base_uncached - (self.fixed.prompt_tokens - self.fixed.cached_tokens)
+
+    @property
+    def cost_saved(self) -> float | None:
+        if self.base.cost_usd is None or self.fixed.cost_usd is None:
+            return None
+        return self.base.cost_usd - self.fixed.cost_usd
+
+
+@dataclass
+class AuditReport:
+    """Everything one audit found, in log order."""
+
+    files: list[str]
+    cache_models: list[str]
+    records: list[RequestRecord] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    lines_read: int = 0
+    examples: dict[tuple[str, str], list[Example]] = field(default_factory=dict)
+    what_if: list[WhatIf] = field(default_factory=list)
+    prices_version: str | None = None
+
+    def records_for(self, model_cache: str) -> Iterable[RequestRecord]:
+        return (r for r in self.records if r.model_cache == model_cache)
+
+    def totals(self, model_cache: str | None = None) -> Totals:
+        totals = Totals()
+        for record in self.records:
+            if model_cache is None or record.model_cache == model_cache:
+                totals.add(
+                    record.prompt_tokens,
+                    record.cached_tokens,
+                    record.cache_write_tokens,
+                    record.cost_usd,
+                )
+        return totals
+
+    def by_cause(self, model_cache: str | None = None) -> dict[str, CauseTotals]:
+        """Uncached tokens grouped by cause (hits without a cause are left out), largest first."""
+        causes: dict[str, CauseTotals] = {}
+        for record in self.records:
+            if record.cause is None or (model_cache and record.model_cache != model_cache):
+                continue
+            entry = causes.setdefault(record.cause, CauseTotals())
+            entry.requests += 1
+            entry.uncached_tokens += record.prompt_tokens - record.cached_tokens
+            entry.cost_tokens += record.cost_tokens
+        return dict(sorted(causes.items(), key=lambda kv: (-kv[1].uncached_tokens, kv[0])))
+
+    def usage(self, model_cache: str) -> UsageComparison:
+        comparison = UsageComparison()
+        for record in self.records_for(model_cache):
+            if record.observed_cached is not None:
+                comparison.requests += 1
+                comparison.observed_cached += record.observed_cached
+                comparison.predicted_cached += record.cached_tokens
+                comparison.prompt_tokens += record.prompt_tokens
+        return comparison

@@ -1,0 +1,100 @@
+"""Values that change between requests: dates and times, ids, and labelled per-user values.
+
+Shared by the miss attribution (is the first differing character inside such a value?) and
+the what-if canonicaliser (move such values out of the stable part of the prompt).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from prefixlint import vocabulary
+
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
+    r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_WEEKDAY = r"(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?"
+_TIME = r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?[AaPp]\.?[Mm]\.?)?"
+_ZONE = r"(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC|GMT|[ECMP][SD]T))?"
+DATE_TIME = re.compile(
+    "|".join(
+        [
+            rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]{_TIME})?{_ZONE}",
+            r"\b\d{4}/\d{1,2}/\d{1,2}\b",
+            r"\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b",
+            rf"\b(?:{_WEEKDAY},?\s+)?{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b",
+            rf"\b(?:{_WEEKDAY},?\s+)?\d{{1,2}}\s+{_MONTH}\.?(?:,?\s+\d{{4}})?\b",
+            rf"\b{_WEEKDAY}\b",
+            rf"\b{_TIME}{_ZONE}",
+            r"\b1[5-9]\d{8}(?:\d{3})?\b",
+        ]
+    )
+)
+UNIQUE_ID = re.compile(
+    "|".join(
+        [
+            r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b",
+            # 8+ letters, digits, - or _ with at least three digits and a letter: req_8fJ2kL9x.
+            r"\b(?=(?:[\w-]*?\d){3})(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]{7,}\b",
+            r"\b\d{6,}\b",
+        ]
+    )
+)
+# "label: value" or "label = value" (optionally quoted, as in JSON), value up to the line end.
+_LABELLED = re.compile(
+    r"""["']?(?P<label>[A-Za-z][\w .-]{0,40}?)["']?[ \t]*[:=][ \t]*["']?"""
+    r"""(?P<value>[^\n"',;]*[^\s"',;])"""
+)
+
+
+@dataclass(frozen=True)
+class VolatileValue:
+    """A span of text whose value is expected to change: ``code`` says what kind."""
+
+    code: str
+    start: int
+    end: int
+
+
+def find_values(text: str) -> Iterator[VolatileValue]:
+    """Every date/time, id and labelled volatile value in ``text``, in order of start."""
+    found = [
+        VolatileValue(code, m.start(), m.end())
+        for code, pattern in ((vocabulary.TIMESTAMP, DATE_TIME), (vocabulary.UNIQUE_ID, UNIQUE_ID))
+        for m in pattern.finditer(text)
+    ]
+    for match in _LABELLED.finditer(text):
+        code = vocabulary.classify_name(match.group("label"))
+        if code:
+            found.append(VolatileValue(code, match.start("value"), match.end("value")))
+    return iter(sorted(found, key=lambda v: (v.start, -v.end)))
+
+
+def value_at(text: str, offset: int) -> VolatileValue | None:
+    """The widest volatile value that covers ``offset`` (or ends right at it), if any."""
+    best = None
+    for value in find_values(text):
+        covers = value.start <= offset <= value.end and value.start < value.end
+        if covers and (best is None or value.end - value.start > best.end - best.start):
+            best = value
+    return best
+
+
+def without_values(text: str) -> tuple[str, list[str]]:
+    """``text`` with its date/time and id values removed (labelled ones too), and the values.
+
+    Overlapping values are merged, so every character is removed at most once.
+    """
+    kept, removed, position = [], [], 0
+    for value in find_values(text):
+        start = max(value.start, position)
+        if start >= value.end:
+            continue
+        kept.append(text[position:start])
+        removed.append(text[start : value.end])
+        position = value.end
+    kept.append(text[position:])
+    return "".join(kept), removed
