@@ -40,6 +40,7 @@ so this equals encoding the whole text (``tests/test_chat_memo.py`` checks it).
 
 from __future__ import annotations
 
+from prefixlint.chat_formats import TemplateError
 from prefixlint.chat_formats.memo import SegmentEncoder
 from prefixlint.chat_formats.pieces import assemble
 from prefixlint.chat_formats.qwen3 import qwen3_pieces
@@ -52,10 +53,6 @@ TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 ROLE_ALIASES = {"developer": "system", "function": "tool"}
 # transformers (``_alias_reasoning_fields``) and vLLM accept reasoning under these names.
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-
-
-class TemplateError(Exception):
-    """A request cannot be rendered with the chosen template; the message says why."""
 
 
 def content_text(content) -> str:
@@ -119,6 +116,7 @@ class Renderer:
 
             self._hf = HFChatTemplate(template[3:], tokenizer, enable_thinking=enable_thinking)
             self.tokenizer = self._hf.tokenizer
+            self.encoder = self._hf.encoder
             return
         if template != DEFAULT_TEMPLATE:
             raise TemplateError(f"unknown chat template {template!r}: use qwen3 or hf:PATH")

@@ -52,6 +52,10 @@ class SegmentEncoder:
             alternatives = "|".join(map(re.escape, sorted(specials, key=len, reverse=True)))
             self._splitter = re.compile(f"({alternatives})")
 
+    def __len__(self) -> int:
+        """How many segments are remembered."""
+        return len(self._cache)
+
     def split(self, text: str) -> list[str]:
         """``text`` as alternating ordinary text and special tokens (odd indexes)."""
         return self._splitter.split(text) if self._splitter else [text]

@@ -1,0 +1,73 @@
+"""Segment-memoized tokens equal encoding the whole rendered text."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from test_chat_qwen3 import CASES, REQUESTS
+
+from prefixlint.chat import Renderer, render
+from prefixlint.chat_formats.memo import SegmentEncoder
+from prefixlint.tokenizers import get_tokenizer
+
+
+@pytest.mark.parametrize("spec", ["qwen", "qwen-raw"])
+@pytest.mark.parametrize("name", CASES)
+def test_memoized_tokens_equal_full_encode(name, spec):
+    rendered = render(CASES[name], tokenizer=spec)
+    assert list(rendered.tokens) == get_tokenizer(spec).encode(rendered.text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(REQUESTS)
+def test_generated_requests_memoized_tokens_equal_full_encode(req):
+    rendered = render(req)
+    assert list(rendered.tokens) == get_tokenizer("qwen").encode(rendered.text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "plain text, no special tokens",
+        "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n",
+        "<|im_end|><|im_start|>",
+        "a\n\n<tool_call>\n{}\n</tool_call><|im_end|>\n",
+        "e\u0301 caf\u00e9 \u212b<|im_end|>\n\u00c5",
+    ],
+)
+def test_segment_encoder_matches_tokenizer(text):
+    tokenizer = get_tokenizer("qwen")
+    encoder = SegmentEncoder(tokenizer)
+    tokens, _ = encoder.encode(text)
+    assert tokens == tokenizer.encode(text)
+
+
+def test_boundaries_map_to_first_token_starting_there():
+    tokenizer = get_tokenizer("qwen")
+    text = "<|im_start|>user\nHello world<|im_end|>\n"
+    tokens, at = SegmentEncoder(tokenizer).encode(text, [0, 12, 17, len(text)])
+    assert at[0] == 0
+    assert tokens[at[0]] == tokenizer.special_tokens["<|im_start|>"]
+    assert tokenizer.decode(tokens[at[1] : at[2]]) == "user\n"
+    assert tokenizer.decode(tokens[at[2] :]) == "Hello world<|im_end|>\n"
+    assert at[3] == len(tokens)
+
+
+def test_boundaries_in_non_nfc_text():
+    tokenizer = get_tokenizer("qwen")
+    text = "<|im_start|>user\nCafe\u0301 ok<|im_end|>\n"
+    boundary = text.index(" ok")
+    tokens, at = SegmentEncoder(tokenizer).encode(text, [boundary])
+    assert tokenizer.decode(tokens[at[0] :]).startswith(" ok")
+
+
+def test_memo_reuses_segments_and_stays_bounded():
+    renderer = Renderer(tokenizer="qwen", cache_size=3)
+    conversation = CASES["multi-turn"]
+    for turn in range(1, len(conversation.messages) + 1):
+        renderer.render(replace(conversation, messages=conversation.messages[:turn]))
+    assert renderer.encoder.hits > 0
+    assert len(renderer.encoder) == 3
