@@ -1,0 +1,231 @@
+"""The interface every prefix-cache model implements.
+
+A model is fed the logged requests in log order, one :class:`CacheQuery` each, and answers
+with a :class:`CacheResult`: how many prompt tokens it would have served from cache, how many
+it would have written (providers that charge for writes), and, for the rest, why not.
+
+Queries carry either the rendered prompt token ids (``tokens``) or, for Mooncake-style
+traces, one id per block of ``block_tokens`` tokens (``block_hashes``; equal ids mean equal
+prefixes up to and including that block; the last block may be partial, ``input_length``
+says how long the prompt really is).
+
+``miss_reason`` names the cause of the uncached part when the model knows it:
+
+* ``None``: nothing to attribute (everything cached, or the rest is lost only to the
+  model's granularity: the block or step rounding, or the last token an engine recomputes);
+* ``"first-seen"``: the uncached tokens were never cached before (new content, or a prefix
+  that diverged from everything cached);
+* ``"evicted"``: an earlier request left them, capacity pushed them out;
+* ``"ttl-expired"``: an earlier request left them, they expired;
+* ``"below-minimum"``: the matching prefix, or the whole prompt, is shorter than the
+  smallest cacheable unit (a provider's minimum, an engine's first block).
+
+``longest_available`` is what this request would have had cached with infinite capacity and
+TTL and no minimum, at the model's own granularity: ``cached_tokens < longest_available``
+means capacity, expiry or a minimum cost hits; ``cached_tokens == longest_available`` with
+uncached tokens means the prompt diverged (or is new).
+
+Models are stateful: call ``process`` in log order, ``reset`` to start over. Build one with
+``prefixlint.cache.make_cache_model(name, **params)``; ``CACHE_MODELS`` maps names to classes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+MissReason = Literal["first-seen", "evicted", "ttl-expired", "below-minimum"]
+
+CACHE_MODELS: dict[str, type] = {}
+
+
+class InvalidQuery(ValueError):
+    """A query the modelled engine or provider would reject, or that is inconsistent."""
+
+
+def register(cls: type) -> type:
+    """Class decorator: add a model class to ``CACHE_MODELS`` under its ``name``."""
+    CACHE_MODELS[cls.name] = cls
+    return cls
+
+
+@dataclass(frozen=True)
+class CacheQuery:
+    """One request as a cache sees it.
+
+    Give ``tokens`` (prompt token ids) or ``block_hashes`` with ``block_tokens``.
+    ``output_tokens`` are the decoded tokens (ids, or only their count) that engines also
+    keep in their cache. ``cache_key`` is OpenAI's ``prompt_cache_key`` or vLLM/SGLang's
+    ``cache_salt``. ``breakpoints`` are ``(token position where a marked component ends,
+    ttl seconds)`` pairs (Anthropic ``cache_control``, OpenAI ``prompt_cache_breakpoint``);
+    ``boundaries`` are the token positions where content blocks end, in order (Anthropic's
+    lookback walks them; OpenAI GPT-5.6+ puts its implicit breakpoint at the last one).
+    ``extra_keys`` isolate every block (vLLM LoRA name and path, multimodal hashes).
+    ``timestamp`` is in seconds; ``None`` means "no time passed" (nothing expires).
+    """
+
+    tokens: Sequence[int] | None = None
+    block_hashes: Sequence[int] | None = None
+    block_tokens: int | None = None
+    input_length: int | None = None
+    timestamp: float | None = None
+    output_tokens: int | Sequence[int] = 0
+    cache_key: str | None = None
+    model: str | None = None
+    breakpoints: Sequence[tuple[int, float]] = ()
+    boundaries: Sequence[int] = ()
+    extra_keys: tuple[Hashable, ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.tokens is None) == (self.block_hashes is None):
+            raise InvalidQuery("give either tokens or block_hashes")
+        if self.block_hashes is None:
+            return
+        if not self.block_tokens or self.block_tokens <= 0:
+            raise InvalidQuery("block_hashes need a positive block_tokens")
+        if not isinstance(self.output_tokens, int):
+            raise InvalidQuery("block-hash queries take an output token count, not ids")
+        if self.input_length is not None:
+            count = len(self.block_hashes)
+            if not (count - 1) * self.block_tokens < self.input_length <= count * self.block_tokens:
+                raise InvalidQuery(
+                    f"input_length {self.input_length} does not fit {count} blocks "
+                    f"of {self.block_tokens} tokens"
+                )
+
+    @property
+    def prompt_tokens(self) -> int:
+        if self.tokens is not None:
+            return len(self.tokens)
+        if self.input_length is not None:
+            return self.input_length
+        return len(self.block_hashes) * self.block_tokens
+
+    @property
+    def output_count(self) -> int:
+        if isinstance(self.output_tokens, int):
+            return self.output_tokens
+        return len(self.output_tokens)
+
+    @property
+    def output_ids(self) -> tuple[int, ...] | None:
+        """The decoded token ids when known (``None`` when only a count was logged)."""
+        if isinstance(self.output_tokens, int):
+            return None
+        return tuple(self.output_tokens)
+
+
+@dataclass(frozen=True)
+class CacheResult:
+    """What a model says about one request; see the module docstring for the fields."""
+
+    prompt_tokens: int
+    cached_tokens: int
+    cache_write_tokens: int = 0
+    miss_reason: MissReason | None = None
+    longest_available: int | None = None
+
+    @property
+    def uncached_tokens(self) -> int:
+        return self.prompt_tokens - self.cached_tokens
+
+
+class CacheModel(Protocol):
+    """A prefix cache fed requests in log order."""
+
+    name: str
+
+    def process(self, query: CacheQuery) -> CacheResult: ...
+
+    def reset(self) -> None: ...
+
+
+def miss_reason(
+    prompt: int, cached: int, available: int, ceiling: int, lost: MissReason
+) -> MissReason | None:
+    """Classify the uncached part of a prompt.
+
+    ``available``: the hit with infinite capacity and TTL and no minimum; ``ceiling``: the
+    most this prompt could ever hit under the model's rules (0 when it is too short);
+    ``lost``: why an available prefix was not hit.
+    """
+    if cached >= prompt:
+        return None
+    if cached < available:
+        return lost
+    if ceiling == 0:
+        return "below-minimum"
+    if cached >= ceiling:
+        return None
+    return "first-seen"
+
+
+def stable_int(value: Hashable) -> int:
+    """A process-independent 64-bit integer for a key (``hash`` of ``str`` is salted)."""
+    digest = hashlib.blake2b(repr(value).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little", signed=True)
+
+
+def unit_bytes(values: Sequence[int]) -> bytes:
+    """Token or block ids as packed 64-bit integers, for fast slicing and comparison."""
+    return array("q", values).tobytes()
+
+
+def tokens_per_units(query: CacheQuery) -> Callable[[int], int]:
+    """For a block-hash query: how many prompt tokens the first ``k`` blocks hold."""
+    block_tokens = query.block_tokens or 1
+    total = query.prompt_tokens
+    return lambda k: min(k * block_tokens, total)
+
+
+def kv_capacity_tokens(
+    *,
+    memory_bytes: int,
+    num_layers: int,
+    num_kv_heads: int,
+    head_dim: int,
+    dtype_bytes: int = 2,
+) -> int:
+    """Tokens of KV cache that fit in ``memory_bytes`` (keys and values, every layer)."""
+    per_token = 2 * num_layers * num_kv_heads * head_dim * dtype_bytes
+    if per_token <= 0:
+        raise ValueError("model geometry must be positive")
+    return memory_bytes // per_token
+
+
+def resolve_capacity(capacity_tokens: int | None, geometry: dict) -> int | None:
+    """``capacity_tokens`` as given, or computed from KV geometry keyword arguments.
+
+    Geometry keys: ``memory_bytes``, ``num_layers``, ``num_kv_heads``, ``head_dim``,
+    ``dtype_bytes``. ``None`` (no capacity, no geometry) means unlimited.
+    """
+    if geometry:
+        if capacity_tokens is not None:
+            raise ValueError("give capacity_tokens or KV geometry, not both")
+        return kv_capacity_tokens(**geometry)
+    if capacity_tokens is not None and capacity_tokens < 0:
+        raise ValueError("capacity_tokens must be >= 0")
+    return capacity_tokens
+
+
+def prefix_digests(query: CacheQuery, positions: Sequence[int]) -> dict[int, tuple[bytes, int]]:
+    """A key per token position naming the prompt prefix that ends there.
+
+    Equal keys mean equal prefixes in the same ``cache_key`` / ``extra_keys`` namespace.
+    With trace blocks a position stands for the blocks it reaches into.
+    """
+    if query.tokens is not None:
+        data, unit_tokens = unit_bytes(query.tokens), 1
+    else:
+        data, unit_tokens = unit_bytes(query.block_hashes), query.block_tokens
+    running = hashlib.blake2b(repr((query.cache_key, tuple(query.extra_keys))).encode())
+    done, keys = 0, {}
+    for position in sorted(set(positions)):
+        end = min(-(-position // unit_tokens) * 8, len(data))
+        running.update(data[done:end])
+        done = end
+        keys[position] = (running.copy().digest(), position)
+    return keys

@@ -1,0 +1,42 @@
+"""Dated provider parameters from ``providers.toml`` and per-model lookups in them."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import sys
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+DATA_PATH = Path(__file__).with_name("providers.toml")
+
+
+@cache
+def provider(name: str) -> dict[str, Any]:
+    """The ``[name]`` table of ``providers.toml``."""
+    with DATA_PATH.open("rb") as handle:
+        return tomllib.load(handle)[name]
+
+
+def minimum_tokens(name: str, model: str | None) -> int:
+    """The documented minimum cacheable prefix of ``model`` at provider ``name``."""
+    table = provider(name)
+    lowered = (model or "").lower()
+    for row in table.get("minimums", ()):
+        if any(fnmatch.fnmatchcase(lowered, pattern) for pattern in row["patterns"]):
+            return row["tokens"]
+    return table["default_minimum_tokens"]
+
+
+def gpt_version(model: str | None) -> tuple[int, int] | None:
+    """``(major, minor)`` of a ``gpt-X[.Y]`` model name, ``None`` for anything else."""
+    found = re.search(r"gpt-(\d+)(?:\.(\d+))?", (model or "").lower())
+    if found is None:
+        return None
+    return int(found.group(1)), int(found.group(2) or 0)

@@ -1,0 +1,328 @@
+"""A radix tree of token runs with LRU leaf eviction and optional idle expiry.
+
+The data structure of SGLang's ``RadixCache``
+(``python/sglang/srt/mem_cache/radix_cache.py``, SGLang 0.5): edges are runs of units,
+children are keyed by their first unit, a partial match splits the child, every node on a
+matched or inserted path is touched, and eviction removes whole leaves, least recently
+touched first. The SGLang, unlimited, OpenAI (before GPT-5.6), Gemini and DeepSeek models
+build on it.
+
+Keys are ``bytes`` of fixed-width units (8 bytes per token id or block id; ``8 * page_size``
+bytes for a page). How many tokens the first ``k`` units of a key hold is a function the
+caller passes (``weights``), so a node knows its size in tokens even when units are trace
+blocks with a partial last one. ``marks`` record unit depths where a provider persisted a
+reusable prefix (DeepSeek's "cache prefix units").
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from prefixlint.cache.base import CacheQuery, InvalidQuery, stable_int, unit_bytes
+
+Weights = Callable[[int], int]
+
+
+class _Node:
+    __slots__ = (
+        "alive",
+        "children",
+        "depth",
+        "key",
+        "marks",
+        "parent",
+        "serial",
+        "tick",
+        "tokens",
+        "touched_at",
+    )
+
+    def __init__(self, key: bytes, depth: int, parent: _Node | None, serial: int) -> None:
+        self.key = key
+        self.depth = depth  # unit depth at the end of this node
+        self.parent = parent
+        self.children: dict[bytes, _Node] = {}
+        self.tokens = 0
+        self.tick = 0
+        self.touched_at: float | None = None
+        self.marks: set[int] = set()
+        self.serial = serial
+        self.alive = True
+
+
+@dataclass(frozen=True)
+class Match:
+    """A lookup's outcome: matched units, the deepest mark within them, the last node."""
+
+    units: int
+    best_mark: int
+    node: _Node
+    expired: bool
+
+
+class RadixTree:
+    """Runs of fixed-width units; see the module docstring."""
+
+    def __init__(self, width: int) -> None:
+        self.width = width
+        self.reset()
+
+    def reset(self) -> None:
+        self._serials = itertools.count()
+        self.root = _Node(b"", 0, None, next(self._serials))
+        self.tokens = 0
+        self._clock = 0
+        self._heap: list[tuple[int, int, _Node]] = []
+        self._nodes = 1
+
+    def match(
+        self,
+        key: bytes,
+        weights: Weights,
+        now: float | None = None,
+        ttl: float | None = None,
+    ) -> Match:
+        """Walk ``key`` from the root, touching and splitting like SGLang's ``match_prefix``.
+
+        With ``now`` and ``ttl``, a child idle for longer than ``ttl`` is removed with its
+        subtree and ends the match (``expired``).
+        """
+        tick = self._next_tick()
+        node, units, best, expired = self.root, 0, 0, False
+        while units * self.width < len(key):
+            child = node.children.get(self._first_unit(key, units))
+            if child is None:
+                break
+            if self._expired(child, now, ttl):
+                self._remove_subtree(child)
+                expired = True
+                break
+            common = self._common_units(child.key, key, units)
+            self._touch(child, tick, now)
+            partial = common * self.width < len(child.key)
+            if partial:
+                child = self._split(child, common, units, weights)
+                self._touch(child, tick, now)
+            units = child.depth
+            best = max(best, max(child.marks, default=0))
+            node = child
+            if partial:
+                break
+        return Match(units, best, node, expired)
+
+    def insert(self, key: bytes, weights: Weights, now: float | None = None) -> _Node:
+        """Add ``key``: touch the shared path, split where it diverges, hang the rest as a leaf."""
+        tick = self._next_tick()
+        node, units = self.root, 0
+        total = len(key) // self.width
+        while units < total:
+            child = node.children.get(self._first_unit(key, units))
+            if child is None:
+                break
+            common = self._common_units(child.key, key, units)
+            self._touch(child, tick, now)
+            if common * self.width < len(child.key):
+                child = self._split(child, common, units, weights)
+                self._touch(child, tick, now)
+            units = child.depth
+            node = child
+        if units < total:
+            leaf = _Node(key[units * self.width :], total, node, next(self._serials))
+            leaf.tokens = weights(total) - weights(units)
+            node.children[self._first_unit(key, units)] = leaf
+            self.tokens += leaf.tokens
+            self._nodes += 1
+            self._touch(leaf, tick, now)
+            node = leaf
+        return node
+
+    def add_marks(self, key: bytes, depths: set[int]) -> None:
+        """Record unit ``depths`` (each within ``key``'s existing path) as persisted prefixes."""
+        node, units = self.root, 0
+        while depths and units * self.width < len(key):
+            node = node.children[self._first_unit(key, units)]
+            units = node.depth
+            here = {depth for depth in depths if depth <= units}
+            node.marks |= here
+            depths = depths - here
+
+    def evict(self, tokens: int, protect: _Node | None = None) -> int:
+        """Remove least recently touched leaves until ``tokens`` are freed; never ``protect``.
+
+        Returns the tokens freed (whole leaves, so possibly more than asked).
+        """
+        freed = 0
+        skipped = []
+        while freed < tokens and self._heap:
+            entry = heapq.heappop(self._heap)
+            node = entry[2]
+            if not node.alive or node.children or node.tick != entry[0]:
+                continue
+            if node is protect:
+                skipped.append(entry)
+                continue
+            freed += self._remove_subtree(node)
+        for entry in skipped:
+            heapq.heappush(self._heap, entry)
+        return freed
+
+    def _next_tick(self) -> int:
+        self._clock += 1
+        if len(self._heap) > 2 * self._nodes + 1024:
+            self._heap = [
+                (node.tick, node.serial, node) for node in self._leaves() if node is not self.root
+            ]
+            heapq.heapify(self._heap)
+        return self._clock
+
+    def _leaves(self) -> list[_Node]:
+        leaves, stack = [], [self.root]
+        while stack:
+            node = stack.pop()
+            if node.children:
+                stack.extend(node.children.values())
+            else:
+                leaves.append(node)
+        return leaves
+
+    def _touch(self, node: _Node, tick: int, now: float | None) -> None:
+        node.tick = tick
+        if now is not None:
+            node.touched_at = now
+        if not node.children:
+            heapq.heappush(self._heap, (tick, node.serial, node))
+
+    @staticmethod
+    def _expired(node: _Node, now: float | None, ttl: float | None) -> bool:
+        return (
+            ttl is not None
+            and now is not None
+            and node.touched_at is not None
+            and now - node.touched_at > ttl
+        )
+
+    def _first_unit(self, key: bytes, units: int) -> bytes:
+        start = units * self.width
+        return key[start : start + self.width]
+
+    def _common_units(self, edge: bytes, key: bytes, units: int) -> int:
+        """Units that ``edge`` shares with ``key`` from unit ``units`` on (binary search)."""
+        width, offset = self.width, units * self.width
+        length = min(len(edge), len(key) - offset) // width
+        if edge[: length * width] == key[offset : offset + length * width]:
+            return length
+        low, high = 1, length  # the first unit is known to match (it is the child's key)
+        while high - low > 1:
+            middle = (low + high) // 2
+            if edge[: middle * width] == key[offset : offset + middle * width]:
+                low = middle
+            else:
+                high = middle
+        return low
+
+    def _split(self, child: _Node, common: int, start: int, weights: Weights) -> _Node:
+        """Cut ``child`` after ``common`` units; return the new upper node."""
+        cut = common * self.width
+        head = _Node(child.key[:cut], start + common, child.parent, next(self._serials))
+        head.tokens = weights(start + common) - weights(start)
+        head.tick, head.touched_at = child.tick, child.touched_at
+        head.marks = {depth for depth in child.marks if depth <= head.depth}
+        child.marks -= head.marks
+        child.parent.children[child.key[: self.width]] = head
+        child.key = child.key[cut:]
+        child.tokens -= head.tokens
+        child.parent = head
+        head.children[child.key[: self.width]] = child
+        self._nodes += 1
+        return head
+
+    def _remove_subtree(self, node: _Node) -> int:
+        parent = node.parent
+        del parent.children[node.key[: self.width]]
+        freed, stack = 0, [node]
+        while stack:
+            current = stack.pop()
+            current.alive = False
+            freed += current.tokens
+            self._nodes -= 1
+            stack.extend(current.children.values())
+        self.tokens -= freed
+        if parent is not self.root and not parent.children:
+            heapq.heappush(self._heap, (parent.tick, parent.serial, parent))
+        return freed
+
+
+@dataclass(frozen=True)
+class QueryKeys:
+    """A query as radix-tree keys: what a lookup walks and what gets inserted."""
+
+    lookup: bytes
+    full: bytes
+    weights: Weights
+    width: int
+    lead: int  # leading namespace units (no tokens)
+
+
+def query_keys(
+    query: CacheQuery,
+    page_size: int = 1,
+    limit: int | None = None,
+    unknown_output: int | None = None,
+    with_output: bool = True,
+) -> QueryKeys:
+    """Build the keys of ``query`` in units of ``page_size`` tokens (or of trace blocks).
+
+    ``limit`` caps the tokens a lookup walks (engines pass ``prompt - 1``); with trace blocks
+    the lookup covers every block that starts below it and the caller caps the hit.
+    Known output ids (less the last, never computed) extend the inserted key; an output known
+    only by its count becomes one unmatchable unit numbered ``unknown_output`` (pass ``None``
+    to leave it out); ``with_output=False`` inserts the prompt alone. ``cache_key`` and
+    ``extra_keys`` become a leading zero-token unit, so different namespaces share nothing,
+    as SGLang's ``(extra_key, cache_salt)`` child keys.
+    """
+    prompt = query.prompt_tokens
+    limit = prompt if limit is None else limit
+    if query.tokens is not None:
+        width, unit_tokens = 8 * page_size, page_size
+        sequence = list(query.tokens)
+        output = query.output_ids if with_output else None
+        if output:
+            sequence.extend(output[:-1])
+        data = unit_bytes(sequence)
+        units = len(sequence) // page_size
+        lookup_units = min(limit, len(sequence)) // page_size
+        last_tokens = units * page_size
+    else:
+        if query.block_tokens % page_size:
+            raise InvalidQuery(
+                f"page size {page_size} does not divide the trace block size {query.block_tokens}"
+            )
+        width, unit_tokens = 8, query.block_tokens
+        data = unit_bytes(query.block_hashes)
+        units = len(query.block_hashes)
+        lookup_units = -(-limit // unit_tokens)
+        last_tokens = prompt // page_size * page_size
+    namespace = b""
+    if query.cache_key or query.extra_keys:
+        marker = stable_int((query.cache_key, tuple(query.extra_keys))) % 2**61
+        namespace = unit_bytes([-1 - marker] * (width // 8))
+    lead = len(namespace) // width
+    content_units = units + lead
+
+    extra_tokens = 0
+    full = namespace + data[: units * width]
+    unknown = with_output and unknown_output is not None and query.output_ids is None
+    if unknown and query.output_count > 1:
+        kept = prompt + query.output_count - 1
+        extra_tokens = kept // page_size * page_size - last_tokens
+        if extra_tokens > 0:
+            full += unit_bytes([-(2**62) - unknown_output] * (width // 8))
+
+    def weights(count: int) -> int:
+        tokens = min(max(min(count, content_units) - lead, 0) * unit_tokens, last_tokens)
+        return tokens + (extra_tokens if count > content_units else 0)
+
+    return QueryKeys(namespace + data[: lookup_units * width], full, weights, width, lead)

@@ -1,0 +1,194 @@
+"""vLLM v1 automatic prefix caching (APC), as in vLLM 0.33.
+
+Sources (vllm-project/vllm; line numbers of the 0.33.0 wheel):
+
+* ``vllm/v1/core/kv_cache_utils.py``: ``hash_block_tokens`` (line 707) chains
+  ``hash((parent_hash, block_token_ids, extra_keys))`` over every *full* block of
+  ``request.all_token_ids`` (prompt and generated tokens; "We only hash full blocks");
+  ``generate_block_hash_extra_keys`` (line 637) adds LoRA and multimodal keys to every block
+  and ``cache_salt`` to the first block only.
+* ``vllm/v1/core/kv_cache_manager.py``: ``get_computed_blocks`` (line 266) walks the block
+  hashes from the start, stops at the first miss, and caps the hit at ``num_tokens - 1``
+  (line 302, "we must recompute the last token to obtain logits"), so a repeated prompt of
+  N tokens hits ``floor((N-1)/B)*B``; ``allocate_slots`` registers the hash of every block
+  that becomes full (duplicates allowed: a recomputed block is cached a second time).
+* ``vllm/v1/core/block_pool.py``: ``free_blocks`` (line 816) frees a request's blocks in
+  reverse order; hashed blocks join the tail of the free queue (LRU), unhashed ones its head
+  (PR #42656); allocation pops the head and evicts the hash the block still carries.
+* https://docs.vllm.ai/en/latest/design/prefix_caching/
+
+Modelled for sequential replay (one request at a time, so reference counts are 0 between
+requests): capacity in blocks of ``block_size`` tokens; a request holds
+``ceil((prompt + output - 1) / B)`` blocks while it runs (the last sampled token is never
+computed, so its KV does not exist); at the end all its blocks go back to the free queue,
+tail block first. Output token ids, when logged, are hashed like prompt tokens; an output
+known only by its count fills blocks that nothing can hit but that take capacity.
+Hashes are Python's 64-bit tuple hash of integers (deterministic across processes), not
+vLLM's SHA-256; the hit counts are the same up to hash collisions.
+
+Block-hash queries (Mooncake traces) are split into vLLM blocks: a vLLM block is identified
+by the trace ids it overlaps and its offset in the first one; the trace's last, partial
+block contributes only the vLLM blocks it fills completely.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Sequence
+
+from prefixlint.cache.base import (
+    CacheQuery,
+    CacheResult,
+    InvalidQuery,
+    miss_reason,
+    register,
+    resolve_capacity,
+    stable_int,
+)
+
+NONE_HASH = stable_int("vllm-none-hash")
+
+
+def block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
+    """What identifies each full block whose tokens are known: prompt, then logged output.
+
+    The last output token is left out: its KV is never computed.
+    """
+    if query.tokens is not None:
+        sequence = tuple(query.tokens)
+        output = query.output_ids
+        if output:
+            sequence += output[:-1]
+        end = len(sequence) // block_size * block_size
+        return [sequence[i : i + block_size] for i in range(0, end, block_size)]
+    return _trace_block_contents(query, block_size)
+
+
+def _trace_block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
+    ids = tuple(query.block_hashes)
+    trace_block = query.block_tokens
+    contents: list[Hashable] = []
+    for start in range(0, query.prompt_tokens // block_size * block_size, block_size):
+        first = start // trace_block
+        last = (start + block_size - 1) // trace_block
+        contents.append((ids[first : last + 1], start - first * trace_block))
+    return contents
+
+
+def chain_hashes(
+    contents: Sequence[Hashable],
+    extra_keys: Sequence[Hashable] = (),
+    cache_salt: str | None = None,
+) -> list[int]:
+    """Chained block hashes: each depends on every earlier block, its own content and keys."""
+    extra = tuple(stable_int(key) for key in extra_keys) or None
+    first_extra = extra
+    if cache_salt:
+        first_extra = (*(extra or ()), stable_int(("cache_salt", cache_salt)))
+    hashes: list[int] = []
+    parent = NONE_HASH
+    for index, content in enumerate(contents):
+        parent = hash((parent, content, first_extra if index == 0 else extra))
+        hashes.append(parent)
+    return hashes
+
+
+def block_hashes(query: CacheQuery, block_size: int = 16) -> list[int]:
+    """The vLLM block hashes of a query's known-content full blocks (prompt, then output)."""
+    return chain_hashes(block_contents(query, block_size), query.extra_keys, query.cache_key)
+
+
+@register
+class VllmCache:
+    """vLLM v1 prefix cache: chained full-block hashes, LRU free queue, capacity in blocks.
+
+    ``capacity_tokens`` is the usable cache size (``None``: unlimited); KV geometry keyword
+    arguments (``memory_bytes``, ``num_layers``, ``num_kv_heads``, ``head_dim``,
+    ``dtype_bytes``) give the pool size instead, less vLLM's reserved null block.
+    ``on_evict(hash)`` is called when the last copy of a block hash leaves the cache.
+    """
+
+    name = "vllm"
+
+    def __init__(
+        self,
+        block_size: int = 16,
+        capacity_tokens: int | None = None,
+        on_evict: Callable[[int], None] | None = None,
+        **geometry: int,
+    ) -> None:
+        if block_size <= 0:
+            raise ValueError("block_size must be positive")
+        self.block_size = block_size
+        tokens = resolve_capacity(capacity_tokens, geometry)
+        self.capacity_blocks = None if tokens is None else tokens // block_size - bool(geometry)
+        self.on_evict = on_evict
+        self.reset()
+
+    def reset(self) -> None:
+        self._by_hash: dict[int, list[int]] = {}
+        self._free: OrderedDict[int, int] = OrderedDict()
+        self._seen: set[int] = set()
+        self._block_ids = itertools.count()
+        self._unknown_blocks = itertools.count()
+
+    def __contains__(self, block_hash: int) -> bool:
+        return block_hash in self._by_hash
+
+    def process(self, query: CacheQuery) -> CacheResult:
+        size = self.block_size
+        prompt = query.prompt_tokens
+        kept = prompt + max(query.output_count - 1, 0)
+        held = -(-kept // size)
+        if self.capacity_blocks is not None and held > self.capacity_blocks:
+            raise InvalidQuery(
+                f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
+            )
+        contents = block_contents(query, size)
+        contents += [(-1, next(self._unknown_blocks)) for _ in range(kept // size - len(contents))]
+        hashes = chain_hashes(contents, query.extra_keys, query.cache_key)
+
+        lookup = max(prompt - 1, 0) // size
+        hit = leading_run(hashes, lookup, self._by_hash)
+        available = leading_run(hashes, lookup, self._seen)
+
+        blocks = [self._by_hash[block_hash][0] for block_hash in hashes[:hit]]
+        for block in blocks:
+            self._free.pop(block, None)
+        if self.capacity_blocks is not None:
+            unhashed_free = self.capacity_blocks - hit - len(self._free)
+            self._evict(held - hit - unhashed_free)
+        for block_hash in hashes[hit:]:
+            block = next(self._block_ids)
+            self._by_hash.setdefault(block_hash, []).append(block)
+            blocks.append(block)
+        self._seen.update(hashes[hit:])
+        for block, block_hash in zip(reversed(blocks), reversed(hashes), strict=True):
+            self._free[block] = block_hash
+
+        cached = hit * size
+        return CacheResult(
+            prompt_tokens=prompt,
+            cached_tokens=cached,
+            miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
+            longest_available=available * size,
+        )
+
+    def _evict(self, count: int) -> None:
+        for _ in range(count):
+            block, block_hash = self._free.popitem(last=False)
+            copies = self._by_hash[block_hash]
+            copies.remove(block)
+            if not copies:
+                del self._by_hash[block_hash]
+                if self.on_evict is not None:
+                    self.on_evict(block_hash)
+
+
+def leading_run(hashes: Sequence[int], limit: int, present: dict | set) -> int:
+    """How many of the first ``limit`` hashes are present, counting from the start."""
+    count = 0
+    while count < limit and hashes[count] in present:
+        count += 1
+    return count
