@@ -326,13 +326,22 @@ def tokens(first: str, second: str | None, spec: str, block_size: int, raw: bool
     if found.token_index is None:
         click.echo("token sequences are identical (the tokenizer normalises the difference away)")
         return
-    pieces_a = token_pieces(model_text(text_a, tokenizer), tokenizer)
-    pieces_b = token_pieces(model_text(text_b, tokenizer), tokenizer)
+    shown_a, shown_b = model_text(text_a, tokenizer), model_text(text_b, tokenizer)
+    offsets_a = tokenizer.offsets(shown_a)
     index = found.token_index
     click.echo(f"first different token: #{index} (engine block {found.block_index})")
-    for label, pieces in ((label_a, pieces_a), (label_b, pieces_b)):
-        piece = visible(pieces[index]) if index < len(pieces) else "(end of text)"
-        click.echo(f"  {label}: {piece!r}")
+    for label, shown, offsets in (
+        (label_a, shown_a, offsets_a),
+        (label_b, shown_b, tokenizer.offsets(shown_b)),
+    ):
+        piece = shown[slice(*offsets[index])] if index < len(offsets) else None
+        click.echo(f"  {label}: " + (f"'{visible(piece, False)}'" if piece else "(end of text)"))
+    if index < len(offsets_a) and offsets_a[index][0] < found.char_offset:
+        before = found.char_offset - offsets_a[index][0]
+        click.echo(
+            f"  the token starts {before} character(s) before the first difference:"
+            " BPE merged the changed text with what precedes it"
+        )
     click.echo(
         f"shared prefix: {found.shared_tokens} tokens;"
         f" {found.reusable_block_tokens} in full blocks of {block_size}"

@@ -32,9 +32,13 @@ def unescape(text: str) -> str:
     return _ESCAPES.sub(replace, text)
 
 
-def visible(text: str) -> str:
-    """``text`` with spaces, tabs and line breaks drawn as visible marks."""
-    return "".join(_VISIBLE.get(char, char) for char in text)
+def visible(text: str, keep_breaks: bool = True) -> str:
+    """``text`` with spaces, tabs and line breaks drawn as visible marks.
+
+    With ``keep_breaks`` a line break stays after its mark, so the text keeps its lines.
+    """
+    marks = _VISIBLE if keep_breaks else {**_VISIBLE, "\n": "↵"}
+    return "".join(marks.get(char, char) for char in text)
 
 
 def model_text(text: str, tokenizer: Tokenizer) -> str:

@@ -1,0 +1,161 @@
+import json
+
+import pytest
+from click.testing import CliRunner
+from engine_fakes import install
+
+from prefixlint.cli import main
+
+
+@pytest.fixture(autouse=True)
+def fake_rules(monkeypatch):
+    install(monkeypatch)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+
+
+@pytest.fixture
+def project(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "clean.txt").write_text("all good\n")
+    (tmp_path / "dirty.txt").write_text("spaces  \nTODAY\n")
+    return tmp_path
+
+
+def run(*args, stdin=None):
+    return CliRunner().invoke(main, list(args), input=stdin)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    (
+        pytest.param(["check", "clean.txt"], 0, id="clean"),
+        pytest.param(["check", "."], 1, id="findings"),
+        pytest.param(["check", ".", "--exit-zero"], 0, id="exit-zero"),
+        pytest.param(["check", "missing.txt"], 2, id="missing path"),
+        pytest.param(["check", ".", "--select", "NOPE"], 2, id="unknown selector"),
+        pytest.param(["check", ".", "--format", "xml"], 2, id="bad format"),
+        pytest.param(["check", "--bogus"], 2, id="unknown option"),
+        pytest.param(["check", ".", "--tokenizer", "nope"], 2, id="bad tokenizer"),
+        pytest.param(["check", ".", "--ignore", "PFX990,PFX991"], 0, id="ignored"),
+        pytest.param(["check", ".", "--select", "PFX990", "--fix"], 0, id="all fixed"),
+        pytest.param(["check", ".", "--fix"], 1, id="unsafe left"),
+        pytest.param(["fix", ".", "--unsafe-fixes"], 0, id="fix command"),
+        pytest.param(["check", ".", "--diff"], 1, id="diff with changes"),
+        pytest.param(["check", "clean.txt", "--diff"], 0, id="diff without changes"),
+    ),
+)
+def test_exit_codes(project, args, code):
+    result = run(*args)
+    assert result.exit_code == code, result.output
+
+
+def test_errors_are_one_line_without_traceback(project):
+    result = run("check", ".", "--tokenizer", "nope")
+    assert result.stderr.startswith("Error: unknown tokenizer 'nope'")
+    assert "Traceback" not in result.output
+    result = run("check", "missing.txt", "clean.txt")
+    assert result.stderr == "error: missing.txt: no such file or directory\n"
+
+
+def test_bad_config_exits_2(project):
+    (project / "pyproject.toml").write_text("[tool.prefixlint]\nselekt = []\n")
+    result = run("check", ".")
+    assert result.exit_code == 2
+    assert f"{project / 'pyproject.toml'}: unknown key 'selekt'" in result.stderr
+
+
+def test_config_is_used_and_cli_overrides_it(project):
+    (project / "pyproject.toml").write_text('[tool.prefixlint]\nselect = ["PFX991"]\n')
+    assert run("check", ".", "--format", "concise").stdout.splitlines()[0] == (
+        "dirty.txt:2:1: PFX991 found 'TODAY'"
+    )
+    result = run("check", ".", "--format", "concise", "--select", "PFX990")
+    assert result.stdout.splitlines()[0] == "dirty.txt:1:7: PFX990 [*] found '  '"
+
+
+def test_explicit_config_file(project, tmp_path_factory):
+    other = tmp_path_factory.mktemp("cfg") / "pyproject.toml"
+    other.write_text('[tool.prefixlint]\nignore = ["PFX99"]\n')
+    assert run("check", ".", "--config", str(other)).exit_code == 0
+
+
+def test_concise_output(project):
+    result = run("check", ".", "--format", "concise")
+    assert result.stdout == (
+        "dirty.txt:1:7: PFX990 [*] found '  '\n"
+        "dirty.txt:2:1: PFX991 found 'TODAY'\n"
+        "Found 2 findings.\n"
+        "[*] 1 fixable with the `--fix` option.\n"
+        "1 hidden fixes can be enabled with the `--unsafe-fixes` option.\n"
+    )
+
+
+def test_full_output(project):
+    result = run("check", "dirty.txt")
+    assert result.stdout.splitlines()[:6] == [
+        "dirty.txt",
+        "PFX990 [*] found '  ' (fake-rule-0)",
+        " --> dirty.txt:1:7",
+        "  |",
+        "1 | spaces  ",
+        "  |       ^^",
+    ]
+    assert "  = fix (unsafe, applied with --unsafe-fixes): fix PFX991" in result.stdout
+    assert "\x1b[" not in result.stdout
+
+
+def test_fix_writes_and_reports(project):
+    result = run("check", ".", "--fix", "--format", "concise")
+    assert (project / "dirty.txt").read_text() == "spaces\nTODAY\n"
+    assert result.stdout.splitlines()[-2:] == [
+        "Found 2 findings (1 fixed, 1 remaining).",
+        "1 hidden fixes can be enabled with the `--unsafe-fixes` option.",
+    ]
+
+
+def test_diff(project):
+    result = run("check", ".", "--diff", "--unsafe-fixes")
+    assert result.stdout == (
+        "--- dirty.txt\n+++ dirty.txt\n@@ -1,2 +1,2 @@\n-spaces  \n-TODAY\n+spaces\n+\n"
+    )
+    assert (project / "dirty.txt").read_text() == "spaces  \nTODAY\n"
+
+
+def test_stdin(project):
+    result = run("check", "-", "--stdin-filename", "x.txt", "--format", "concise", stdin="a \n")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("x.txt:1:2: PFX990")
+    result = run("check", "-", "--fix", stdin="a \n")
+    assert result.stdout == "a\n"
+    assert result.exit_code == 0
+    result = run("check", "-", stdin=b"\x00")
+    assert "PFX902" in result.stdout
+
+
+def test_statistics(project):
+    (project / "more.txt").write_text("x \ny \n")
+    result = run("check", ".", "--statistics")
+    assert result.stdout == "3\tPFX990\t[*] fake-rule-0\n1\tPFX991\t    fake-rule-1\n"
+    rows = json.loads(run("check", ".", "--statistics", "--format", "json").stdout)
+    assert rows[0] == {"code": "PFX990", "name": "fake-rule-0", "count": 3, "fixable": True}
+
+
+def test_output_file(project):
+    result = run("check", ".", "--format", "json", "--output-file", "out.json")
+    assert result.stdout == ""
+    assert [d["code"] for d in json.loads((project / "out.json").read_text())] == [
+        "PFX990",
+        "PFX991",
+    ]
+
+
+def test_jobs_gives_the_same_results_as_serial(project):
+    # Worker processes do not see the fake rules, so use engine-level findings only.
+    for index in range(4):
+        (project / f"n{index}.txt").write_text(f"x prefixlint: noqa: PFX10{index}\n")
+    (project / "bin.txt").write_bytes(b"\x00")
+    serial = run("check", ".", "--select", "PFX901,PFX902", "--format", "json")
+    parallel = run("check", ".", "--select", "PFX901,PFX902", "--format", "json", "--jobs", "3")
+    assert parallel.exit_code == serial.exit_code == 1
+    assert json.loads(parallel.stdout) == json.loads(serial.stdout)
+    assert len(json.loads(serial.stdout)) == 5
