@@ -1,0 +1,46 @@
+"""Every rule is documented once and implemented somewhere."""
+
+import re
+
+from prefixlint import registry
+
+ENGINE_CODES = {
+    "PFX901": "unused noqa directives are found by prefixlint.noqa, not by a checker",
+    "PFX902": "parse and read errors are reported by prefixlint.engine",
+}
+AUDIT_ONLY_CODES = {
+    "PFX204": "tool-set changes between requests are only visible in logged requests",
+    "PFX302": "the provider's cacheable minimum is checked against logged token counts",
+    "PFX303": "cache breakpoints are request fields, seen only by the audit",
+    "PFX503": "prefix-monotonicity of a chat template is tested by rendering conversations",
+    "PFX601": "request parameters changing inside a session are only visible in logs",
+}
+SOURCE_KINDS = {"template", "python", "chat-template"}
+
+
+def test_every_registered_code_is_documented():
+    assert set(registry.registered_codes()) <= set(registry.rule_docs())
+
+
+def test_every_documented_code_has_a_checker_or_a_reason():
+    undocumented = set(registry.rule_docs()) - set(registry.registered_codes())
+    assert undocumented <= set(ENGINE_CODES) | set(AUDIT_ONLY_CODES)
+
+
+def test_checkers_register_known_source_kinds():
+    for code, kinds in registry.registered_codes().items():
+        assert kinds <= SOURCE_KINDS, code
+
+
+def test_rule_documentation_is_complete():
+    names = [doc.name for doc in registry.rule_docs().values()]
+    assert len(names) == len(set(names))
+    for code, doc in registry.rule_docs().items():
+        assert re.fullmatch(r"PFX\d{3}", code)
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", doc.name), code
+        assert doc.summary.strip() and doc.what.strip() and doc.why.strip(), code
+        assert doc.fix_safety.strip(), code
+        assert any("bad" in example for example in doc.examples) or code in AUDIT_ONLY_CODES, code
+        for example in doc.examples:
+            assert {"bad", "good"} & set(example) and "path" in example, code
+            assert set(example) <= {"path", "bad", "good", "lines", "fixed", "unsafe"}, code
