@@ -62,6 +62,7 @@ _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
 )
+_ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _USER_SECTION = re.compile(
     r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
@@ -422,8 +423,8 @@ def _scan_format(text: str) -> ParsedTemplate:
     placeholders: list[Placeholder] = []
     for match in _FORMAT_FIELD.finditer(text):
         name = match.group(1) or match.group(2)
-        if name is None:
-            continue  # an escaped brace
+        if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
+            continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)

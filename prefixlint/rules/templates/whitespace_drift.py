@@ -70,8 +70,8 @@ def _separator_drift(document: TemplateDocument) -> Iterator[Diagnostic]:
             blank_run += 1
             continue
         is_section = _SECTION_START.match(text, start, end) is not None
-        if seen_content and is_section and document.block_depth(start) == 0:
-            boundaries.append((start, blank_run, blank_start if blank_run else start))
+        if seen_content and is_section and blank_run and document.block_depth(start) == 0:
+            boundaries.append((start, blank_run, blank_start))
         seen_content, blank_run = True, 0
     if len(boundaries) < _MIN_SECTIONS:
         return

@@ -1,0 +1,695 @@
+"""Prompt files in YAML, JSON or TOML: each prompt string is checked as a template.
+
+A file is a prompt file when it has prompt keys (``system``, ``system_prompt``, ``messages``,
+``tools``, ``prompt``, ``instructions``, ``template``, ``*_prompt``, ``*_template``); other
+YAML/JSON/TOML files give no findings. Every string under such a key becomes a
+:class:`~prefixlint.sources.templates.TemplateDocument` whose source map points into the
+file, through YAML block indentation, line folding and escapes, JSON escapes and TOML string
+forms, so findings land on the real line and fixes are written back in the file's own syntax.
+Where a string's layout cannot be mapped exactly (YAML folded ``>`` blocks), its findings
+point at the string's first line and carry no fix.
+
+What part of the prompt should stay stable depends on the key: system prompts, instructions,
+tool descriptions and all but the last message are stable throughout; a value whose key says
+it is a user turn (``instance_template``, ``next_step_template``, ``user``, ``task``, ...)
+is not; any other prompt value is stable up to its user-section marker, like a template file.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any
+
+import yaml
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+from prefixlint.context import RuleContext, SourceError
+from prefixlint.lines import LineIndex
+from prefixlint.sourcemap import Slice, SourceMap, SourceMapBuilder
+from prefixlint.sources.templates import (
+    TemplateDocument,
+    parse_template,
+    run_checkers,
+    syntax_for,
+    user_section_start,
+)
+from prefixlint.types import Diagnostic
+from prefixlint.vocabulary import split_words
+
+Encoder = Callable[[str], "str | None"]
+Path = tuple[Any, ...]
+
+_PROMPT_WORDS = frozenset(
+    {
+        "system",
+        "prompt",
+        "prompts",
+        "instructions",
+        "instruction",
+        "template",
+        "templates",
+        "messages",
+        "tools",
+        "preamble",
+        "persona",
+    }
+)
+_STABLE_WORDS = frozenset(
+    {"system", "instructions", "instruction", "preamble", "persona", "tools", "tool"}
+)
+_USER_WORDS = frozenset(
+    {
+        "user",
+        "human",
+        "instance",
+        "next",
+        "step",
+        "observation",
+        "input",
+        "query",
+        "question",
+        "demonstration",
+        "demonstrations",
+        "error",
+        "planning",
+        "plan",
+        "final",
+        "answer",
+        "task",
+        "update",
+        "feedback",
+        "followup",
+        "retry",
+    }
+)
+
+
+@dataclass(frozen=True)
+class PromptString:
+    """A string value of a prompt file: where it is, what it says, how to write into it."""
+
+    path: Path
+    value: str
+    host: SourceMap
+    encode: Encoder
+    stable: str  # "all", "none" or "marker"
+
+
+def _unwritable(_: str) -> None:
+    return None
+
+
+def _json_escape(replacement: str) -> str:
+    return json.dumps(replacement, ensure_ascii=False)[1:-1]
+
+
+def _opaque(value: str, start: int, end: int) -> tuple[SourceMap, Encoder]:
+    """A map that points every offset of ``value`` at the start of its source range."""
+    return SourceMap([Slice("opaque", start, end, 0, len(value))], value), _unwritable
+
+
+def _clip(source_map: SourceMap, length: int) -> SourceMap:
+    """``source_map`` cut to its first ``length`` rendered characters."""
+    slices = []
+    for piece in source_map.slices:
+        if piece.rendered_start >= length and piece.rendered_end > piece.rendered_start:
+            break
+        if piece.rendered_end > length:
+            cut = length - piece.rendered_start
+            piece = Slice(
+                piece.kind,
+                piece.source_start,
+                piece.source_start + cut,
+                piece.rendered_start,
+                length,
+            )
+        slices.append(piece)
+    return SourceMap(slices, source_map.rendered[:length])
+
+
+# ---------------------------------------------------------------------------------------------
+# Roles of prompt strings
+
+
+def _key_words(key: Any) -> set[str]:
+    return set(split_words(key)) if isinstance(key, str) else set()
+
+
+def is_prompt_path(path: Path) -> bool:
+    return any(_key_words(key) & _PROMPT_WORDS for key in path)
+
+
+def stability(path: Path, message_role: str | None, is_last_message: bool) -> str:
+    """How much of a string stays stable: ``all``, ``none`` or up to a ``marker``."""
+    if message_role is not None:
+        if message_role in ("system", "developer") or not is_last_message:
+            return "all"
+        return "none"
+    for key in reversed(path):
+        words = _key_words(key)
+        if words & _STABLE_WORDS:
+            return "all"
+        if words & _USER_WORDS:
+            return "none"
+    return "marker"
+
+
+def _message_context(path: Path, root: Any) -> tuple[str | None, bool]:
+    """The role of the message a string belongs to (``messages[i]...``) and if it is last."""
+    node = root
+    for index, key in enumerate(path[:-1]):
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            return None, False
+        nxt = path[index + 1]
+        if key == "messages" and isinstance(node, list) and isinstance(nxt, int):
+            message = node[nxt]
+            role = message.get("role") if isinstance(message, dict) else None
+            return (role if isinstance(role, str) else "user"), nxt == len(node) - 1
+    return None, False
+
+
+# ---------------------------------------------------------------------------------------------
+# YAML
+
+
+def _yaml_strings(text: str) -> Iterator[tuple[Path, yaml.ScalarNode]]:
+    try:
+        documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+        raise SourceError(f"YAML syntax error: {problem}", line, column) from None
+    for document in documents:
+        if document is not None:
+            yield from _walk_yaml(document, ())
+
+
+def _walk_yaml(node: yaml.Node, path: Path) -> Iterator[tuple[Path, yaml.ScalarNode]]:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            yield from _walk_yaml(value, (*path, key.value))
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            yield from _walk_yaml(item, (*path, index))
+    elif isinstance(node, yaml.ScalarNode) and node.tag == "tag:yaml.org,2002:str":
+        yield path, node
+
+
+def _yaml_map(text: str, node: yaml.ScalarNode) -> tuple[SourceMap, Encoder]:
+    start, end = node.start_mark.index, node.end_mark.index
+    if node.style == "|":
+        built = _yaml_literal_block(text, start, end)
+    elif node.style in ('"', "'", None):
+        built = _yaml_flow_scalar(text, start, end, node.style)
+    else:
+        built = None
+    if built is None or not built.rendered.startswith(node.value):
+        return _opaque(node.value, start, end)
+    if len(built.rendered) > len(node.value):
+        built = _clip(built, len(node.value))
+    if node.style == "|":
+        return built, _block_encoder(built, text)
+    return built, _yaml_flow_encoder(node.style)
+
+
+def _yaml_literal_block(text: str, start: int, end: int) -> SourceMap | None:
+    header_end = text.find("\n", start)
+    if header_end == -1 or header_end >= end:
+        return None
+    lines_start = header_end + 1
+    block = text[lines_start:end]
+    indent = next(
+        (len(line) - len(line.lstrip(" ")) for line in block.split("\n") if line.strip()), 0
+    )
+    header = text[start:header_end].split("#", 1)[0]
+    if indent == 0 or any(c.isdigit() for c in header):
+        return None  # an explicit indentation indicator: left unmapped
+    builder = SourceMapBuilder(text, lines_start)
+    position = lines_start
+    while position < end:
+        newline = text.find("\n", position, end)
+        line_end = end if newline == -1 else newline
+        content = min(position + indent, line_end)
+        builder.other("indent", content)
+        builder.literal(line_end + 1 if newline != -1 else line_end)
+        position = line_end + 1
+    return builder.build()
+
+
+def _block_encoder(source_map: SourceMap, text: str) -> Encoder:
+    """Line breaks inserted in a literal block continue at the block's indentation."""
+    indent_slice = next((s for s in source_map.slices if s.kind == "indent"), None)
+    indent = text[indent_slice.source_start : indent_slice.source_end] if indent_slice else ""
+
+    def encode(replacement: str) -> str | None:
+        if "\r" in replacement:
+            return None
+        return replacement.replace("\n", "\n" + indent)
+
+    return encode
+
+
+_DOUBLE_QUOTED_ESCAPES = {
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
+_HEX_LENGTH = {"x": 2, "u": 4, "U": 8}
+
+
+def _yaml_flow_scalar(text: str, start: int, end: int, style: str | None) -> SourceMap | None:
+    """Decode a plain or quoted scalar's source, folding lines as YAML does."""
+    quoted = style in ('"', "'")
+    body_start, body_end = (start + 1, end - 1) if quoted else (start, end)
+    builder = SourceMapBuilder(text, body_start)
+    position = body_start
+    while position < body_end:
+        char = text[position]
+        if char in " \t\n":
+            run_end = position
+            while run_end < body_end and text[run_end] in " \t":
+                run_end += 1
+            if run_end < body_end and text[run_end] == "\n":
+                builder.literal(position)
+                position = _fold(text, builder, run_end, body_end)
+                continue
+            builder.literal(run_end)
+            position = run_end
+        elif style == '"' and char == "\\":
+            position = _double_quoted_escape(text, builder, position, body_end)
+            if position < 0:
+                return None
+        elif style == "'" and text.startswith("''", position):
+            builder.literal(position + 1)
+            builder.other("escape", position + 2, "")
+            position += 2
+        else:
+            next_special = position + 1
+            while next_special < body_end and text[next_special] not in " \t\n\\'":
+                next_special += 1
+            builder.literal(next_special)
+            position = next_special
+    builder.literal(body_end)
+    return builder.build()
+
+
+def _fold(text: str, builder: SourceMapBuilder, position: int, body_end: int) -> int:
+    """Fold the line break at ``position`` and blank lines after it; return where text resumes."""
+    breaks = 0
+    cursor = position
+    while cursor < body_end and text[cursor] in " \t\n":
+        if text[cursor] == "\n":
+            breaks += 1
+        cursor += 1
+    builder.other("fold", cursor, " " if breaks == 1 else "\n" * (breaks - 1))
+    return cursor
+
+
+def _double_quoted_escape(text: str, builder: SourceMapBuilder, position: int, end: int) -> int:
+    builder.literal(position)
+    code = text[position + 1] if position + 1 < end else ""
+    if code == "\n":
+        cursor = position + 2
+        while cursor < end and text[cursor] in " \t":
+            cursor += 1
+        builder.other("escape", cursor, "")
+        return cursor
+    if code in _HEX_LENGTH:
+        digits = text[position + 2 : position + 2 + _HEX_LENGTH[code]]
+        try:
+            char = chr(int(digits, 16))
+        except ValueError:
+            return -1
+        builder.other("escape", position + 2 + len(digits), char)
+        return position + 2 + len(digits)
+    if code not in _DOUBLE_QUOTED_ESCAPES:
+        return -1
+    builder.other("escape", position + 2, _DOUBLE_QUOTED_ESCAPES[code])
+    return position + 2
+
+
+_PLAIN_SAFE = re.compile(r"[^\n\r\t#:'\"{}\[\],&*!|>%@`]*")
+
+
+def _yaml_flow_encoder(style: str | None) -> Encoder:
+    def encode(replacement: str) -> str | None:
+        if style == '"':
+            return _json_escape(replacement)
+        if "\n" in replacement or "\r" in replacement:
+            return None
+        if style == "'":
+            return replacement.replace("'", "''")
+        return replacement if _PLAIN_SAFE.fullmatch(replacement) else None
+
+    return encode
+
+
+# ---------------------------------------------------------------------------------------------
+# JSON
+
+_JSON_TOKEN = re.compile(r'\s*(?:("(?:[^"\\]|\\.)*")|([{}\[\],:])|([^\s{}\[\],:"]+))', re.DOTALL)
+_JSON_ESCAPES = {
+    '"': '"',
+    "\\": "\\",
+    "/": "/",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+}
+
+
+def _json_strings(text: str) -> tuple[Any, list[tuple[Path, int, int]]]:
+    """The parsed document and ``(path, start, end)`` of every string value (quotes included)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SourceError(f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise SourceError("JSON nesting too deep") from None
+    found: list[tuple[Path, int, int]] = []
+    tokens = _JSON_TOKEN.finditer(text)
+    stack: list[list] = []  # per open container: [is_object, path, next key or index]
+    pending_key: str | None = None
+    expect_key = False
+    for token in tokens:
+        string, punct = token.group(1), token.group(2)
+        if punct in ("{", "["):
+            path = _json_child_path(stack, pending_key)
+            stack.append([punct == "{", path, 0])
+            expect_key, pending_key = punct == "{", None
+        elif punct in ("}", "]"):
+            stack.pop()
+            _json_advance(stack)
+            expect_key = False
+        elif punct == ",":
+            expect_key = bool(stack and stack[-1][0])
+        elif punct == ":":
+            expect_key = False
+        elif string is not None and expect_key:
+            pending_key = json.loads(string)
+            expect_key = False
+        else:
+            if string is not None and stack:
+                found.append((_json_child_path(stack, pending_key), token.start(1), token.end(1)))
+            pending_key = None
+            _json_advance(stack)
+    return data, found
+
+
+def _json_child_path(stack: list[list], key: str | None) -> Path:
+    if not stack:
+        return ()
+    is_object, path, index = stack[-1]
+    return (*path, key if is_object else index)
+
+
+def _json_advance(stack: list[list]) -> None:
+    if stack and not stack[-1][0]:
+        stack[-1][2] += 1
+
+
+def _json_string_map(text: str, start: int, end: int) -> SourceMap:
+    builder = SourceMapBuilder(text, start + 1)
+    position = start + 1
+    body_end = end - 1
+    while position < body_end:
+        backslash = text.find("\\", position, body_end)
+        if backslash == -1:
+            break
+        builder.literal(backslash)
+        code = text[backslash + 1]
+        if code == "u":
+            char = chr(int(text[backslash + 2 : backslash + 6], 16))
+            length = 6
+            low = text[backslash + 6 : backslash + 12]
+            if 0xD800 <= ord(char) < 0xDC00 and re.fullmatch(r"\\u[dD][c-fC-F][0-9a-fA-F]{2}", low):
+                pair = (char + chr(int(low[2:], 16))).encode("utf-16", "surrogatepass")
+                char, length = pair.decode("utf-16"), 12
+            builder.other("escape", backslash + length, char)
+            position = backslash + length
+        else:
+            builder.other("escape", backslash + 2, _JSON_ESCAPES[code])
+            position = backslash + 2
+    builder.literal(body_end)
+    return builder.build()
+
+
+# ---------------------------------------------------------------------------------------------
+# TOML
+
+_TOML_TABLE = re.compile(r"[ \t]*(\[\[?)[ \t]*([^\]\n]+?)[ \t]*\]\]?[ \t]*(?:#.*)?$", re.M)
+_TOML_KEY = re.compile(
+    r'[ \t]*((?:[A-Za-z0-9_-]+|"[^"\n]*"|\'[^\'\n]*\')'
+    r'(?:[ \t]*\.[ \t]*(?:[A-Za-z0-9_-]+|"[^"\n]*"|\'[^\'\n]*\'))*)[ \t]*=[ \t]*'
+)
+_TOML_STRING_START = re.compile(r'"""|\'\'\'|"|\'')
+_TOML_BASIC_ESCAPES = {**_JSON_ESCAPES, "e": "\x1b"}
+_TOML_BASIC_ESCAPES.pop("/")
+
+
+def _toml_key_parts(key: str) -> list[str]:
+    parts = re.findall(r'"([^"]*)"|\'([^\']*)\'|([A-Za-z0-9_-]+)', key)
+    return [next(p for p in part if p != "") if any(part) else "" for part in parts]
+
+
+def _toml_strings(text: str) -> tuple[Any, list[tuple[Path, SourceMap, Encoder]]]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        located = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
+        line, column = (int(located.group(1)), int(located.group(2))) if located else (1, 1)
+        raise SourceError(f"TOML syntax error: {str(exc).split(' (at')[0]}", line, column) from None
+    found: list[tuple[Path, SourceMap, Encoder]] = []
+    table: Path = ()
+    array_counts: dict[Path, int] = {}
+    position = 0
+    while position < len(text):
+        line_end = text.find("\n", position)
+        line_end = len(text) if line_end == -1 else line_end
+        header = _TOML_TABLE.match(text, position, line_end)
+        key = _TOML_KEY.match(text, position, line_end)
+        if header:
+            names = tuple(_toml_key_parts(header.group(2)))
+            if header.group(1) == "[[":
+                array_counts[names] = array_counts.get(names, -1) + 1
+            table = _toml_table_path(names, array_counts)
+        elif key:
+            quote = _TOML_STRING_START.match(text, key.end())
+            if quote:
+                parsed = _toml_string(text, key.end(), quote.group(0))
+                if parsed is None:
+                    return data, found
+                source_map, encoder, string_end = parsed
+                found.append(((*table, *_toml_key_parts(key.group(1))), source_map, encoder))
+                line_end = text.find("\n", string_end)
+                line_end = len(text) if line_end == -1 else line_end
+            else:
+                line_end = _toml_skip_value(text, key.end())
+        position = line_end + 1
+    return data, found
+
+
+def _toml_table_path(names: Path, array_counts: dict[Path, int]) -> Path:
+    path: Path = ()
+    for index, name in enumerate(names):
+        path = (*path, name)
+        prefix = tuple(names[: index + 1])
+        if prefix in array_counts:
+            path = (*path, array_counts[prefix])
+    return path
+
+
+def _toml_skip_value(text: str, position: int) -> int:
+    """Offset of the line break that ends the value starting at ``position``."""
+    depth = 0
+    while position < len(text):
+        char = text[position]
+        if char in "[{":
+            depth += 1
+        elif char in "]}":
+            depth -= 1
+        elif char == "#":
+            newline = text.find("\n", position)
+            position = len(text) if newline == -1 else newline
+            continue
+        elif char in "\"'":
+            quote = _TOML_STRING_START.match(text, position).group(0)
+            parsed = _toml_string(text, position, quote)
+            if parsed is None:
+                return len(text)
+            position = parsed[2]
+            continue
+        elif char == "\n" and depth <= 0:
+            return position
+        position += 1
+    return len(text)
+
+
+def _toml_string(text: str, start: int, quote: str) -> tuple[SourceMap, Encoder, int] | None:
+    """Map of the TOML string opening at ``start``, its encoder, and the offset after it."""
+    multiline, basic = len(quote) == 3, quote[0] == '"'
+    body_start = start + len(quote)
+    if multiline and text.startswith("\r\n", body_start):
+        body_start += 2
+    elif multiline and text.startswith("\n", body_start):
+        body_start += 1
+    close = _toml_close(text, body_start, quote)
+    if close is None:
+        return None
+    builder = SourceMapBuilder(text, body_start)
+    position = body_start
+    while basic and (backslash := text.find("\\", position, close)) != -1:
+        builder.literal(backslash)
+        code = text[backslash + 1]
+        if multiline and code in " \t\r\n":
+            cursor = backslash + 1
+            while cursor < close and text[cursor] in " \t\r\n":
+                cursor += 1
+            builder.other("escape", cursor, "")
+            position = cursor
+        elif code in ("u", "U"):
+            length = 6 if code == "u" else 10
+            builder.other(
+                "escape", backslash + length, chr(int(text[backslash + 2 : backslash + length], 16))
+            )
+            position = backslash + length
+        else:
+            builder.other("escape", backslash + 2, _TOML_BASIC_ESCAPES.get(code, code))
+            position = backslash + 2
+    builder.literal(close)
+    return builder.build(), _toml_encoder(quote), close + len(quote)
+
+
+def _toml_close(text: str, position: int, quote: str) -> int | None:
+    while True:
+        found = text.find(quote, position)
+        if found == -1:
+            return None
+        if quote[0] == '"' and _escaped(text, found):
+            position = found + 1
+            continue
+        if len(quote) == 3:
+            while text.startswith(quote[0], found + 3):  # up to two quotes may end the body
+                found += 1
+        return found
+
+
+def _escaped(text: str, position: int) -> bool:
+    backslashes = 0
+    while position - backslashes - 1 >= 0 and text[position - backslashes - 1] == "\\":
+        backslashes += 1
+    return backslashes % 2 == 1
+
+
+def _toml_encoder(quote: str) -> Encoder:
+    def encode(replacement: str) -> str | None:
+        if quote == '"':
+            return _json_escape(replacement)
+        if quote == '"""':
+            if re.search(r"[\x00-\x08\x0b-\x1f\x7f]", replacement):
+                return None
+            return replacement.replace("\\", "\\\\").replace('"""', '""\\"')
+        if quote == "'":
+            return None if re.search(r"['\n\r]", replacement) else replacement
+        return None if "'''" in replacement else replacement
+
+    return encode
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def prompt_strings(text: str, path: str) -> list[PromptString]:
+    """The prompt strings of a YAML/JSON/TOML file (none if it is not a prompt file)."""
+    suffix = PurePath(path).suffix.lower()
+    strings: list[tuple[Path, str, SourceMap, Encoder]] = []
+    if suffix == ".json":
+        data, spans = _json_strings(text)
+        for key_path, start, end in spans:
+            host = _json_string_map(text, start, end)
+            strings.append((key_path, host.rendered, host, _json_escape))
+    elif suffix == ".toml":
+        data, located = _toml_strings(text)
+        for key_path, host, encoder in located:
+            if _lookup(data, key_path) != host.rendered:
+                value = _lookup(data, key_path)
+                if not isinstance(value, str):
+                    continue
+                host, encoder = _opaque(value, host.to_source(0), host.to_source(0))
+            strings.append((key_path, host.rendered, host, encoder))
+    else:
+        for key_path, node in _yaml_strings(text):
+            host, encoder = _yaml_map(text, node)
+            strings.append((key_path, node.value, host, encoder))
+        has_messages = any("messages" in key_path for key_path, *_ in strings)
+        data = yaml.safe_load(text) if has_messages else None
+    result = []
+    for key_path, value, host, encoder in strings:
+        if not is_prompt_path(key_path):
+            continue
+        role, last = _message_context(key_path, data)
+        result.append(PromptString(key_path, value, host, encoder, stability(key_path, role, last)))
+    return result
+
+
+def _lookup(data: Any, path: Path) -> Any:
+    for key in path:
+        try:
+            data = data[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
+    """Diagnostics for the prompt strings of a YAML/JSON/TOML file."""
+    file_lines = LineIndex(text)
+    documents = []
+    for string in prompt_strings(text, ctx.path):
+        syntax = syntax_for("", string.value)
+        parsed = parse_template(string.value, syntax)
+        prefix_end = {"all": len(string.value), "none": 0}.get(
+            string.stable, user_section_start(string.value)
+        )
+        documents.append(
+            TemplateDocument(
+                path=ctx.path,
+                file_text=text,
+                text=string.value,
+                parsed=parsed,
+                host=string.host,
+                prefix_end=prefix_end,
+                encode=string.encode,
+                file_lines=file_lines,
+                label=".".join(str(k) for k in string.path),
+            )
+        )
+    return run_checkers(documents, ctx)
