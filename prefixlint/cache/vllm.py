@@ -82,10 +82,10 @@ def chain_hashes(
     cache_salt: str | None = None,
 ) -> list[int]:
     """Chained block hashes: each depends on every earlier block, its own content and keys."""
-    extra = tuple(stable_int(key) for key in extra_keys) or None
+    extra = tuple(stable_int(key) for key in extra_keys)  # hash(None) varies by process
     first_extra = extra
     if cache_salt:
-        first_extra = (*(extra or ()), stable_int(("cache_salt", cache_salt)))
+        first_extra = (*extra, stable_int(("cache_salt", cache_salt)))
     hashes: list[int] = []
     parent = NONE_HASH
     for index, content in enumerate(contents):
