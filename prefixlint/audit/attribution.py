@@ -24,7 +24,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from prefixlint.audit import classify
-from prefixlint.audit.diff import common_prefix_length, window
+from prefixlint.audit.diff import common_prefix_length, escape, window
 from prefixlint.cache.base import CacheResult
 from prefixlint.chat import content_text
 from prefixlint.request import ChatRequest, Rendered
@@ -124,7 +124,10 @@ def block_keys(units: array, block: int) -> list[int]:
 class Attributor:
     """Finds each request's predecessor and where, and why, the two diverge."""
 
-    def __init__(self, *, max_snapshots: int = 1024, max_index: int = 200_000) -> None:
+    def __init__(
+        self, *, max_snapshots: int = 1024, max_index: int = 200_000, full_text: bool = False
+    ) -> None:
+        self.full_text = full_text
         self.snapshots: LRU = LRU(max_snapshots)
         self.sessions: LRU = LRU(max_snapshots * 4)
         self.conversations: LRU = LRU(max_index)
@@ -217,8 +220,7 @@ class Attributor:
         before_text, after_text = predecessor.rendered.text, rendered.text
         char = common_prefix_length(before_text, after_text)
         divergence.char = char
-        divergence.before = window(before_text, char)
-        divergence.after = window(after_text, char)
+        divergence.before, divergence.after = self._views(predecessor.rendered, rendered, char)
         if char >= len(before_text):
             # The texts agree; the tokens differ where BPE merged across the old ending.
             divergence.code, divergence.component = "PFX404", _component_at(rendered, char)
@@ -232,6 +234,17 @@ class Attributor:
             predecessor.request, request, component, same_conversation
         )
         return divergence
+
+    def _views(self, before: Rendered, after: Rendered, char: int) -> tuple[str, str]:
+        """Escaped windows at ``char`` or, with ``full_text``, both whole components there."""
+        if not self.full_text:
+            return window(before.text, char), window(after.text, char)
+        views = []
+        for rendered in (before, after):
+            component = rendered.component_at_char(min(char, len(rendered.text) - 1))
+            start, end = (component.char_start, component.char_end) if component else (0, 0)
+            views.append(escape(rendered.text[start:end]))
+        return views[0], views[1]
 
 
 def _component_at(rendered: Rendered, char: int) -> str | None:
@@ -249,16 +262,24 @@ def _tokens_of(request: ChatRequest, units: Sequence[int], unit_tokens: int) -> 
     return request.input_length or len(units) * unit_tokens
 
 
-def cause_for(divergence: Divergence, result: CacheResult) -> tuple[str | None, int]:
+def cause_for(
+    divergence: Divergence, result: CacheResult, *, no_breakpoint: bool = False
+) -> tuple[str | None, int]:
     """``(cause, cost tokens)`` for one request on one cache model.
 
     A divergence names the cause when it cost tokens; otherwise the cache's own reason
     (``first-seen`` for new content, ``evicted``, ``ttl-expired``, ``below-minimum``) does,
     or a routing change (model, ``prompt_cache_key``) when the predecessor's tokens were all
-    still there but not served.
+    still there but not served, or PFX303 when ``no_breakpoint`` says the request marked no
+    breakpoint on a model that caches only at breakpoints.
     """
     supplied = min(divergence.predecessor_tokens, result.prompt_tokens)
     cost = max(0, supplied - result.cached_tokens)
+    if no_breakpoint:
+        # Nothing could have been cached, whatever else changed.
+        if cost > 0:
+            return "PFX303", cost
+        return ("first-seen" if result.uncached_tokens else None), 0
     if divergence.diverged and cost > 0:
         return divergence.code, cost
     reason = result.miss_reason

@@ -16,13 +16,15 @@ from prefixlint.audit.attribution import Attributor, Divergence, cause_for
 from prefixlint.audit.prices import PriceTable
 from prefixlint.audit.results import AuditReport, Example, RequestRecord, Skipped
 from prefixlint.audit.whatif import WhatIfRunner
-from prefixlint.cache import CACHE_MODELS, CacheQuery, make_cache_model
+from prefixlint.cache import CACHE_MODELS, CacheModel, CacheQuery, make_cache_model
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
 MOONCAKE_BLOCK_TOKENS = 512
+# Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
+BREAKPOINT_ONLY_MODELS = frozenset({"anthropic"})
 
 
 class AuditError(Exception):
@@ -45,6 +47,7 @@ class AuditOptions:
     trace_block_tokens: int = MOONCAKE_BLOCK_TOKENS
     max_snapshots: int = 1024
     examples_per_cause: int = 3
+    full_text: bool = False
     prices: PriceTable | None = None
     extra_cache_params: dict[str, Any] = field(default_factory=dict)
 
@@ -65,6 +68,14 @@ class AuditOptions:
             if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
         }
         return {k: v for k, v in given.items() if v is not None and k in accepted}
+
+
+def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
+    """A fresh cache model for the audit; bad parameters become an :class:`AuditError`."""
+    try:
+        return make_cache_model(name, **options.cache_params(name))
+    except ValueError as exc:
+        raise AuditError(f"cache model {name}: {exc}") from None
 
 
 def session_of(request: ChatRequest, key: str | None) -> str | None:
@@ -134,11 +145,11 @@ class Auditor:
 
     def __init__(self, options: AuditOptions, files: Sequence[str]) -> None:
         self.options = options
-        self.models = {
-            name: make_cache_model(name, **options.cache_params(name)) for name in options.caches
-        }
+        self.models = {name: new_cache_model(name, options) for name in options.caches}
         self.renderer = None
-        self.attributor = Attributor(max_snapshots=options.max_snapshots)
+        self.attributor = Attributor(
+            max_snapshots=options.max_snapshots, full_text=options.full_text
+        )
         self.prices = options.prices or PriceTable.load()
         self.report = AuditReport(
             files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
@@ -169,17 +180,28 @@ class Auditor:
         self.report.skipped.append(Skipped(file, line, reason))
 
     def feed(self, file: str, prepared: Prepared) -> None:
-        """Run one prepared request through every cache model and record the outcome."""
+        """Run one prepared request through every cache model and record the outcome.
+
+        A request that a cache model rejects (the provider would answer 400) is skipped.
+        """
         request = prepared.request
+        results = {}
+        for name, model in self.models.items():
+            try:
+                results[name] = model.process(prepared.query)
+            except InvalidQuery as exc:
+                self.skip(file, request.line, f"cache model {name} rejects the request: {exc}")
+                return
         session = session_of(request, self.options.session_key)
         divergence, conversation = self.attributor.observe(
             request, prepared.rendered, prepared.units, prepared.unit_tokens, session
         )
-        results = {name: model.process(prepared.query) for name, model in self.models.items()}
         observed = request.usage.cached_tokens if request.usage else None
         price = self.prices.lookup(request.model)
+        unmarked = not prepared.query.breakpoints
         for name, result in results.items():
-            cause, cost = cause_for(divergence, result)
+            no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
+            cause, cost = cause_for(divergence, result, no_breakpoint=no_breakpoint)
             record = self._record(file, request, session, name, result, cause, cost, divergence)
             record.observed_cached = observed
             if price is not None:
@@ -205,6 +227,8 @@ class Auditor:
         component = divergence.component if located else None
         if cause == "PFX601" and not located:
             component = divergence.routing_changed
+        elif cause == "PFX303":
+            component = "cache_control"
         record = RequestRecord(
             file=file,
             line=request.line,

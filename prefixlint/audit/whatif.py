@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 from prefixlint.audit.canonical import canonicalisers
 from prefixlint.audit.prices import Price
 from prefixlint.audit.results import AuditReport, Totals, WhatIf
-from prefixlint.cache import make_cache_model
 from prefixlint.cache.base import CacheResult
 from prefixlint.chat import TemplateError
 from prefixlint.request import ChatRequest, Rendered
@@ -25,14 +24,13 @@ if TYPE_CHECKING:
 
 class WhatIfRunner:
     def __init__(self, options: AuditOptions, render: Callable[[ChatRequest], Rendered]) -> None:
-        from prefixlint.audit.pipeline import build_query
+        from prefixlint.audit.pipeline import build_query, new_cache_model
 
         self.build_query = build_query
         self.render = render
         self.fixes = canonicalisers()
         self.models = [
-            {name: make_cache_model(name, **options.cache_params(name)) for name in options.caches}
-            for _ in self.fixes
+            {name: new_cache_model(name, options) for name in options.caches} for _ in self.fixes
         ]
         self.totals = [{name: Totals() for name in options.caches} for _ in self.fixes]
 

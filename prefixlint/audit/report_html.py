@@ -1,0 +1,193 @@
+"""The audit as one self-contained HTML file: inline CSS and SVG plots, no external assets.
+
+Plots: hit rate over the log (per cache model), uncached tokens by cause, what-if gains, and a
+prefix-sharing view (per request: tokens served from cache, tokens a cause cost, new tokens).
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from prefixlint.audit.describe import cause_label, dollars, headline, percent
+from prefixlint.audit.results import AuditReport, RequestRecord
+
+WIDTH = 760
+COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b7791f", "#c53030", "#319795")
+TIME_BUCKETS = 60
+SHARING_ROWS = 80
+STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#1a202c;max-width:820px}
+table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #cbd5e0;padding:3px 8px}
+td.n{text-align:right}code{background:#edf2f7;padding:1px 3px}svg text{font-size:11px}
+.ex{font-family:monospace;font-size:12px;white-space:pre-wrap}
+"""
+
+
+def _svg(height: int, body: list[str]) -> str:
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
+        f'viewBox="0 0 {WIDTH} {height}">' + "".join(body) + "</svg>"
+    )
+
+
+def _text(x: float, y: float, text: str, anchor: str = "start") -> str:
+    return f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}">{escape(text)}</text>'
+
+
+def _bar(x: float, y: float, w: float, h: float, color: str, title: str = "") -> str:
+    tip = f"<title>{escape(title)}</title>" if title else ""
+    return (
+        f'<rect x="{x:.1f}" y="{y:.1f}" width="{max(w, 0):.1f}" height="{h:.1f}" '
+        f'fill="{color}">{tip}</rect>'
+    )
+
+
+def hit_rate_plot(report: AuditReport) -> str:
+    """Hit rate per slice of the log (requests in log order), one line per cache model."""
+    left, top, plot_w, plot_h = 40, 10, WIDTH - 160, 180
+    body = [
+        f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
+        'stroke="#718096"/>'
+    ]
+    for tick in (0, 0.5, 1):
+        y = top + plot_h * (1 - tick)
+        body.append(_text(left - 4, y + 4, f"{tick:.0%}", "end"))
+    for index, model in enumerate(report.cache_models):
+        records = list(report.records_for(model))
+        if not records:
+            continue
+        size = max(1, -(-len(records) // TIME_BUCKETS))
+        points = []
+        for start in range(0, len(records), size):
+            chunk = records[start : start + size]
+            prompt = sum(r.prompt_tokens for r in chunk)
+            rate = sum(r.cached_tokens for r in chunk) / prompt if prompt else 0.0
+            x = left + plot_w * (start + len(chunk) / 2) / len(records)
+            points.append(f"{x:.1f},{top + plot_h * (1 - rate):.1f}")
+        color = COLORS[index % len(COLORS)]
+        body.append(
+            f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{" ".join(points)}"/>'
+        )
+        body.append(_bar(left + plot_w + 10, top + 14 * index, 10, 10, color))
+        body.append(_text(left + plot_w + 24, top + 14 * index + 9, model))
+    body.append(_text(left + plot_w / 2, top + plot_h + 16, "requests in log order", "middle"))
+    return _svg(top + plot_h + 24, body)
+
+
+def _hbars(rows: list[tuple[str, float, str]], maximum: float, fmt) -> str:
+    label_w, row_h = 300, 20
+    plot_w = WIDTH - label_w - 90
+    body = []
+    for index, (label, value, color) in enumerate(rows):
+        y = index * row_h
+        width = plot_w * value / maximum if maximum else 0
+        body.append(_text(label_w - 6, y + 14, label, "end"))
+        body.append(_bar(label_w, y + 3, width, row_h - 6, color, fmt(value)))
+        body.append(_text(label_w + width + 4, y + 14, fmt(value)))
+    return _svg(max(1, len(rows)) * row_h + 4, body)
+
+
+def causes_plot(report: AuditReport, model: str) -> str:
+    causes = report.by_cause(model)
+    rows = [
+        (cause, float(entry.uncached_tokens), COLORS[i % len(COLORS)])
+        for i, (cause, entry) in enumerate(causes.items())
+    ]
+    return _hbars(rows, max((r[1] for r in rows), default=0), lambda v: f"{int(v):,} tokens")
+
+
+def what_if_plot(report: AuditReport, model: str) -> str:
+    entries = [w for w in report.what_if if w.model_cache == model]
+    rows = []
+    if entries:
+        rows.append(("as logged", entries[0].base.hit_rate, "#a0aec0"))
+    rows += [(w.fix, w.fixed.hit_rate, COLORS[i % len(COLORS)]) for i, w in enumerate(entries)]
+    return _hbars(rows, 1.0, percent)
+
+
+def sharing_plot(report: AuditReport, model: str) -> str:
+    """One bar per request: cached (green), lost to a cause (red), the rest (grey)."""
+    records = list(report.records_for(model))
+    step = max(1, -(-len(records) // SHARING_ROWS))
+    shown: list[RequestRecord] = records[::step]
+    longest = max((r.prompt_tokens for r in shown), default=0)
+    label_w, row_h, plot_w = 70, 8, WIDTH - 70 - 170
+    body = []
+    for index, record in enumerate(shown):
+        y = index * row_h
+        scale = plot_w / longest if longest else 0
+        cached = record.cached_tokens * scale
+        lost = min(record.cost_tokens, record.prompt_tokens - record.cached_tokens) * scale
+        rest = record.prompt_tokens * scale - cached - lost
+        tip = f"line {record.line}: {record.cached_tokens:,}/{record.prompt_tokens:,} cached"
+        if record.cause:
+            tip += f", {record.cause}"
+        body.append(_text(label_w - 4, y + 7, str(record.line), "end"))
+        body.append(_bar(label_w, y + 1, cached, row_h - 2, "#38a169", tip))
+        body.append(_bar(label_w + cached, y + 1, lost, row_h - 2, "#e53e3e", tip))
+        body.append(_bar(label_w + cached + lost, y + 1, rest, row_h - 2, "#cbd5e0", tip))
+        if record.cause and record.cause != "first-seen":
+            body.append(_text(label_w + cached + lost + rest + 4, y + 7, record.cause))
+    return _svg(max(1, len(shown)) * row_h + 4, body)
+
+
+def _summary_table(report: AuditReport) -> str:
+    rows = []
+    for model in report.cache_models:
+        t = report.totals(model)
+        rows.append(
+            f"<tr><td>{escape(model)}</td><td class=n>{t.requests:,}</td>"
+            f"<td class=n>{t.prompt_tokens:,}</td><td class=n>{t.cached_tokens:,}</td>"
+            f"<td class=n>{percent(t.hit_rate)}</td><td class=n>{dollars(t.cost_usd)}</td></tr>"
+        )
+    head = (
+        "<tr><th>cache model</th><th>requests</th><th>prompt tokens</th>"
+        "<th>cached tokens</th><th>hit rate</th><th>cost</th></tr>"
+    )
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _examples(report: AuditReport, model: str) -> str:
+    items = []
+    for cause in report.by_cause(model):
+        for e in report.examples.get((model, cause), ()):
+            items.append(
+                f"<li><b>{escape(cause_label(cause))}</b> at {escape(e.file)}:{e.line} "
+                f"<code>{escape(e.component or '')}</code>, token {e.token}"
+                f"<div class=ex>was: {escape(e.before)}\nnow: {escape(e.after)}</div></li>"
+            )
+    return f"<ul>{''.join(items)}</ul>" if items else ""
+
+
+def render_html(report: AuditReport) -> str:
+    skipped = len(report.skipped)
+    parts = [
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>prefixlint audit</title>",
+        f"<style>{STYLE}</style></head><body><h1>prefixlint audit</h1>",
+        f"<p>{escape(', '.join(report.files))}: {report.lines_read:,} lines, "
+        f"{report.lines_read - skipped:,} requests, {skipped:,} skipped.</p>",
+        _summary_table(report),
+        "<h2>Hit rate over the log</h2>",
+        hit_rate_plot(report),
+    ]
+    for model in report.cache_models:
+        parts += [
+            f"<h2>Uncached tokens by cause ({escape(model)})</h2>",
+            causes_plot(report, model),
+            _examples(report, model),
+        ]
+        if report.what_if:
+            parts += [f"<h2>What-if fixes ({escape(model)})</h2>", what_if_plot(report, model)]
+            best = next(
+                (w for w in report.what_if if w.model_cache == model and w.fix != "all"), None
+            )
+            if best is not None and best.gain > 0:
+                parts.append(f"<p>{escape(headline(best, report.by_cause(model)))}</p>")
+        parts += [
+            f"<h2>Prefix sharing per request ({escape(model)})</h2>",
+            "<p>green: served from cache; red: lost to the cause named; grey: new or "
+            "otherwise uncached.</p>",
+            sharing_plot(report, model),
+        ]
+    parts.append("</body></html>\n")
+    return "".join(parts)

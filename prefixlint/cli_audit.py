@@ -1,0 +1,196 @@
+"""``prefixlint audit LOGS``: replay logged requests through cache models and explain misses.
+
+Exit status: 0 when the audit passes, 1 when the hit rate is below ``--fail-under`` or worse
+than ``--baseline``, 2 for usage and input errors (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterator
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from prefixlint.audit.baseline import BaselineError, load_baseline, regressions
+from prefixlint.audit.dump import DUMP_FORMATS, TokenDump
+from prefixlint.audit.pipeline import AuditError, AuditOptions, run_audit
+from prefixlint.audit.prices import PriceError, PriceTable
+from prefixlint.audit.report_html import render_html
+from prefixlint.audit.report_json import render_json
+from prefixlint.audit.report_terminal import print_report
+from prefixlint.audit.results import AuditReport
+from prefixlint.cache.base import InvalidQuery
+from prefixlint.chat import TemplateError
+from prefixlint.sources.logs import LogReadError
+from prefixlint.tokenizers import TokenizerError
+
+PROGRESS_MIN_BYTES = 1 << 20
+
+
+class AuditFailure(Exception):
+    """A usage or input error, reported as one line with exit status 2."""
+
+
+def parse_rate(value: str) -> float:
+    """``0.8`` or ``80%`` as a fraction in [0, 1]."""
+    text = value.strip()
+    try:
+        rate = float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not a rate (0.8 or 80%)") from None
+    if not 0 <= rate <= 1:
+        raise click.BadParameter(f"{value!r} is not between 0 and 1 (or 0% and 100%)")
+    return rate
+
+
+def _count_lines(paths: tuple[str, ...]) -> int | None:
+    """Lines in plain files large enough to deserve a progress bar, else ``None``."""
+    total = 0
+    for path in paths:
+        if path == "-" or path.endswith(".gz") or not os.path.isfile(path):
+            return None
+        total += os.path.getsize(path)
+    if total < PROGRESS_MIN_BYTES:
+        return None
+    lines = 0
+    for path in paths:
+        with open(path, "rb") as stream:
+            lines += sum(chunk.count(b"\n") for chunk in iter(lambda: stream.read(1 << 20), b""))
+    return lines
+
+
+@contextlib.contextmanager
+def _progress(paths: tuple[str, ...]) -> Iterator:
+    """A per-line callback that drives a progress bar on stderr (only on a terminal)."""
+    total = _count_lines(paths) if sys.stderr.isatty() else None
+    if total is None:
+        yield None
+        return
+    columns = (
+        TextColumn("auditing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("audit", total=total)
+        yield lambda: progress.advance(task)
+
+
+@click.command("audit")
+@click.argument("logs", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option(
+    "--cache",
+    "caches",
+    multiple=True,
+    default=("vllm",),
+    show_default=True,
+    help="Cache model (repeatable): vllm, sglang, llamacpp, openai, anthropic, deepseek, "
+    "gemini, unlimited, belady.",
+)
+@click.option("--block-size", type=click.IntRange(min=1), help="Engine block size (vllm, belady).")
+@click.option("--page-size", type=click.IntRange(min=1), help="SGLang page size.")
+@click.option("--capacity-tokens", type=click.IntRange(min=0), help="Cache capacity in tokens.")
+@click.option("--tokenizer", default="qwen", show_default=True, help="Tokenizer spec.")
+@click.option("--template", default="qwen3", show_default=True, help="qwen3 or hf:PATH.")
+@click.option("--log-format", default="auto", show_default=True, help="Format of LOGS.")
+@click.option(
+    "--trace-block-size",
+    type=click.IntRange(min=1),
+    default=512,
+    show_default=True,
+    help="Tokens per hash id in Mooncake traces.",
+)
+@click.option("--session-key", help="Field naming the session: route, user, metadata.user_id, ...")
+@click.option(
+    "--format", "output_format", type=click.Choice(["terminal", "json"]), default="terminal"
+)
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an HTML report.")
+@click.option("--what-if/--no-what-if", default=True, show_default=True)
+@click.option("--fail-under", type=parse_rate, help="Exit 1 if a hit rate is below (0.8 or 80%).")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="Exit 1 only on regressions.")
+@click.option("--prices", type=click.Path(dir_okay=False), help="Price table (TOML).")
+@click.option("--dump-tokens", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--dump-format", type=click.Choice(DUMP_FORMATS), default="tokens")
+@click.option("--skipped", "list_skipped", is_flag=True, help="List the skipped lines.")
+@click.option("--show-text", is_flag=True, help="Show whole differing components, not windows.")
+@click.option("--redact", is_flag=True, help="Hash logged text in JSON output.")
+@click.pass_context
+def audit(ctx: click.Context, logs: tuple[str, ...], **options) -> None:
+    """Replay logged requests through prefix-cache models; explain every miss."""
+    try:
+        failures = _audit(logs, options)
+    except AuditFailure as exc:
+        click.echo(f"prefixlint audit: {exc}", err=True)
+        ctx.exit(2)
+    for failure in failures:
+        click.echo(f"prefixlint audit: {failure}", err=True)
+    ctx.exit(1 if failures else 0)
+
+
+def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
+    """Run the audit, write its reports, and return the reasons it fails (if any)."""
+    try:
+        prices = PriceTable.load(options["prices"])
+        baseline = load_baseline(options["baseline"]) if options["baseline"] else None
+        audit_options = AuditOptions(
+            caches=tuple(dict.fromkeys(options["caches"])),
+            block_size=options["block_size"],
+            page_size=options["page_size"],
+            capacity_tokens=options["capacity_tokens"],
+            tokenizer=options["tokenizer"],
+            template=options["template"],
+            log_format=options["log_format"],
+            session_key=options["session_key"],
+            what_if=options["what_if"],
+            trace_block_tokens=options["trace_block_size"],
+            prices=prices,
+            full_text=options["show_text"],
+        )
+        with contextlib.ExitStack() as stack:
+            on_prepared = None
+            if options["dump_tokens"]:
+                stream = stack.enter_context(click.open_file(options["dump_tokens"], "w"))
+                dump = TokenDump(stream, options["dump_format"], options["block_size"] or 512)
+                on_prepared = dump.write
+            on_line = stack.enter_context(_progress(logs))
+            report = run_audit(logs, audit_options, on_line=on_line, on_prepared=on_prepared)
+        _write_reports(report, options)
+    except (
+        AuditError,
+        BaselineError,
+        InvalidQuery,
+        LogReadError,
+        OSError,
+        PriceError,
+        TemplateError,
+        TokenizerError,
+    ) as exc:
+        raise AuditFailure(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    failures = []
+    minimum = options["fail_under"]
+    if minimum is not None:
+        for model in report.cache_models:
+            rate = report.totals(model).hit_rate
+            if rate < minimum:
+                failures.append(f"{model}: hit rate {rate:.2%} is below --fail-under {minimum:.2%}")
+    if baseline is not None:
+        failures += regressions(report, baseline)
+    return failures
+
+
+def _write_reports(report: AuditReport, options: dict) -> None:
+    if options["html_path"]:
+        with open(options["html_path"], "w", encoding="utf-8") as stream:
+            stream.write(render_html(report))
+    with click.open_file(options["output"] or "-", "w") as stream:
+        if options["output_format"] == "json":
+            stream.write(render_json(report, redact=options["redact"]))
+        else:
+            console = Console(file=stream, highlight=False, soft_wrap=False)
+            print_report(report, console, list_skipped=options["list_skipped"])
