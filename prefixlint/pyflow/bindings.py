@@ -1,0 +1,242 @@
+"""Where names get their values: assignments, attributes, returns and in-place mutations.
+
+One pass over the module builds the index; :class:`Bindings` then answers "which expressions
+can this name or ``self.attribute`` hold here?" using libcst's scopes, keeping only the
+assignments that can reach the use (a later plain assignment in an enclosing block hides the
+earlier ones).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import Assignment
+
+from prefixlint.pyflow.document import PythonDocument
+
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "sort", "update", "execute"})
+
+
+@dataclass(frozen=True)
+class Binding:
+    """``target`` gets ``value``; ``kind`` is how (assign, augment, element, context)."""
+
+    value: cst.BaseExpression
+    kind: str
+    statement: cst.CSTNode
+    target: cst.CSTNode | None = None
+
+
+@dataclass(frozen=True)
+class Mutation:
+    """``receiver.method(args)`` or ``function(receiver)`` changing a named object in place."""
+
+    call: cst.Call
+    method: str
+    receiver: cst.Name
+
+
+class _Indexer(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.targets: dict[int, list[Binding]] = {}
+        self.attributes: dict[tuple[int, str], list[Binding]] = {}
+        self.returns: dict[int, list[cst.BaseExpression]] = {}
+        self.calls: list[cst.Call] = []
+        self._classes: list[cst.ClassDef] = []
+        self._functions: list[cst.FunctionDef] = []
+        self._frames: list[cst.CSTNode] = []
+
+    def _bind(self, target: cst.BaseExpression, value, kind: str, statement) -> None:
+        if isinstance(target, cst.Name):
+            self.targets.setdefault(id(target), []).append(Binding(value, kind, statement))
+        elif isinstance(target, cst.Attribute) and self._classes:
+            if isinstance(target.value, cst.Name) and target.value.value in ("self", "cls"):
+                key = (id(self._classes[-1]), target.attr.value)
+                binding = Binding(value, kind, statement, target)
+                self.attributes.setdefault(key, []).append(binding)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
+            for index, element in enumerate(target.elements):
+                if items is not None and len(items) == len(target.elements):
+                    self._bind(element.value, items[index].value, kind, statement)
+                else:
+                    self._bind(element.value, value, "element", statement)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.append(node)
+        self._frames.append(node)
+
+    def leave_ClassDef(self, node: cst.ClassDef) -> None:
+        self._classes.pop()
+        self._frames.pop()
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.append(node)
+        self._frames.append(node)
+        self.returns[id(node)] = []
+
+    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self._functions.pop()
+        self._frames.pop()
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if self._functions and node.value is not None:
+            self.returns[id(self._functions[-1])].append(node.value)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._bind(target.target, node.value, "assign", node)
+            self._bind_class_attribute(target.target, node.value, "assign", node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if node.value is not None:
+            self._bind(node.target, node.value, "assign", node)
+            self._bind_class_attribute(node.target, node.value, "assign", node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._bind(node.target, node.value, "augment", node)
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        self._bind(node.target, node.value, "assign", node)
+
+    def visit_For(self, node: cst.For) -> None:
+        self._bind(node.target, node.iter, "element", node)
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        self._bind(node.target, node.iter, "element", node)
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None:
+            self._bind(node.asname.name, node.item, "context", node)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append(node)
+
+    def _bind_class_attribute(self, target, value, kind, statement) -> None:
+        """``X = ...`` directly in a class body is also readable as ``self.X``."""
+        in_class_body = bool(self._frames) and isinstance(self._frames[-1], cst.ClassDef)
+        if in_class_body and isinstance(target, cst.Name):
+            key = (id(self._classes[-1]), target.value)
+            binding = Binding(value, kind, statement, target)
+            self.attributes.setdefault(key, []).append(binding)
+
+
+class Bindings:
+    """Answers what a name, attribute or local function call can evaluate to."""
+
+    def __init__(self, document: PythonDocument) -> None:
+        self.document = document
+        index = _Indexer()
+        document.module.visit(index)
+        self._targets = index.targets
+        self._attributes = index.attributes
+        self._returns = index.returns
+        self.calls = index.calls
+        self._mutations: dict[int, list[Mutation]] = {}
+        for call in index.calls:
+            self._index_mutation(call)
+
+    def _index_mutation(self, call: cst.Call) -> None:
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.attr.value in MUTATING_METHODS
+        ):
+            self._record(Mutation(call, func.attr.value, func.value))
+        if call.args and isinstance(call.args[0].value, cst.Name):
+            name = func.attr.value if isinstance(func, cst.Attribute) else None
+            if isinstance(func, cst.Name):
+                name = func.value
+            if name in ("shuffle", "permutation"):
+                self._record(Mutation(call, "shuffle", call.args[0].value))
+
+    def _record(self, mutation: Mutation) -> None:
+        for assignment in self.assignments(mutation.receiver):
+            self._mutations.setdefault(id(assignment), []).append(mutation)
+
+    def assignments(self, name: cst.Name) -> list:
+        """Every assignment (libcst scope analysis) that ``name`` can refer to."""
+        scope = self.document.scopes.get(name)
+        if scope is None:
+            return []
+        try:
+            return list(scope[name.value])
+        except (KeyError, TypeError):
+            return []
+
+    def reaching(self, name: cst.Name) -> list:
+        """The assignments of ``name`` that can reach this use of it."""
+        found = self.assignments(name)
+        scope = self.document.scopes.get(name)
+        local = [a for a in found if isinstance(a, Assignment) and a.scope is scope]
+        if not local:
+            return found
+        position = self._position(name)
+        earlier = [a for a in local if self._position(a.node) < position]
+        if not earlier:
+            return found
+        earlier.sort(key=lambda a: self._position(a.node))
+        ancestors = {id(a) for a in self.document.ancestors(name)}
+        chosen = [a for a in found if a not in local]
+        for assignment in reversed(earlier):
+            chosen.append(assignment)
+            if self._dominates(assignment, ancestors):
+                break
+        return chosen
+
+    def _dominates(self, assignment: Assignment, ancestors: set[int]) -> bool:
+        for binding in self._targets.get(id(assignment.node), ()):
+            if binding.kind != "assign":
+                continue
+            line = self.document.parent(binding.statement)
+            suite = self.document.parent(line) if line is not None else None
+            if suite is not None and id(suite) in ancestors:
+                return True
+        return False
+
+    def _position(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self.document.positions.get(node)
+        return (where.start.line, where.start.column) if where else (0, 0)
+
+    def values_of(self, assignment) -> list[Binding]:
+        return list(self._targets.get(id(getattr(assignment, "node", None)), ()))
+
+    def mutations_of(self, assignment) -> list[Mutation]:
+        return list(self._mutations.get(id(assignment), ()))
+
+    def attribute_values(self, node: cst.Attribute) -> list[Binding]:
+        """Values assigned to ``self.X`` (in any method) or ``X`` (in the class body)."""
+        owner = self.document.enclosing_class(node)
+        if owner is None:
+            return []
+        return list(self._attributes.get((id(owner), node.attr.value), ()))
+
+    def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        return list(self._returns.get(id(function), ()))
+
+    def local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
+        """The function defined in this file that ``func(...)`` calls, if any."""
+        if isinstance(func, cst.Name):
+            for assignment in self.assignments(func):
+                if isinstance(getattr(assignment, "node", None), cst.FunctionDef):
+                    return assignment.node
+            return None
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value in ("self", "cls")
+        ):
+            owner = self.document.enclosing_class(func)
+            if owner is not None:
+                for statement in owner.body.body:
+                    if (
+                        isinstance(statement, cst.FunctionDef)
+                        and statement.name.value == func.attr.value
+                    ):
+                        return statement
+        return None

@@ -1,0 +1,119 @@
+"""One parsed Python file: the libcst tree, its metadata, and conversions to spans and offsets."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+import libcst as cst
+from libcst._metadata_dependent import LazyValue
+from libcst.metadata import (
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+from prefixlint.context import RuleContext
+from prefixlint.types import Span
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class PythonDocument:
+    """A module parsed once, with qualified names, scopes, parents and positions resolved."""
+
+    def __init__(self, text: str, module: cst.Module, ctx: RuleContext) -> None:
+        self.path = ctx.path
+        self.ctx = ctx
+        self.text = text
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.module = self.wrapper.module
+        self.positions = self.wrapper.resolve(PositionProvider)
+        self.scopes = self.wrapper.resolve(ScopeProvider)
+        self.parents = self.wrapper.resolve(ParentNodeProvider)
+        self._qualified = self.wrapper.resolve(QualifiedNameProvider)
+        self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    @cached_property
+    def analysis(self):
+        """The prompt sinks and the flow of values into them (computed on first use)."""
+        from prefixlint.pyflow.analysis import Analysis
+
+        return Analysis(self)
+
+    @cached_property
+    def history(self):
+        """Edits to conversations that are sent again (PFX501, PFX502, PFX504)."""
+        from prefixlint.pyflow.history import WINDOW, HistoryAnalysis
+
+        fraction = self.ctx.option(WINDOW, "min-cut-fraction")
+        return HistoryAnalysis(self, self.analysis.message_lists, fraction).edits()
+
+    def option(self, code: str, key: str, default=None):
+        """A rule option, or ``default`` when the rule does not define it."""
+        try:
+            return self.ctx.option(code, key)
+        except KeyError:
+            return default
+
+    @cached_property
+    def extra_names(self) -> dict[str, list[str]]:
+        """Names users declared volatile, by code (the rules' ``extra-volatile-names``)."""
+        codes = ("PFX101", "PFX102", "PFX103", "PFX104")
+        return {code: list(self.option(code, "extra-volatile-names", ())) for code in codes}
+
+    def qualified_names(self, node: cst.CSTNode) -> frozenset[str]:
+        value = self._qualified.get(node)
+        if isinstance(value, LazyValue):
+            value = value()
+        return frozenset(q.name for q in value or ())
+
+    def offset(self, line: int, column: int) -> int:
+        """Character offset of a libcst position (1-based line, 0-based code-point column)."""
+        return self._line_starts[line - 1] + column
+
+    def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
+        where = self.positions[node]
+        return (
+            self.offset(where.start.line, where.start.column),
+            self.offset(where.end.line, where.end.column),
+        )
+
+    def source(self, node: cst.CSTNode) -> str:
+        start, end = self.offsets(node)
+        return self.text[start:end]
+
+    def span(self, node: cst.CSTNode) -> Span:
+        where = self.positions[node]
+        return Span(
+            self.path,
+            where.start.line,
+            where.start.column + 1,
+            where.end.line,
+            where.end.column + 1,
+        )
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self.parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode):
+        node = self.parents.get(node)
+        while node is not None:
+            yield node
+            node = self.parents.get(node)
+
+    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, cst.ClassDef):
+                return ancestor
+        return None
+
+    def where(self, node: cst.CSTNode) -> str:
+        """``in build_prompt()`` or ``at module level``, for messages."""
+        function = self.enclosing_function(node)
+        return f"in {function.name.value}()" if function else "at module level"

@@ -1,0 +1,597 @@
+"""Follow a value back to what makes it volatile or unordered.
+
+:meth:`Flow.origins` explains an expression: through f-strings, ``.format``, ``%``, ``+``,
+``join``, ``string.Template``, Jinja ``render``, containers, assignments (local, module-level,
+class attributes) and the return values of functions defined in the same file, with their
+parameters bound to the call's arguments. Names resolve through libcst's scope and qualified
+name analysis, so ``from datetime import datetime as dt; dt.now()`` is ``datetime.now``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import Assignment
+
+from prefixlint import vocabulary
+from prefixlint.pyflow import tables as t
+from prefixlint.pyflow.bindings import Bindings
+from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.origins import (
+    Origin,
+    coarsened,
+    consumed,
+    format_granularity,
+    merge,
+    not_tail,
+    stepped,
+    without_order,
+)
+from prefixlint.pyflow.sql import is_unordered_query
+
+TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
+MAX_CALL_DEPTH = 5
+NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
+
+
+@dataclass(eq=False)
+class Env:
+    """Arguments bound to the parameters of the function being explained."""
+
+    function: cst.FunctionDef | None = None
+    arguments: dict[str, tuple[cst.BaseExpression, Env]] = field(default_factory=dict)
+    depth: int = 0
+
+
+ROOT = Env()
+
+
+def _string_value(node: cst.CSTNode) -> str | None:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+class Flow:
+    """Explains expressions of one document; results are memoised per (expression, env)."""
+
+    def __init__(self, document: PythonDocument, bindings: Bindings) -> None:
+        self.document = document
+        self.bindings = bindings
+        self.visited: set[int] = set()
+        self.roots: dict[int, object] = {}
+        self.root: object = None
+        self._memo: dict[tuple[int, int], tuple[Origin, ...]] = {}
+        self._active: set[tuple[int, int]] = set()
+        self._seeded = any(
+            call.args and document.qualified_names(call.func) & t.SEEDING_CALLS
+            for call in bindings.calls
+        )
+
+    def origins(self, node: cst.CSTNode, env: Env = ROOT) -> tuple[Origin, ...]:
+        key = (id(node), id(env))
+        if key in self._memo:
+            return self._memo[key]
+        self.roots.setdefault(id(node), self.root)
+        if key in self._active:
+            return ()
+        self._active.add(key)
+        try:
+            result = self._explain(node, env)
+        finally:
+            self._active.discard(key)
+        self._memo[key] = result
+        return result
+
+    # -- dispatch ---------------------------------------------------------------------------
+
+    def _explain(self, node: cst.CSTNode, env: Env) -> tuple[Origin, ...]:
+        handler = getattr(self, "_" + type(node).__name__, None)
+        return handler(node, env) if handler else ()
+
+    def _here(self, node: cst.CSTNode) -> str:
+        return self.document.where(node)
+
+    def _label(self, node: cst.CSTNode) -> str:
+        text = " ".join(self.document.source(node).split())
+        if len(text) <= 40:
+            return text
+        if isinstance(node, cst.Call):
+            return " ".join(self.document.source(node.func).split()) + "(...)"
+        return text[:37] + "..."
+
+    def _all(self, nodes, env: Env) -> tuple[Origin, ...]:
+        return merge(*(self.origins(n, env) for n in nodes if n is not None))
+
+    # -- literals and containers ------------------------------------------------------------
+
+    def _FormattedString(self, node: cst.FormattedString, env: Env) -> tuple[Origin, ...]:
+        parts = node.parts
+        found = []
+        for index, part in enumerate(parts):
+            if not isinstance(part, cst.FormattedStringExpression):
+                continue
+            origins = consumed(self.origins(part.expression, env), part.expression, exact=False)
+            spec = self._static_spec(part)
+            if spec is not None:
+                origins = coarsened(origins, format_granularity(spec))
+            if self._followed(parts[index + 1 :]):
+                origins = not_tail(origins)
+            found.append(stepped(origins, f"f-string {self._here(node)}"))
+        return merge(*found)
+
+    @staticmethod
+    def _static_spec(part: cst.FormattedStringExpression) -> str | None:
+        if not part.format_spec:
+            return None
+        if all(isinstance(p, cst.FormattedStringText) for p in part.format_spec):
+            return "".join(p.value for p in part.format_spec)
+        return None
+
+    @staticmethod
+    def _followed(rest) -> bool:
+        static = 0
+        for part in rest:
+            if isinstance(part, cst.FormattedStringExpression):
+                return True
+            static += len(part.value.strip())
+        return static > TAIL_SLACK
+
+    def _ConcatenatedString(self, node: cst.ConcatenatedString, env: Env):
+        right = self.origins(node.right, env)
+        left = self.origins(node.left, env)
+        if right or len(_string_value(node.right) or "") > TAIL_SLACK:
+            left = not_tail(left)
+        return merge(left, right)
+
+    def _List(self, node, env: Env) -> tuple[Origin, ...]:
+        found = []
+        for index, element in enumerate(node.elements):
+            origins = self.origins(element.value, env)
+            found.append(not_tail(origins) if index < len(node.elements) - 1 else origins)
+        return merge(*found)
+
+    _Tuple = _List
+
+    def _Set(self, node: cst.Set, env: Env) -> tuple[Origin, ...]:
+        inner = self._all((e.value for e in node.elements), env)
+        if len(node.elements) < 2:
+            return inner
+        order = Origin(t.UNORDERED, node, "set literal", sort_by=self._literal_sort(node))
+        return merge((order,), inner)
+
+    @staticmethod
+    def _literal_sort(node: cst.Set) -> str:
+        kinds = set()
+        for element in node.elements:
+            value = element.value
+            if isinstance(value, cst.SimpleString):
+                kinds.add("bytes" if "b" in value.prefix.lower() else "str")
+            elif isinstance(value, (cst.Integer, cst.Float)):
+                kinds.add("number")
+            else:
+                return ""
+        return "plain" if len(kinds) == 1 else ""
+
+    def _SetComp(self, node: cst.SetComp, env: Env) -> tuple[Origin, ...]:
+        order = Origin(t.UNORDERED, node, "set comprehension")
+        return merge((order,), self._comprehension(node, env))
+
+    def _comprehension(self, node, env: Env) -> tuple[Origin, ...]:
+        elements = node.elt if not isinstance(node, cst.DictComp) else node.value
+        found = [not_tail(self.origins(elements, env))]
+        clause = node.for_in
+        while clause is not None:
+            found.append(consumed(self.origins(clause.iter, env), clause.iter, exact=True))
+            clause = clause.inner_for_in
+        return merge(*found)
+
+    _ListComp = _comprehension
+    _GeneratorExp = _comprehension
+    _DictComp = _comprehension
+
+    def _Dict(self, node: cst.Dict, env: Env) -> tuple[Origin, ...]:
+        found = []
+        for element in node.elements:
+            if isinstance(element, cst.DictElement):
+                found.append(self.origins(element.key, env))
+            found.append(self.origins(element.value, env))
+        return not_tail(merge(*found))
+
+    def _IfExp(self, node: cst.IfExp, env: Env) -> tuple[Origin, ...]:
+        return self._all((node.body, node.orelse), env)
+
+    def _BooleanOperation(self, node, env: Env) -> tuple[Origin, ...]:
+        return self._all((node.left, node.right), env)
+
+    def _Await(self, node: cst.Await, env: Env) -> tuple[Origin, ...]:
+        return self.origins(node.expression, env)
+
+    def _NamedExpr(self, node: cst.NamedExpr, env: Env) -> tuple[Origin, ...]:
+        return self.origins(node.value, env)
+
+    def _StarredElement(self, node, env: Env) -> tuple[Origin, ...]:
+        return self.origins(node.value, env)
+
+    def _BinaryOperation(self, node: cst.BinaryOperation, env: Env) -> tuple[Origin, ...]:
+        operator = type(node.operator).__name__
+        left = self.origins(node.left, env)
+        right = self.origins(node.right, env)
+        if operator == "Add":
+            if right or len(_string_value(node.right) or "") > TAIL_SLACK:
+                left = not_tail(left)
+            return stepped(merge(left, right), f"concatenation {self._here(node)}")
+        if operator == "Modulo" and _string_value(node.left) is not None:
+            return stepped(merge(left, not_tail(right)), f"%-formatting {self._here(node)}")
+        if operator in t.SET_OPERATORS and any(o.code == t.UNORDERED for o in left + right):
+            order = Origin(t.UNORDERED, node, "set operation")
+            return merge((order,), without_order(left + right))
+        return without_order(merge(left, right))
+
+    # -- names and attributes ---------------------------------------------------------------
+
+    def _Name(self, node: cst.Name, env: Env) -> tuple[Origin, ...]:
+        found: list[tuple[Origin, ...]] = []
+        resolved = False
+        for assignment in self.bindings.reaching(node):
+            target = getattr(assignment, "node", None)
+            if isinstance(target, cst.Param):
+                found.append(self._parameter(node, assignment, env))
+                resolved = True
+            elif isinstance(assignment, Assignment) and isinstance(target, cst.Name):
+                resolved = True
+                self.visited.add(id(target))
+                found.append(self._assigned(assignment, env))
+            elif isinstance(target, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)):
+                resolved = True
+        if not resolved:
+            return ()
+        return merge(*found)
+
+    def _assigned(self, assignment, env: Env) -> tuple[Origin, ...]:
+        found = []
+        for binding in self.bindings.values_of(assignment):
+            origins = self.origins(binding.value, env)
+            if binding.kind == "element":
+                origins = without_order(origins)
+            found.append(origins)
+        is_sorted = False
+        for mutation in self.bindings.mutations_of(assignment):
+            found.append(self._mutation(mutation, env))
+            is_sorted |= mutation.method == "sort"
+        origins = merge(*found)
+        return without_order(origins) if is_sorted else origins
+
+    def _mutation(self, mutation, env: Env) -> tuple[Origin, ...]:
+        call = mutation.call
+        if mutation.method in ("append", "extend", "insert", "update"):
+            values = call.args[1:] if mutation.method == "insert" else call.args
+            return merge(self._all((a.value for a in values), env), self._loop_order(call, env))
+        if mutation.method == "shuffle" and self._unseeded_selector(call):
+            return (Origin(t.RANDOM_SELECTION, call, self._label(call)),)
+        if mutation.method == "execute" and call.args and is_unordered_query(call.args[0].value):
+            return (Origin(t.UNORDERED, call.args[0].value, "SQL query without ORDER BY"),)
+        return ()
+
+    def _loop_order(self, call: cst.Call, env: Env) -> tuple[Origin, ...]:
+        """Items appended inside ``for x in <unordered>`` come out in that order."""
+        for ancestor in self.document.ancestors(call):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if isinstance(ancestor, cst.For):
+                order = [o for o in self.origins(ancestor.iter, env) if o.code == t.UNORDERED]
+                if order:
+                    return consumed(order, ancestor.iter, exact=True)
+        return ()
+
+    def _parameter(self, node: cst.Name, assignment, env: Env) -> tuple[Origin, ...]:
+        if env.function is not None and node.value in env.arguments:
+            function_scope = self.document.scopes.get(env.function.body)
+            if assignment.scope is function_scope:
+                argument, caller = env.arguments[node.value]
+                return self.origins(argument, caller)
+        return self._named_value(node, node.value)
+
+    def _named_value(self, node: cst.CSTNode, name: str) -> tuple[Origin, ...]:
+        """A value known only by its name (a parameter, an attribute of one, a dict key)."""
+        found = [Origin(t.REQUEST_INPUT, node, name)]
+        code = vocabulary.classify_name(name, self.document.extra_names)
+        if code in NAME_CODES:
+            found.append(Origin(code, node, f"`{name}`", granularity=t.PROCESS))
+        return tuple(found)
+
+    def _Attribute(self, node: cst.Attribute, env: Env) -> tuple[Origin, ...]:
+        for name in self.document.qualified_names(node):
+            if name in t.VOLATILE_ATTRIBUTES:
+                code, granularity = t.VOLATILE_ATTRIBUTES[name]
+                return (Origin(code, node, self._label(node), granularity),)
+        if isinstance(node.value, cst.Name) and node.value.value in ("self", "cls"):
+            values = self.bindings.attribute_values(node)
+            if values:
+                self.visited.update(id(b.target) for b in values)
+                return merge(*(self.origins(b.value, env) for b in values))
+            return self._named_value(node, node.attr.value)
+        receiver = self.origins(node.value, env)
+        if node.attr.value in t.DAY_ATTRIBUTES:
+            receiver = coarsened(receiver, t.DAILY)
+        if all(o.code == t.REQUEST_INPUT for o in receiver):
+            dotted = self._dotted(node)
+            if dotted and receiver:
+                return merge(receiver, self._named_value(node, dotted)[1:])
+        return receiver
+
+    def _dotted(self, node: cst.CSTNode) -> str | None:
+        if isinstance(node, cst.Name):
+            return node.value
+        if isinstance(node, cst.Attribute):
+            base = self._dotted(node.value)
+            return f"{base}.{node.attr.value}" if base else None
+        return None
+
+    def _Subscript(self, node: cst.Subscript, env: Env) -> tuple[Origin, ...]:
+        for name in self.document.qualified_names(node.value):
+            if name in t.VOLATILE_ATTRIBUTES:
+                code, granularity = t.VOLATILE_ATTRIBUTES[name]
+                return (Origin(code, node, self._label(node), granularity),)
+        base = self.origins(node.value, env)
+        key = None
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
+            key = _string_value(node.slice[0].slice.value)
+        if key and all(o.code == t.REQUEST_INPUT for o in base):
+            code = vocabulary.classify_name(key, self.document.extra_names)
+            if code in NAME_CODES:
+                return merge(base, (Origin(code, node, self._label(node), t.PROCESS),))
+        return base
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def _Call(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        names = self.document.qualified_names(node.func)
+        for name in names:
+            known = self._known_call(name, node, env)
+            if known is not None:
+                return known
+        function = self.bindings.local_function(node.func)
+        if function is not None:
+            return self._local_call(function, node, env)
+        if isinstance(node.func, cst.Attribute):
+            return self._method(node, env)
+        return without_order(self._arguments(node, env))
+
+    def _arguments(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        return self._all((a.value for a in node.args), env)
+
+    def _known_call(self, name: str, node: cst.Call, env: Env) -> tuple[Origin, ...] | None:
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if name in t.VOLATILE_CALLS:
+            code, granularity = t.VOLATILE_CALLS[name]
+            pure_from = t.PURE_WITH_ARGUMENTS.get(name)
+            if pure_from is not None and len(positional) >= pure_from:
+                return self._arguments(node, env)
+            if code == t.UNIQUE_ID and name.startswith(("random.", "numpy.")) and self._seeded:
+                return ()
+            if name == "time.strftime" and positional:
+                spec = _string_value(positional[0].value)
+                granularity = format_granularity(spec) if spec is not None else granularity
+            return (Origin(code, node, self._label(node), granularity),)
+        module, _, member = name.partition(".")
+        if module in t.VOLATILE_MODULES and member and "." not in member:
+            code, granularity = t.VOLATILE_MODULES[module]
+            return (Origin(code, node, self._label(node), granularity),)
+        if name in t.RANDOM_SELECTORS:
+            inner = self._arguments(node, env)
+            if self._seeded:
+                return inner
+            return merge((Origin(t.RANDOM_SELECTION, node, self._label(node)),), inner)
+        if name in t.SUBPROCESS_CALLS:
+            if _runs_git(node):
+                return (Origin(t.ENVIRONMENT, node, self._label(node), t.PROCESS),)
+            return ()
+        if name in t.UNORDERED_CALLS:
+            return self._unordered_call(name, node, env)
+        if name == "json.dumps":
+            return self._json_dumps(node, env)
+        loaded = positional and self._loaded_mapping(positional[0].value)
+        if name in ("builtins.str", "builtins.repr") and loaded:
+            order = Origin(t.KEY_ORDER, node, self._label(node))
+            return merge((order,), self._arguments(node, env))
+        if name in t.ORDER_INSENSITIVE:
+            return without_order(self._arguments(node, env))
+        if name in t.ORDER_PRESERVING:
+            if positional and name not in ("builtins.str", "builtins.repr"):
+                first = positional[0].value
+                rest = self._all((a.value for a in node.args[1:]), env)
+                return merge(consumed(self.origins(first, env), first, exact=True), rest)
+            return self._arguments(node, env)
+        if name in t.RANDOM_CONSTRUCTORS:
+            return ()
+        return None
+
+    def _unordered_call(self, name: str, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        inner = self._arguments(node, env)
+        if name in ("builtins.set", "builtins.frozenset"):
+            if not node.args:
+                return inner
+            sort_by = self._element_sort(node.args[0].value, env)
+            order = Origin(t.UNORDERED, node, self._label(node), sort_by=sort_by)
+            return merge((order,), without_order(inner))
+        order = Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_CALLS[name])
+        return merge((order,), inner)
+
+    def _element_sort(self, source: cst.BaseExpression, env: Env) -> str:
+        """How the elements of ``set(source)`` sort, when the source says."""
+        if isinstance(source, (cst.List, cst.Tuple)):
+            return self._literal_sort(cst.Set(elements=source.elements)) if source.elements else ""
+        kinds = {o.sort_by for o in self.origins(source, env) if o.code == t.UNORDERED}
+        return kinds.pop() if len(kinds) == 1 else ""
+
+    def _json_dumps(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        payload = next(
+            (a.value for a in node.args if a.keyword is None or a.keyword.value == "obj"), None
+        )
+        inner = self.origins(payload, env) if payload is not None else ()
+        if any(
+            a.keyword is not None
+            and a.keyword.value == "sort_keys"
+            and isinstance(a.value, cst.Name)
+            and a.value.value == "True"
+            for a in node.args
+        ):
+            return inner
+        if payload is None or self._fixed_literal(payload):
+            return inner
+        return merge((Origin(t.KEY_ORDER, node, self._label(node)),), inner)
+
+    def _fixed_literal(self, node: cst.BaseExpression, depth: int = 0) -> bool:
+        """A display whose keys are all literal, so it serialises in source order every time."""
+        if isinstance(node, cst.Name) and depth == 0:
+            values = []
+            for assignment in self.bindings.reaching(node):
+                if self.bindings.mutations_of(assignment):
+                    return False
+                values += [b.value for b in self.bindings.values_of(assignment)]
+            return bool(values) and all(self._fixed_literal(v, depth + 1) for v in values)
+        if isinstance(node, cst.Dict):
+            return all(
+                isinstance(e, cst.DictElement)
+                and _string_value(e.key) is not None
+                and self._fixed_value(e.value, depth)
+                for e in node.elements
+            )
+        if isinstance(node, (cst.List, cst.Tuple)):
+            return all(self._fixed_value(e.value, depth) for e in node.elements)
+        return False
+
+    def _fixed_value(self, node: cst.BaseExpression, depth: int) -> bool:
+        if isinstance(node, (cst.Dict, cst.List, cst.Tuple)):
+            return self._fixed_literal(node, depth + 1)
+        return not isinstance(node, (cst.DictComp, cst.Set, cst.SetComp))
+
+    def _loaded_mapping(self, node: cst.BaseExpression) -> bool:
+        """A dict decoded from JSON text, whose key order is whatever the producer sent."""
+        candidates = [node]
+        if isinstance(node, cst.Name):
+            candidates = [
+                b.value for a in self.bindings.reaching(node) for b in self.bindings.values_of(a)
+            ]
+        for value in candidates:
+            if isinstance(value, cst.Await):
+                value = value.expression
+            if not isinstance(value, cst.Call):
+                continue
+            if "json.loads" in self.document.qualified_names(value.func):
+                return True
+            if isinstance(value.func, cst.Attribute) and value.func.attr.value == "json":
+                return True
+        return False
+
+    def _local_call(self, function: cst.FunctionDef, node: cst.Call, env: Env):
+        if env.depth >= MAX_CALL_DEPTH:
+            return without_order(self._arguments(node, env))
+        self.visited.add(id(function))
+        inner = Env(function, self._bind_arguments(function, node, env), env.depth + 1)
+        found = merge(*(self.origins(value, inner) for value in self.bindings.returns_of(function)))
+        return stepped(found, f"return value of {function.name.value}()", boundary=True)
+
+    @staticmethod
+    def _bind_arguments(function: cst.FunctionDef, node: cst.Call, env: Env):
+        params = list(function.params.posonly_params) + list(function.params.params)
+        if (
+            isinstance(node.func, cst.Attribute)
+            and params
+            and params[0].name.value
+            in (
+                "self",
+                "cls",
+            )
+        ):
+            params = params[1:]
+        bound: dict[str, tuple[cst.BaseExpression, Env]] = {}
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        for param, argument in zip(params, positional, strict=False):
+            bound[param.name.value] = (argument.value, env)
+        for argument in node.args:
+            if argument.keyword is not None:
+                bound[argument.keyword.value] = (argument.value, env)
+        every = params + list(function.params.kwonly_params)
+        for param in every:
+            if param.name.value not in bound and param.default is not None:
+                bound[param.name.value] = (param.default, ROOT)
+        return bound
+
+    def _method(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        func = node.func
+        name = func.attr.value
+        receiver = self.origins(func.value, env)
+        arguments = self._arguments(node, env)
+        if name in t.UNORDERED_METHODS:
+            return (
+                Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name]),
+            )
+        if name == "glob" and len(node.args) == 1:
+            return (Origin(t.UNORDERED, node, self._label(node), sort_by="plain"),)
+        if name in t.SELECTOR_METHODS and self._unseeded_selector(node):
+            order = Origin(t.RANDOM_SELECTION, node, self._label(node))
+            return merge((order,), arguments)
+        if name in t.SET_METHODS and any(o.code == t.UNORDERED for o in receiver):
+            order = Origin(t.UNORDERED, node, self._label(node))
+            return merge((order,), without_order(receiver + arguments))
+        if name in t.DAY_METHODS:
+            return coarsened(receiver, t.DAILY)
+        if name == "strftime" and node.args:
+            spec = _string_value(node.args[0].value)
+            if spec is not None:
+                return coarsened(receiver, format_granularity(spec))
+            return receiver
+        queries = ("execute", "fetch", "fetchrow", "fetchall")
+        if name in queries and node.args and is_unordered_query(node.args[0].value):
+            return (Origin(t.UNORDERED, node.args[0].value, "SQL query without ORDER BY"),)
+        if name == "join" and len(node.args) == 1:
+            items = node.args[0].value
+            arguments = consumed(self.origins(items, env), items, exact=True, strings=True)
+        if name in t.ORDER_PRESERVING_METHODS:
+            step = {"format": "str.format", "join": "join", "render": "Template.render"}.get(
+                name, name if name in ("substitute", "safe_substitute") else None
+            )
+            found = merge(receiver, not_tail(arguments) if name == "format" else arguments)
+            return stepped(found, f"{step} {self._here(node)}") if step else found
+        if name == "sort":
+            return ()
+        return without_order(merge(receiver, arguments))
+
+    def _unseeded_selector(self, call: cst.Call) -> bool:
+        """Whether ``call`` draws from the shared generator or from one built without a seed."""
+        func = call.func
+        names = self.document.qualified_names(func)
+        if names & t.RANDOM_SELECTORS:
+            return not self._seeded
+        if not isinstance(func, cst.Attribute):
+            return False
+        receiver = func.value
+        makers = [receiver]
+        if isinstance(receiver, cst.Name):
+            makers = [
+                b.value
+                for a in self.bindings.reaching(receiver)
+                for b in self.bindings.values_of(a)
+            ]
+        constructed = [
+            m
+            for m in makers
+            if isinstance(m, cst.Call)
+            and self.document.qualified_names(m.func) & t.RANDOM_CONSTRUCTORS
+        ]
+        return bool(constructed) and any(not m.args for m in constructed)
+
+
+def _runs_git(call: cst.Call) -> bool:
+    if not call.args:
+        return False
+    command = call.args[0].value
+    if isinstance(command, (cst.List, cst.Tuple)) and command.elements:
+        first = _string_value(command.elements[0].value)
+        return first is not None and first.rsplit("/", 1)[-1] == "git"
+    text = _string_value(command)
+    return text is not None and text.lstrip().split(" ", 1)[0] == "git"

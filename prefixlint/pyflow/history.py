@@ -1,0 +1,557 @@
+"""Edits to a conversation that is sent again: rewrites, deletions, windows, masked tool output.
+
+A provider or engine reuses the previous request's prefix only if the new request starts with
+the same messages. Appending keeps that true; changing, deleting or inserting an earlier
+message (PFX501), cutting a sliding window that moves every turn (PFX502), or rewriting older
+tool results (PFX504) makes the new request differ at the first changed message.
+
+A message list is a name or ``self`` attribute passed as ``messages`` to a request, one that
+gets role dicts or message objects appended, or one named ``messages``. A change only counts
+when the list outlives one request: an attribute, a parameter, a module-level list, or a local
+list changed inside a loop it was created outside of (building a fresh list is fine).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+from libcst.metadata import GlobalScope
+
+from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.sinks import string_value
+from prefixlint.vocabulary import split_words
+
+EDIT = "PFX501"
+WINDOW = "PFX502"
+TOOL_OUTPUT = "PFX504"
+
+_LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
+_NOT_CHAT_WORDS = frozenset(
+    {
+        "error",
+        "errors",
+        "warning",
+        "warnings",
+        "log",
+        "logs",
+        "validation",
+        "status",
+        "commit",
+        "git",
+        "debug",
+        "email",
+        "queue",
+        "kafka",
+        "flash",
+        "pending",
+        "unread",
+    }
+)
+_TOOL_ROLES = frozenset(
+    {"tool", "tool_result", "function", "function_call_output", "ipython", "observation"}
+)
+_MESSAGE_CLASSES = frozenset(
+    {"SystemMessage", "HumanMessage", "AIMessage", "ToolMessage", "ChatMessage", "FunctionMessage"}
+)
+
+
+@dataclass(frozen=True)
+class HistoryEdit:
+    code: str
+    node: cst.CSTNode
+    message: str
+
+
+def _is_minus_one(node: cst.BaseExpression | None) -> bool:
+    return (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+        and node.expression.value == "1"
+    )
+
+
+def _negative(node: cst.BaseExpression | None) -> bool:
+    return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+
+
+def _int(node: cst.BaseExpression | None) -> int | None:
+    if isinstance(node, cst.Integer):
+        return int(node.value, 0)
+    if _negative(node) and isinstance(node.expression, cst.Integer):
+        return -int(node.expression.value, 0)
+    return None
+
+
+class _Collector(cst.CSTVisitor):
+    """Every statement shape that can change a list in place, plus the appends that type it."""
+
+    def __init__(self) -> None:
+        self.subscript_writes: list[tuple[cst.Subscript, cst.CSTNode]] = []
+        self.deletes: list[cst.Subscript] = []
+        self.method_calls: list[cst.Call] = []
+        self.attribute_writes: list[cst.Attribute] = []
+        self.reassignments: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+
+    def _write_target(self, target, statement) -> None:
+        if isinstance(target, cst.Subscript):
+            self.subscript_writes.append((target, statement))
+        elif isinstance(target, cst.Attribute):
+            self.attribute_writes.append(target)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._write_target(target.target, node)
+            self.reassignments.append((target.target, node.value))
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._write_target(node.target, node)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        targets = node.target.elements if isinstance(node.target, cst.Tuple) else None
+        for target in [e.value for e in targets] if targets else [node.target]:
+            if isinstance(target, cst.Subscript):
+                self.deletes.append(target)
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if isinstance(node.func, cst.Attribute):
+            self.method_calls.append(node)
+
+
+class HistoryAnalysis:
+    """Finds PFX501/502/504 patterns in one document."""
+
+    def __init__(self, document: PythonDocument, message_lists, min_cut_fraction: float) -> None:
+        self.document = document
+        self.min_cut_fraction = min_cut_fraction
+        self.collector = _Collector()
+        document.module.visit(self.collector)
+        self._lists: set = set()
+        for expr in message_lists:
+            for part in self._list_parts(expr):
+                self._lists.add(self._identity(part))
+        for call in self.collector.method_calls:
+            if call.func.attr.value in ("append", "extend", "insert") and self._adds_messages(call):
+                self._lists.add(self._identity(call.func.value))
+        self._lists.discard(None)
+
+    # -- identity of a list -----------------------------------------------------------------
+
+    def _identity(self, node: cst.CSTNode):
+        if isinstance(node, cst.Name):
+            scope = self.document.scopes.get(node)
+            if scope is None or node.value not in scope:
+                return None
+            return frozenset(id(a) for a in scope[node.value]) or None
+        if (
+            isinstance(node, cst.Attribute)
+            and isinstance(node.value, cst.Name)
+            and node.value.value in ("self", "cls")
+        ):
+            owner = self.document.enclosing_class(node)
+            return (id(owner), node.attr.value) if owner is not None else None
+        return None
+
+    def _list_parts(self, expr) -> list[cst.CSTNode]:
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self._list_parts(expr.left) + self._list_parts(expr.right)
+        if isinstance(expr, cst.List):
+            return [e.value for e in expr.elements if isinstance(e, cst.StarredElement)]
+        if isinstance(expr, cst.Subscript):
+            return [expr.value]
+        return [expr]
+
+    def _adds_messages(self, call: cst.Call) -> bool:
+        for arg in call.args:
+            value = arg.value
+            if isinstance(value, cst.Dict) and any(
+                isinstance(e, cst.DictElement) and string_value(e.key) == "role"
+                for e in value.elements
+            ):
+                return True
+            if isinstance(value, cst.Call):
+                name = self.document.source(value.func).rsplit(".", 1)[-1]
+                if name in _MESSAGE_CLASSES:
+                    return True
+        return False
+
+    def is_message_list(self, node: cst.CSTNode) -> bool:
+        identity = self._identity(node)
+        if identity is None:
+            return False
+        if identity in self._lists:
+            return True
+        name = node.value if isinstance(node, cst.Name) else node.attr.value
+        words = split_words(name)
+        return bool(words) and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words)
+
+    def outlives_request(self, node: cst.CSTNode, at: cst.CSTNode) -> bool:
+        """Whether the list at ``node`` is sent again after the change at ``at``."""
+        if isinstance(node, cst.Attribute):
+            return True
+        scope = self.document.scopes.get(node)
+        assignments = list(scope[node.value]) if scope and node.value in scope else []
+        function = self.document.enclosing_function(at)
+        for assignment in assignments:
+            target = getattr(assignment, "node", None)
+            if isinstance(target, cst.Param):
+                return True
+            if function is not None and isinstance(assignment.scope, GlobalScope):
+                return True
+            if self._loop_between(target, at):
+                return True
+        return False
+
+    def _loop_between(self, target, at) -> bool:
+        """A loop encloses ``at`` but not the assignment ``target``."""
+        if target is None:
+            return False
+        around_target = {id(a) for a in self.document.ancestors(target)}
+        for ancestor in self.document.ancestors(at):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(ancestor, (cst.For, cst.While)) and id(ancestor) not in around_target:
+                return True
+        return False
+
+    # -- findings ---------------------------------------------------------------------------
+
+    def edits(self) -> list[HistoryEdit]:
+        found: list[HistoryEdit] = []
+        found += self._subscript_writes()
+        found += self._deletes()
+        found += self._method_edits()
+        found += self._loop_rewrites()
+        found += self._windows()
+        found += self._comprehension_rewrites()
+        return found
+
+    def _owner(self, node: cst.CSTNode) -> str:
+        return self.document.source(node)
+
+    def _subscript_writes(self) -> list[HistoryEdit]:
+        out = []
+        for target, statement in self.collector.subscript_writes:
+            base, index = self._element(target)
+            if base is None or _is_minus_one(index) or not self.is_message_list(base):
+                continue
+            if not self.outlives_request(base, statement):
+                continue
+            out.append(
+                HistoryEdit(
+                    EDIT,
+                    target,
+                    f"`{self._owner(target)}` is rewritten in place; "
+                    f"`{self._owner(base)}` is sent again, so the next request "
+                    "differs from this message on",
+                )
+            )
+        for target in self.collector.attribute_writes:
+            if target.attr.value != "content":
+                continue
+            base, index = self._element(target.value)
+            if base is None or _is_minus_one(index) or not self.is_message_list(base):
+                continue
+            if self.outlives_request(base, target):
+                out.append(
+                    HistoryEdit(
+                        EDIT,
+                        target,
+                        f"`{self._owner(target)}` is rewritten in "
+                        "place; the next request differs from this message on",
+                    )
+                )
+        return out
+
+    def _element(self, node) -> tuple[cst.CSTNode | None, cst.BaseExpression | None]:
+        """``(messages, i)`` for ``messages[i]`` or ``messages[i]["content"]``."""
+        while isinstance(node, cst.Subscript):
+            if isinstance(node.value, (cst.Name, cst.Attribute)) and self._identity(node.value):
+                index = node.slice[0].slice if len(node.slice) == 1 else None
+                if isinstance(index, cst.Index):
+                    return node.value, index.value
+                return None, None
+            node = node.value
+        return None, None
+
+    def _deletes(self) -> list[HistoryEdit]:
+        out = []
+        for target in self.collector.deletes:
+            base = target.value
+            if not self.is_message_list(base) or not self.outlives_request(base, target):
+                continue
+            index = target.slice[0].slice if len(target.slice) == 1 else None
+            if isinstance(index, cst.Index) and _is_minus_one(index.value):
+                continue
+            if isinstance(index, cst.Slice) and index.lower is None and _negative(index.upper):
+                out.append(self._window_edit(target, base))
+                continue
+            code = WINDOW if self._in_length_guard(target, base) else EDIT
+            out.append(
+                HistoryEdit(
+                    code,
+                    target,
+                    f"`del {self._owner(target)}` removes an "
+                    "earlier message of a conversation that is sent again",
+                )
+            )
+        return out
+
+    def _method_edits(self) -> list[HistoryEdit]:
+        out = []
+        for call in self.collector.method_calls:
+            method = call.func.attr.value
+            base = call.func.value
+            if method not in ("insert", "pop", "remove"):
+                continue
+            if not self.is_message_list(base) or not self.outlives_request(base, call):
+                continue
+            first = call.args[0].value if call.args else None
+            if method == "pop" and (first is None or _is_minus_one(first)):
+                continue
+            if method == "insert" and self._is_length_of(first, base):
+                continue
+            code = WINDOW if method == "pop" and self._in_length_guard(call, base) else EDIT
+            what = {"insert": "inserts before", "pop": "removes", "remove": "removes"}[method]
+            out.append(
+                HistoryEdit(
+                    code,
+                    call,
+                    f"`{self._owner(call)}` {what} an earlier "
+                    "message of a conversation that is sent again",
+                )
+            )
+        return out
+
+    def _is_length_of(self, node, base) -> bool:
+        return (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Name)
+            and node.func.value == "len"
+            and bool(node.args)
+            and self._identity(node.args[0].value) == self._identity(base)
+        )
+
+    def _in_length_guard(self, node, base) -> bool:
+        for ancestor in self.document.ancestors(node):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return False
+            if isinstance(ancestor, (cst.If, cst.While)) and self._guard_bound(ancestor.test, base):
+                return True
+        return False
+
+    def _guard_bound(self, test, base) -> int | bool | None:
+        """The N of ``len(base) > N`` (True when the bound is not a literal), else None."""
+        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+            return None
+        if not self._is_length_of(test.left, base):
+            return None
+        target = test.comparisons[0]
+        bound = _int(target.comparator)
+        if bound is None:
+            return True
+        return bound + 1 if isinstance(target.operator, cst.GreaterThanEqual) else bound
+
+    # -- sliding windows --------------------------------------------------------------------
+
+    def _window_edit(self, node, base) -> HistoryEdit:
+        return HistoryEdit(
+            WINDOW,
+            node,
+            f"`{self._owner(node)}` keeps a sliding window of "
+            f"`{self._owner(base)}`; the first kept message moves every turn, so "
+            "no request reuses the previous one's cached messages",
+        )
+
+    def _windows(self) -> list[HistoryEdit]:
+        out = []
+        seen: set[int] = set()
+        candidates = []
+        for target, value in self.collector.reassignments:
+            if isinstance(value, cst.Subscript) and self._identity(target) == self._identity(
+                value.value
+            ):
+                candidates.append(value)
+        for expr in self.document.analysis.message_lists:
+            candidates += [p for p in self._sent_slices(expr)]
+        for subscript in candidates:
+            if id(subscript) in seen or not self._is_tail_slice(subscript):
+                continue
+            seen.add(id(subscript))
+            base = subscript.value
+            if not self.is_message_list(base) or self._cuts_in_blocks(subscript, base):
+                continue
+            out.append(self._window_edit(subscript, base))
+        return out
+
+    def _sent_slices(self, expr) -> list[cst.Subscript]:
+        if isinstance(expr, cst.Subscript):
+            return [expr]
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            return self._sent_slices(expr.left) + self._sent_slices(expr.right)
+        if isinstance(expr, cst.List):
+            return [s for e in expr.elements for s in self._sent_slices(e.value)]
+        if isinstance(expr, cst.StarredElement):
+            return self._sent_slices(expr.value)
+        if isinstance(expr, cst.Name):
+            scope = self.document.scopes.get(expr)
+            out = []
+            for assignment in scope[expr.value] if scope and expr.value in scope else ():
+                for binding in self.document.analysis.bindings.values_of(assignment):
+                    if not isinstance(binding.value, cst.Name):
+                        out += self._sent_slices(binding.value)
+            return out
+        return []
+
+    @staticmethod
+    def _is_tail_slice(subscript: cst.Subscript) -> bool:
+        if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
+            return False
+        window = subscript.slice[0].slice
+        return _negative(window.lower) and window.upper is None
+
+    def _cuts_in_blocks(self, subscript: cst.Subscript, base) -> bool:
+        """``if len(m) > N: m = m[-k:]`` with N well above k cuts many messages at once."""
+        kept = _int(subscript.slice[0].slice.lower)
+        for ancestor in self.document.ancestors(subscript):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                break
+            if not isinstance(ancestor, (cst.If, cst.While)):
+                continue
+            bound = self._guard_bound(ancestor.test, base)
+            if bound is None:
+                continue
+            if bound is True or kept is None:
+                return False
+            cut = bound + 1 + kept  # kept is negative: -k keeps k messages
+            return cut >= max(2, self.min_cut_fraction * -kept)
+        return False
+
+    # -- rewritten tool output --------------------------------------------------------------
+
+    def _loop_rewrites(self) -> list[HistoryEdit]:
+        out = []
+        writes = [(t, s) for t, s in self.collector.subscript_writes] + [
+            (t, t) for t in self.collector.attribute_writes
+        ]
+        for target, statement in writes:
+            element = target.value
+            field_name = (
+                target.attr.value if isinstance(target, cst.Attribute) else self._key(target)
+            )
+            if field_name not in ("content", "output", "text") or not isinstance(element, cst.Name):
+                continue
+            loop = self._loop_over_messages(element, statement)
+            if loop is None:
+                continue
+            if self._tool_condition(statement, element):
+                out.append(
+                    HistoryEdit(
+                        TOOL_OUTPUT,
+                        target,
+                        f"`{self._owner(target)}` rewrites "
+                        "tool results already sent; the next request differs "
+                        "from the first rewritten result on",
+                    )
+                )
+            elif self.outlives_request(
+                loop.iter if not isinstance(loop.iter, cst.Subscript) else loop.iter.value,
+                statement,
+            ):
+                out.append(
+                    HistoryEdit(
+                        EDIT,
+                        target,
+                        f"`{self._owner(target)}` rewrites "
+                        "messages already sent; the next request differs from "
+                        "the first rewritten message on",
+                    )
+                )
+        return out
+
+    @staticmethod
+    def _key(target) -> str | None:
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            if isinstance(index, cst.Index):
+                return string_value(index.value)
+        return None
+
+    def _loop_over_messages(self, element: cst.Name, at) -> cst.For | None:
+        for ancestor in self.document.ancestors(at):
+            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+                return None
+            if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name):
+                if ancestor.target.value != element.value:
+                    continue
+                source = ancestor.iter
+                if isinstance(source, cst.Subscript):
+                    source = source.value
+                if isinstance(source, cst.Call) and source.args:  # enumerate(messages)
+                    source = source.args[0].value
+                return ancestor if self.is_message_list(source) else None
+        return None
+
+    def _tool_condition(self, at, element: cst.Name) -> bool:
+        for ancestor in self.document.ancestors(at):
+            if isinstance(ancestor, (cst.For, cst.FunctionDef)):
+                return False
+            if isinstance(ancestor, (cst.If, cst.IfExp)) and self._mentions_tool(ancestor.test):
+                return True
+        return False
+
+    def _mentions_tool(self, test) -> bool:
+        finder = _ToolMention()
+        test.visit(finder)
+        return finder.found
+
+    def _comprehension_rewrites(self) -> list[HistoryEdit]:
+        out = []
+        for target, value in self.collector.reassignments:
+            if not isinstance(value, cst.ListComp) or not self.is_message_list(target):
+                continue
+            source = value.for_in.iter
+            if isinstance(source, cst.Subscript):
+                source = source.value
+            if self._identity(source) != self._identity(target):
+                continue
+            element = value.elt
+            if isinstance(element, cst.IfExp) and self._mentions_tool(element.test):
+                out.append(
+                    HistoryEdit(
+                        TOOL_OUTPUT,
+                        value,
+                        f"`{self._owner(target)}` is rebuilt "
+                        "with older tool results replaced; the next request "
+                        "differs from the first replaced result on",
+                    )
+                )
+            elif value.for_in.ifs and self.outlives_request(target, value):
+                out.append(
+                    HistoryEdit(
+                        EDIT,
+                        value,
+                        f"`{self._owner(target)}` is filtered, "
+                        "dropping earlier messages of a conversation that is sent "
+                        "again",
+                    )
+                )
+        return out
+
+
+class _ToolMention(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_SimpleString(self, node: cst.SimpleString) -> None:
+        if string_value(node) in _TOOL_ROLES:
+            self.found = True
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if node.value in ("ToolMessage", "FunctionMessage"):
+            self.found = True
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if node.attr.value.lower() in _TOOL_ROLES:
+            self.found = True

@@ -1,0 +1,99 @@
+"""What a flow finds: a volatile or unordered value, where it is made, and how it travelled."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+
+import libcst as cst
+
+from prefixlint.pyflow.tables import DAILY, INSTANT, TIME_DIRECTIVES, UNORDERED
+
+_DIRECTIVE = re.compile(r"%[-_0^#]?([a-zA-Z])")
+
+
+@dataclass(frozen=True, eq=False)
+class Origin:
+    """A value that differs between runs (``code`` PFX1xx/PFX203), or between orders (PFX201).
+
+    ``node`` is the expression that produces it (the span a finding points at). ``via`` names
+    the constructs it passed through, innermost first. ``tail`` is true while nothing
+    substantial follows it in the text it ends up in. ``sort_by`` says how ``sorted`` can order
+    an unordered collection: ``"plain"``, ``"by name"`` or ``""`` (not known).
+    """
+
+    code: str
+    node: cst.CSTNode = field(repr=False)
+    label: str
+    granularity: str = INSTANT
+    via: tuple[str, ...] = ()
+    tail: bool = True
+    sort_by: str = ""
+    consumer: cst.CSTNode | None = field(default=None, repr=False)
+    exact: bool = False
+
+    def step(self, description: str, boundary: bool = False) -> Origin:
+        """Record that the value went through ``description`` (a construct, or a return)."""
+        if description in self.via or len(self.via) >= 3:
+            return self
+        if not boundary and any(not s.startswith("return value") for s in self.via):
+            return self
+        return replace(self, via=(*self.via, description))
+
+
+def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
+    """The origins of all groups, each (code, node) once, in order."""
+    seen: set[tuple[str, int]] = set()
+    out: list[Origin] = []
+    for group in groups:
+        for origin in group:
+            key = (origin.code, id(origin.node))
+            if key not in seen:
+                seen.add(key)
+                out.append(origin)
+    return tuple(out)
+
+
+def without_order(origins: Iterable[Origin]) -> tuple[Origin, ...]:
+    """``origins`` after something that does not depend on order (``sorted``, ``len``)."""
+    return tuple(o for o in origins if o.code != UNORDERED)
+
+
+def stepped(
+    origins: Iterable[Origin], description: str, boundary: bool = False
+) -> tuple[Origin, ...]:
+    return tuple(o.step(description, boundary) for o in origins)
+
+
+def not_tail(origins: Iterable[Origin]) -> tuple[Origin, ...]:
+    return tuple(replace(o, tail=False) if o.tail else o for o in origins)
+
+
+def coarsened(origins: Iterable[Origin], granularity: str) -> tuple[Origin, ...]:
+    """Time origins reduced to ``granularity`` (a date keeps only the day)."""
+    return tuple(
+        replace(o, granularity=granularity)
+        if o.granularity == INSTANT and o.code == "PFX101"
+        else o
+        for o in origins
+    )
+
+
+def format_granularity(fmt: str) -> str:
+    """``daily`` when a strftime format shows no unit smaller than a day, else ``instant``."""
+    directives = set(_DIRECTIVE.findall(fmt))
+    return INSTANT if directives & TIME_DIRECTIVES or not directives else DAILY
+
+
+def consumed(
+    origins: Iterable[Origin], node: cst.CSTNode, exact: bool, strings: bool = False
+) -> tuple[Origin, ...]:
+    """Unordered origins first iterated at ``node`` (``strings``: its items must be text)."""
+    out = []
+    for origin in origins:
+        if origin.code == UNORDERED and origin.consumer is None:
+            sort_by = "plain" if strings and origin.sort_by != "by name" else origin.sort_by
+            origin = replace(origin, consumer=node, exact=exact, sort_by=sort_by)
+        out.append(origin)
+    return tuple(out)

@@ -1,0 +1,201 @@
+"""Move a volatile line out of the system prompt, to the end of the last user message.
+
+The system prompt is an f-string (written at the request, or bound to a name used only there);
+the line holding the volatile value (from the line break before it to the one after it) is
+cut from it and appended, after a blank line, to the last user message of the same request.
+The model still reads the same words; the system prompt, and every turn after it, stays
+identical between requests. Only done when every name the line uses means the same thing at
+the user message, and the strings' quoting allows it without re-escaping.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.fixes import render
+from prefixlint.pyflow.sinks import SYSTEM
+from prefixlint.types import Applicability, Edit, Fix
+
+_BREAKS = ("\\n", "\n")
+_SEPARATOR = "\\n\\n"
+
+
+def _last_break(raw: str) -> int | None:
+    """Index just past the last line break (escaped or literal) in ``raw``."""
+    found = [raw.rfind(b) + len(b) for b in _BREAKS if b in raw]
+    return max(found) if found else None
+
+
+def _first_break(raw: str) -> int | None:
+    """Index of the first line break in ``raw``."""
+    found = [raw.find(b) for b in _BREAKS if b in raw]
+    return min(found) if found else None
+
+
+class _LoadedNames(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.names: list[cst.Name] = []
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.names.append(node)
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        node.value.visit(self)
+        return False
+
+    def visit_Arg(self, node: cst.Arg) -> bool:
+        node.value.visit(self)
+        return False
+
+
+def _same_meaning(document: PythonDocument, parts, destination: cst.CSTNode) -> bool:
+    """Every name used in ``parts`` resolves to the same assignments at ``destination``."""
+    collector = _LoadedNames()
+    for part in parts:
+        if isinstance(part, cst.FormattedStringExpression):
+            part.expression.visit(collector)
+    target_scope = document.scopes.get(destination)
+    for name in collector.names:
+        scope = document.scopes.get(name)
+        if scope is None or target_scope is None:
+            return False
+        here = set(scope[name.value]) if name.value in scope else set()
+        there = set(target_scope[name.value]) if name.value in target_scope else set()
+        if here != there or not here:
+            return False
+    return True
+
+
+def _system_fstring(document: PythonDocument, hole, sink_expr) -> cst.FormattedString | None:
+    fstring = document.parent(hole)
+    if not isinstance(fstring, cst.FormattedString) or "r" in fstring.prefix.lower():
+        return None
+    if fstring is sink_expr:
+        return fstring
+    if not isinstance(sink_expr, cst.Name):
+        return None
+    scope = document.scopes.get(sink_expr)
+    assignments = list(scope[sink_expr.value]) if scope and sink_expr.value in scope else []
+    if len(assignments) != 1 or len(assignments[0].references) != 1:
+        return None
+    target = assignments[0].node
+    statement = document.parent(document.parent(target)) if target is not None else None
+    if isinstance(statement, cst.Assign) and statement.value is fstring:
+        return fstring
+    return None
+
+
+def _split(fstring: cst.FormattedString, index: int):
+    """(kept parts, moved parts) around the line holding part ``index``, or ``None``."""
+    parts = list(fstring.parts)
+    head: list = []
+    start = None
+    for j in range(index - 1, -1, -1):
+        part = parts[j]
+        if isinstance(part, cst.FormattedStringText) and _last_break(part.value) is not None:
+            cut = _last_break(part.value)
+            head = [*parts[:j], part.with_changes(value=part.value[:cut])]
+            start = (j, part.value[cut:])
+            break
+    tail: list = []
+    end = None
+    for j in range(index + 1, len(parts)):
+        part = parts[j]
+        if isinstance(part, cst.FormattedStringText) and _first_break(part.value) is not None:
+            cut = _first_break(part.value)
+            end = (j, part.value[:cut])
+            tail = [part.with_changes(value=part.value[cut:]), *parts[j + 1 :]]
+            break
+    if start is None and end is None:
+        return None
+    first = start[0] + 1 if start else 0
+    last = end[0] if end else len(parts)
+    moved = parts[first:last]
+    if start and start[1]:
+        moved.insert(0, cst.FormattedStringText(start[1]))
+    if end and end[1]:
+        moved.append(cst.FormattedStringText(end[1]))
+    if start is not None:
+        # Drop the line break that ended the previous line; keep the one after the moved line.
+        broken = head[-1]
+        cut = max(broken.value.rfind(b) for b in _BREAKS if b in broken.value)
+        head[-1] = broken.with_changes(value=broken.value[:cut])
+        kept = head + (tail if end else [])
+    else:
+        first_tail = tail[0]
+        cut = _first_break(first_tail.value)
+        length = 2 if first_tail.value.startswith("\\n", cut) else 1
+        kept = [first_tail.with_changes(value=first_tail.value[cut + length :]), *tail[1:]]
+    kept = [p for p in kept if not (isinstance(p, cst.FormattedStringText) and not p.value)]
+    return kept, moved
+
+
+def _quote_for(*texts: str) -> str | None:
+    for quote in ('"', "'"):
+        if not any(quote in text for text in texts):
+            return quote
+    return None
+
+
+def _destination(document: PythonDocument, content, moved) -> cst.FormattedString | None:
+    moved_raw = "".join(
+        p.value if isinstance(p, cst.FormattedStringText) else render(document, p) for p in moved
+    )
+    addition = [cst.FormattedStringText(_SEPARATOR), *moved]
+    if isinstance(content, cst.FormattedString):
+        if "r" in content.prefix.lower() or content.quote[0] in moved_raw:
+            return None
+        return content.with_changes(parts=[*content.parts, *addition])
+    if isinstance(content, cst.SimpleString):
+        prefix = content.prefix.lower()
+        if prefix not in ("", "u") or content.quote[0] in moved_raw:
+            return None
+        raw = content.raw_value.replace("{", "{{").replace("}", "}}")
+        return cst.FormattedString(
+            parts=[cst.FormattedStringText(raw), *addition],
+            start="f" + content.quote,
+            end=content.quote,
+        )
+    if isinstance(content, (cst.List, cst.Dict, cst.Tuple, cst.ListComp)):
+        return None
+    quote = _quote_for(moved_raw, document.source(content))
+    if quote is None:
+        return None
+    hole = cst.FormattedStringExpression(content.with_changes(lpar=[], rpar=[]))
+    return cst.FormattedString(parts=[hole, *addition], start="f" + quote, end=quote)
+
+
+def relocate(document: PythonDocument, reach) -> Fix | None:
+    """Cut the volatile line from the system prompt and append it to the last user message."""
+    sink = reach.sink
+    if sink.region != SYSTEM or sink.last_user is None:
+        return None
+    hole = next(
+        (
+            a
+            for a in document.ancestors(reach.origin.node)
+            if isinstance(a, cst.FormattedStringExpression)
+        ),
+        None,
+    )
+    if hole is None:
+        return None
+    fstring = _system_fstring(document, hole, sink.expr)
+    if fstring is None:
+        return None
+    split = _split(fstring, list(fstring.parts).index(hole))
+    if split is None:
+        return None
+    kept, moved = split
+    if not _same_meaning(document, moved, sink.last_user):
+        return None
+    destination = _destination(document, sink.last_user, moved)
+    if destination is None:
+        return None
+    start, end = document.offsets(fstring)
+    edits = (
+        Edit(start, end, render(document, fstring.with_changes(parts=kept))),
+        Edit(*document.offsets(sink.last_user), render(document, destination)),
+    )
+    return Fix(edits, Applicability.UNSAFE, "Move the line to the end of the last user message")

@@ -1,0 +1,58 @@
+"""Turn reaches into diagnostics: the message says what reaches which request part, and how."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+
+from prefixlint import registry
+from prefixlint.pyflow import tables as t
+from prefixlint.pyflow.analysis import Reach
+from prefixlint.pyflow.document import PythonDocument
+from prefixlint.types import Diagnostic, Fix, Severity
+
+_HOW = {
+    t.TIMESTAMP: {
+        t.INSTANT: "changes on every call",
+        t.DAILY: "changes once a day",
+        t.PROCESS: "changes between calls",
+    },
+    t.UNIQUE_ID: {None: "is new on every call"},
+    t.PER_USER: {None: "differs per user"},
+    t.ENVIRONMENT: {None: "differs per machine, process or checkout"},
+    t.UNORDERED: {None: "comes out in a different order between runs"},
+    t.KEY_ORDER: {None: "writes keys in whatever order the dict was built"},
+    t.RANDOM_SELECTION: {None: "picks or orders items differently on every call"},
+}
+
+
+def message(reach: Reach) -> str:
+    """``datetime.now() reaches the system prompt of X via f-string in f(); it changes ...``"""
+    origin, sink = reach.origin, reach.sink
+    how = _HOW[origin.code]
+    change = how.get(origin.granularity) or how.get(None) or next(iter(how.values()))
+    via = f" via {', '.join(origin.via)}" if origin.via else ""
+    return (
+        f"{origin.label} reaches {sink.description}{via}; it {change}, so the cached prefix "
+        "ends there"
+    )
+
+
+def prefix_diagnostics(
+    document: PythonDocument,
+    code: str,
+    fix_for: Callable[[Reach], Fix | None] = lambda reach: None,
+) -> Iterator[Diagnostic]:
+    """A diagnostic for every value of ``code`` that reaches a request prefix."""
+    for reach in document.analysis.in_prefix(code):
+        found = registry.diagnostic(
+            code,
+            message(reach),
+            document.span(reach.origin.node),
+            fix=fix_for(reach),
+            sink=reach.sink.description,
+            source=reach.origin.label,
+        )
+        if code == t.TIMESTAMP and reach.origin.granularity == t.DAILY:
+            found = dataclasses.replace(found, severity=Severity.WARNING)
+        yield found

@@ -1,0 +1,478 @@
+"""Where prompt text goes: the parts of LLM requests whose changes end prefix-cache reuse.
+
+A :class:`Sink` is an expression that becomes part of a request, with the ``region`` it lands
+in. The request prefix is ``tools`` and ``system`` (in a provider's order) followed by the
+messages; everything up to the last user turn is reused by the next request, so a value that
+differs per call in any of ``SYSTEM``, ``TOOLS`` or ``EARLY`` (a message before the last user
+turn) costs every token after it. ``LAST`` is the last user turn, where per-call values belong.
+``PROMPT`` is text known only by its name (``SYSTEM_PROMPT``, ``build_prompt()``).
+
+Recognised: OpenAI chat completions and Responses, Anthropic Messages, LiteLLM, LangChain
+message and prompt classes, LlamaIndex ``ChatMessage``, pydantic-ai ``Agent`` and its
+``@agent.system_prompt`` / ``@agent.instructions`` functions, role dicts anywhere, keyword
+arguments named like a system prompt, and names that say prompt, system, instructions,
+preamble or tools.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from prefixlint.pyflow.document import PythonDocument
+from prefixlint.vocabulary import split_words
+
+SYSTEM = "system"
+TOOLS = "tools"
+EARLY = "early"
+PROMPT = "prompt"
+LAST = "last"
+PREFIX_REGIONS = frozenset({SYSTEM, TOOLS, EARLY, PROMPT})
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+USER_ROLES = frozenset({"user", "human"})
+CHAT_ROLES = frozenset({"user", "human", "assistant", "ai", "tool", "function", "model"})
+
+# Keyword arguments that carry system text in any framework (pydantic-ai, autogen, Gemini, ...).
+SYSTEM_KEYWORDS = frozenset(
+    {
+        "system_prompt",
+        "system_message",
+        "system_instruction",
+        "system_instructions",
+        "instructions",
+        "preamble",
+        "developer_prompt",
+    }
+)
+TOOL_KEYWORDS = frozenset({"tools", "functions"})
+SYSTEM_DECORATORS = frozenset({"system_prompt", "instructions"})
+
+_API_METHODS = frozenset({"create", "parse", "stream", "count_tokens"})
+_LITELLM = frozenset({"litellm.completion", "litellm.acompletion", "litellm.text_completion"})
+_FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "llama_index")
+_SYSTEM_CLASSES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
+_MESSAGE_CLASSES = {
+    "SystemMessage": "system",
+    "HumanMessage": "user",
+    "AIMessage": "assistant",
+    "ToolMessage": "tool",
+    "FunctionMessage": "tool",
+    "ChatMessage": None,
+}
+_TEMPLATE_CLASSES = frozenset({"PromptTemplate", "ChatPromptTemplate"})
+
+_SYSTEM_WORDS = frozenset({"system", "instructions", "instruction", "preamble", "persona"})
+_TEXT_HEADS = frozenset(
+    {
+        "prompt",
+        "prompts",
+        "message",
+        "msg",
+        "instructions",
+        "instruction",
+        "preamble",
+        "persona",
+        "text",
+        "content",
+        "template",
+        "system",
+        "str",
+        "string",
+        "block",
+        "blocks",
+    }
+)
+_NOT_PREFIX_WORDS = frozenset(
+    {
+        "user",
+        "human",
+        "question",
+        "query",
+        "input",
+        "suffix",
+        "response",
+        "answer",
+        "output",
+        "tokens",
+        "token",
+        "count",
+        "len",
+        "length",
+        "id",
+        "ids",
+        "path",
+        "file",
+        "dir",
+        "name",
+        "names",
+        "key",
+        "url",
+        "cache",
+        "tokenizer",
+        "enabled",
+        "flag",
+        "type",
+        "kind",
+        "role",
+    }
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Sink:
+    """``expr`` becomes part of a request in ``region``; ``description`` says where."""
+
+    expr: cst.BaseExpression
+    region: str
+    description: str
+    call: cst.Call | None = None
+    last_user: cst.BaseExpression | None = None
+    named: cst.CSTNode | None = None
+
+
+def name_region(name: str) -> str | None:
+    """The region a variable, attribute or function name says its value is for, if any."""
+    words = split_words(name)
+    if not words or _NOT_PREFIX_WORDS.intersection(words):
+        return None
+    head = words[-1]
+    if head == "tools" or words[-2:] in (
+        ("tool", "schemas"),
+        ("tool", "definitions"),
+        ("tool", "defs"),
+        ("tool", "specs"),
+    ):
+        return TOOLS
+    if head not in _TEXT_HEADS:
+        return None
+    if _SYSTEM_WORDS.intersection(words):
+        return SYSTEM
+    if "prompt" in words or "prompts" in words:
+        return PROMPT
+    return None
+
+
+def string_value(node: cst.CSTNode | None) -> str | None:
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+        value = node.evaluated_value
+        return value if isinstance(value, str) else None
+    return None
+
+
+def _dotted(node: cst.CSTNode) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        base = _dotted(node.value)
+        return f"{base}.{node.attr.value}" if base else None
+    if isinstance(node, cst.Call):
+        base = _dotted(node.func)
+        return f"{base}()" if base else None
+    return None
+
+
+def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
+    return next(
+        (a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None
+    )
+
+
+def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    return args[index].value if len(args) > index else None
+
+
+class _Finder(cst.CSTVisitor):
+    def __init__(self, document: PythonDocument) -> None:
+        self.document = document
+        self.sinks: list[Sink] = []
+        self.named: list[Sink] = []
+        self._claimed: set[int] = set()
+        self.deferred: list[cst.CSTNode] = []
+        self.message_lists: list[cst.BaseExpression] = []
+
+    def _add(self, expr, region, description, **more) -> None:
+        if expr is not None and id(expr) not in self._claimed:
+            self._claimed.add(id(expr))
+            self.sinks.append(Sink(expr, region, description, **more))
+
+    def _framework_class(self, func: cst.BaseExpression) -> str | None:
+        for name in self.document.qualified_names(func):
+            if name.split(".")[0] in _FRAMEWORKS:
+                parts = name.split(".")
+                return ".".join(parts[-2:]) if parts[-2] in _TEMPLATE_CLASSES else parts[-1]
+        return None
+
+    # -- calls ------------------------------------------------------------------------------
+
+    def visit_Call(self, node: cst.Call) -> None:
+        dotted = _dotted(node.func) or " ".join(self.document.source(node.func).split())
+        api = self._api(node, dotted)
+        if api is not None:
+            self._api_call(node, dotted, api)
+        framework = self._framework_class(node.func)
+        if framework is not None:
+            self._framework_call(node, framework)
+        for argument in node.args:
+            keyword = argument.keyword.value if argument.keyword is not None else None
+            if keyword in SYSTEM_KEYWORDS:
+                self._add(argument.value, SYSTEM, f"the {keyword} of {dotted}", call=node)
+            elif keyword in TOOL_KEYWORDS:
+                self._add(argument.value, TOOLS, f"the tool definitions of {dotted}", call=node)
+        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "bind_tools":
+            self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
+
+    def _api(self, node: cst.Call, dotted: str) -> str | None:
+        if self.document.qualified_names(node.func) & _LITELLM:
+            return "litellm"
+        parts = dotted.split(".")
+        keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+        if len(parts) < 2 or parts[-1] not in _API_METHODS:
+            return None
+        if not keywords & {"model", "messages", "system", "input"}:
+            return None
+        resource = parts[-2]
+        if resource == "completions":
+            return "chat" if "chat" in parts else "completions"
+        if resource in ("messages", "responses"):
+            return resource
+        return None
+
+    def _api_call(self, node: cst.Call, dotted: str, api: str) -> None:
+        messages = _keyword(node, "messages")
+        if api == "litellm" and messages is None:
+            messages = _positional(node, 1)
+        if api == "responses":
+            value = _keyword(node, "input")
+            if isinstance(value, (cst.List, cst.Name, cst.BinaryOperation)):
+                messages = value
+        if api == "completions":
+            self._add(_keyword(node, "prompt"), PROMPT, f"the prompt of {dotted}", call=node)
+        last_user = None
+        if messages is not None:
+            self.message_lists.append(messages)
+            last_user = self._message_list(messages, dotted, node)
+        self._add(
+            _keyword(node, "system"),
+            SYSTEM,
+            f"the system prompt of {dotted}",
+            call=node,
+            last_user=last_user,
+        )
+
+    def _framework_call(self, node: cst.Call, name: str) -> None:
+        if name in _SYSTEM_CLASSES:
+            content = _keyword(node, "content") or _keyword(node, "prompt") or _positional(node, 0)
+            self._add(content, SYSTEM, f"the {name}")
+        elif name.endswith(".from_template") or name in _TEMPLATE_CLASSES:
+            template = _keyword(node, "template") or _positional(node, 0)
+            if isinstance(template, (cst.List, cst.Tuple)):
+                self._message_list(template, name, None)
+            elif template is not None:
+                self._add(template, PROMPT, f"the template of {name}")
+        elif name.endswith(".from_messages"):
+            messages = _keyword(node, "messages") or _positional(node, 0)
+            if messages is not None:
+                self._message_list(messages, name, None)
+        elif name == "ChatMessage" and self._role(node) in SYSTEM_ROLES:
+            self._add(self._content(node), SYSTEM, "a system ChatMessage")
+
+    # -- message lists ----------------------------------------------------------------------
+
+    def _message_list(self, expr, owner: str, call: cst.Call | None):
+        """Register the messages of a list; returns the content of its last user message."""
+        elements = self._elements(expr, depth=0)
+        if elements is None:
+            return None
+        roles = [self._role(e) for e in elements]
+        users = [i for i, role in enumerate(roles) if role in USER_ROLES]
+        last = users[-1] if users else None
+        last_content = self._content(elements[last]) if last is not None else None
+        for index, (element, role) in enumerate(zip(elements, roles, strict=True)):
+            content = self._content(element)
+            if role in SYSTEM_ROLES:
+                self._add(
+                    content,
+                    SYSTEM,
+                    f"the system message of {owner}",
+                    call=call,
+                    last_user=last_content,
+                )
+            elif role in CHAT_ROLES and last is not None and index < last:
+                self._add(
+                    content,
+                    EARLY,
+                    f"message {index + 1} of {owner} (before the last user turn)",
+                    call=call,
+                )
+            elif index == last and content is not None and id(content) not in self._claimed:
+                self._claimed.add(id(content))
+                self.sinks.append(
+                    Sink(content, LAST, f"the last user message of {owner}", call=call)
+                )
+        return last_content
+
+    def _elements(self, expr, depth: int) -> list[cst.BaseExpression] | None:
+        """The messages of a list display (through ``+`` and one level of names)."""
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            return [e.value for e in expr.elements]
+        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            left = self._elements(expr.left, depth) or [expr.left]
+            right = self._elements(expr.right, depth) or [expr.right]
+            return left + right
+        if isinstance(expr, cst.Name) and depth == 0:
+            scope = self.document.scopes.get(expr)
+            if scope is None or expr.value not in scope:
+                return None
+            assignments = list(scope[expr.value])
+            values = [self._assigned_value(a) for a in assignments]
+            lists = [self._elements(v, 1) for v in values if v is not None]
+            lists = [items for items in lists if items]
+            return lists[0] if len(lists) == 1 else None
+        return None
+
+    def _assigned_value(self, assignment) -> cst.BaseExpression | None:
+        target = getattr(assignment, "node", None)
+        parent = self.document.parent(target) if target is not None else None
+        if isinstance(parent, cst.AssignTarget):
+            statement = self.document.parent(parent)
+            return statement.value if isinstance(statement, cst.Assign) else None
+        if isinstance(parent, cst.AnnAssign):
+            return parent.value
+        return None
+
+    def _role(self, element) -> str | None:
+        if isinstance(element, cst.Dict):
+            for item in element.elements:
+                if isinstance(item, cst.DictElement) and string_value(item.key) == "role":
+                    role = string_value(item.value)
+                    if role is None and isinstance(item.value, cst.Attribute):
+                        role = item.value.attr.value
+                    return role.lower() if role else None
+            return None
+        if isinstance(element, cst.Tuple) and len(element.elements) == 2:
+            role = string_value(element.elements[0].value)
+            return role.lower() if role else None
+        if isinstance(element, cst.Call):
+            name = _dotted(element.func) or ""
+            short = name.rsplit(".", 1)[-1]
+            if _MESSAGE_CLASSES.get(short):
+                return _MESSAGE_CLASSES[short]
+            role = _keyword(element, "role")
+            text = string_value(role)
+            if text is None and isinstance(role, cst.Attribute):
+                text = role.attr.value
+            return text.lower() if text else None
+        return None
+
+    @staticmethod
+    def _content(element) -> cst.BaseExpression | None:
+        if isinstance(element, cst.Dict):
+            for item in element.elements:
+                if isinstance(item, cst.DictElement) and string_value(item.key) in (
+                    "content",
+                    "text",
+                ):
+                    return item.value
+            return None
+        if isinstance(element, cst.Tuple) and len(element.elements) == 2:
+            return element.elements[1].value
+        if isinstance(element, cst.Call):
+            return _keyword(element, "content") or _positional(element, 0)
+        return None
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self.deferred.append(node)
+
+    def visit_List(self, node: cst.List) -> None:
+        self.deferred.append(node)
+
+    def finish(self) -> None:
+        """Role dicts and message lists not already seen as part of a request."""
+        for node in self.deferred:
+            if isinstance(node, cst.Dict):
+                if self._role(node) in SYSTEM_ROLES:
+                    self._add(self._content(node), SYSTEM, "a system message")
+                continue
+            roles = [self._role(e.value) for e in node.elements]
+            if sum(role is not None for role in roles) >= 2:
+                self._message_list(node, "a message list", None)
+
+    # -- named prompt text ------------------------------------------------------------------
+
+    def _named(self, target: cst.CSTNode, value, statement) -> None:
+        name = target.value if isinstance(target, cst.Name) else None
+        if isinstance(target, cst.Attribute):
+            name = target.attr.value
+        region = name_region(name) if name else None
+        if region is not None and value is not None:
+            label = self.document.source(target)
+            what = {SYSTEM: "system prompt", TOOLS: "tool definitions", PROMPT: "prompt"}[region]
+            self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        for target in node.targets:
+            self._named(target.target, node.value, node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._named(node.target, node.value, node)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        self._named(node.target, node.value, node)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        decorated = any(
+            isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value in SYSTEM_DECORATORS
+            for d in node.decorators
+        )
+        region = SYSTEM if decorated else name_region(node.name.value)
+        if region is None:
+            return
+        what = {SYSTEM: "system prompt", TOOLS: "tool definitions", PROMPT: "prompt"}[region]
+        returns = _Returns()
+        node.body.visit(returns)
+        for value in returns.values:
+            sink = Sink(
+                value,
+                region,
+                f"the {what} returned by {node.name.value}()",
+                named=None if decorated else node,
+            )
+            (self.sinks if decorated else self.named).append(sink)
+
+
+class _Returns(cst.CSTVisitor):
+    def __init__(self) -> None:
+        self.values: list[cst.BaseExpression] = []
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def visit_Lambda(self, node: cst.Lambda) -> bool:
+        return False
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self.values.append(node.value)
+
+
+@dataclass
+class Sinks:
+    """The request parts of a document.
+
+    ``concrete`` are seen at a call or a role; ``named`` are known only by a name that says
+    prompt; ``message_lists`` are the ``messages`` arguments of requests.
+    """
+
+    concrete: list[Sink]
+    named: list[Sink]
+    message_lists: list[cst.BaseExpression]
+
+
+def find_sinks(document: PythonDocument) -> Sinks:
+    finder = _Finder(document)
+    document.module.visit(finder)
+    finder.finish()
+    return Sinks(finder.sinks, finder.named, finder.message_lists)

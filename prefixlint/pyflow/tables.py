@@ -1,0 +1,176 @@
+"""Data: the calls whose results vary between runs or come back in no fixed order.
+
+Keys are fully qualified names as libcst's ``QualifiedNameProvider`` spells them, so
+``from datetime import datetime as dt; dt.now()`` and ``import datetime; datetime.datetime.now()``
+both read ``datetime.datetime.now``. Values are ``(rule code, granularity)``: ``"instant"``
+changes on every call, ``"daily"`` once a day, ``"process"`` once per process or machine.
+"""
+
+from __future__ import annotations
+
+TIMESTAMP = "PFX101"
+UNIQUE_ID = "PFX102"
+PER_USER = "PFX103"
+ENVIRONMENT = "PFX104"
+UNORDERED = "PFX201"
+KEY_ORDER = "PFX202"
+RANDOM_SELECTION = "PFX203"
+REQUEST_INPUT = "input"  # a per-request value (a parameter); only PFX301 reports it
+
+INSTANT = "instant"
+DAILY = "daily"
+PROCESS = "process"
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+VOLATILE_CALLS: dict[str, tuple[str, str]] = {
+    **dict.fromkeys(
+        _names(
+            """
+            datetime.datetime.now, datetime.datetime.utcnow, datetime.datetime.today,
+            time.time, time.time_ns, time.monotonic, time.perf_counter, time.strftime,
+            time.ctime, time.localtime, time.gmtime, time.asctime, arrow.now, arrow.utcnow,
+            pendulum.now, django.utils.timezone.now, django.utils.timezone.localtime,
+            pandas.Timestamp.now, pandas.Timestamp.utcnow
+            """
+        ),
+        (TIMESTAMP, INSTANT),
+    ),
+    **dict.fromkeys(
+        _names("datetime.date.today, pendulum.today, django.utils.timezone.localdate"),
+        (TIMESTAMP, DAILY),
+    ),
+    **dict.fromkeys(
+        _names(
+            """
+            uuid.uuid1, uuid.uuid4, uuid.uuid6, uuid.uuid7, os.urandom, secrets.token_hex,
+            secrets.token_urlsafe, secrets.token_bytes, secrets.choice, secrets.randbelow,
+            secrets.randbits, random.random, random.randint, random.randrange, random.uniform,
+            random.getrandbits, random.randbytes, random.gauss, random.normalvariate,
+            random.triangular, numpy.random.rand, numpy.random.randint, numpy.random.random
+            """
+        ),
+        (UNIQUE_ID, INSTANT),
+    ),
+    **dict.fromkeys(_names("getpass.getuser"), (PER_USER, PROCESS)),
+    **dict.fromkeys(
+        _names(
+            """
+            os.getcwd, os.getcwdb, pathlib.Path.cwd, pathlib.Path.home, os.getpid, os.getppid,
+            os.getlogin, os.uname, os.getenv, os.environ.get, os.environ.copy, socket.gethostname,
+            socket.getfqdn, sys.argv
+            """
+        ),
+        (ENVIRONMENT, PROCESS),
+    ),
+}
+
+# Every function of these modules describes the machine it runs on.
+VOLATILE_MODULES: dict[str, tuple[str, str]] = {"platform": (ENVIRONMENT, PROCESS)}
+
+# Attributes that are volatile values by themselves (read, not called).
+VOLATILE_ATTRIBUTES: dict[str, tuple[str, str]] = {
+    "os.environ": (ENVIRONMENT, PROCESS),
+    "sys.argv": (ENVIRONMENT, PROCESS),
+}
+
+# Clock functions that are pure when given the time: how many positional arguments make them so.
+PURE_WITH_ARGUMENTS: dict[str, int] = {
+    "time.strftime": 2,
+    "time.ctime": 1,
+    "time.localtime": 1,
+    "time.gmtime": 1,
+    "time.asctime": 1,
+}
+
+# Module-level random functions that pick or reorder items of a collection.
+RANDOM_SELECTORS: frozenset[str] = frozenset(
+    _names(
+        """
+        random.shuffle, random.sample, random.choice, random.choices, numpy.random.shuffle,
+        numpy.random.permutation, numpy.random.choice
+        """
+    )
+)
+SELECTOR_METHODS = frozenset({"shuffle", "sample", "choice", "choices", "permutation"})
+RANDOM_CONSTRUCTORS = frozenset(
+    {"random.Random", "numpy.random.default_rng", "numpy.random.RandomState"}
+)
+SEEDING_CALLS = frozenset({"random.seed", "numpy.random.seed"})
+
+# Calls that return items in an order that differs between runs, machines or file systems.
+# The value says how ``sorted`` can order the result: "plain", "by name", or "" (unknown).
+UNORDERED_CALLS: dict[str, str] = {
+    "builtins.set": "",
+    "builtins.frozenset": "",
+    "os.listdir": "plain",
+    "os.scandir": "by name",
+    "os.walk": "",
+    "glob.glob": "plain",
+    "glob.iglob": "plain",
+}
+# Methods that list a directory or an MCP server's tools (``Path.iterdir``, ``session.list_tools``).
+UNORDERED_METHODS: dict[str, str] = {
+    "iterdir": "plain",
+    "rglob": "plain",
+    "list_tools": "by name",
+}
+SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference"})
+SET_OPERATORS = ("BitOr", "BitAnd", "Subtract", "BitXor")
+
+# Calls that keep the order of what they are given (so an unordered input stays unordered).
+ORDER_PRESERVING = frozenset(
+    _names(
+        """
+        builtins.list, builtins.tuple, builtins.enumerate, builtins.reversed, builtins.map,
+        builtins.filter, builtins.zip, builtins.iter, builtins.next, builtins.str, builtins.repr,
+        builtins.dict, itertools.chain, itertools.islice
+        """
+    )
+)
+ORDER_PRESERVING_METHODS = frozenset(
+    {
+        "keys",
+        "values",
+        "items",
+        "copy",
+        "join",
+        "format",
+        "render",
+        "substitute",
+        "safe_substitute",
+        "tools",
+        "fetchall",
+        "fetchmany",
+        "all",
+        "scalars",
+    }
+)
+# Calls whose result does not depend on the order of their input.
+ORDER_INSENSITIVE = frozenset(
+    _names(
+        """
+        builtins.sorted, builtins.len, builtins.sum, builtins.min, builtins.max, builtins.any,
+        builtins.all, builtins.bool, builtins.set, builtins.frozenset, collections.Counter
+        """
+    )
+)
+
+# Datetime methods and attributes that keep only the day (or a coarser unit).
+DAY_METHODS = frozenset({"date", "today"})
+DAY_ATTRIBUTES = frozenset({"year", "month", "day", "weekday", "isoweekday"})
+TIME_DIRECTIVES = frozenset("HIMSfpzZXcTRrsLkl")
+
+# Subprocess entry points; a call counts when the command it runs is ``git``.
+SUBPROCESS_CALLS = frozenset(
+    _names(
+        """
+        subprocess.run, subprocess.check_output, subprocess.Popen, subprocess.call,
+        subprocess.check_call, subprocess.getoutput, subprocess.getstatusoutput, os.popen,
+        os.system
+        """
+    )
+)

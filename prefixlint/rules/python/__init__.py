@@ -1,0 +1,1 @@
+"""Checkers for Python source that builds prompts (documents from ``prefixlint.sources.python``)."""

@@ -1,0 +1,22 @@
+"""PFX101 in Python: a clock reading reaches a request prefix."""
+
+from __future__ import annotations
+
+from prefixlint.pyflow import fixes
+from prefixlint.pyflow.relocate import relocate
+from prefixlint.pyflow.report import prefix_diagnostics
+from prefixlint.pyflow.tables import INSTANT, TIMESTAMP
+from prefixlint.registry import register
+
+
+def _fix(document, reach):
+    """Move the line to the last user message; failing that, keep only the date."""
+    moved = relocate(document, reach)
+    if moved is not None or reach.origin.granularity != INSTANT:
+        return moved
+    return fixes.coarsen_to_date(document, reach.origin.node)
+
+
+@register(TIMESTAMP, "python")
+def check(document, ctx):
+    return prefix_diagnostics(document, TIMESTAMP, lambda reach: _fix(document, reach))

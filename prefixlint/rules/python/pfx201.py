@@ -1,0 +1,15 @@
+"""PFX201 in Python: an unordered collection feeds tool definitions or prompt text."""
+
+from __future__ import annotations
+
+from prefixlint.pyflow.fixes import sort_collection
+from prefixlint.pyflow.report import prefix_diagnostics
+from prefixlint.pyflow.tables import UNORDERED
+from prefixlint.registry import register
+
+
+@register(UNORDERED, "python")
+def check(document, ctx):
+    return prefix_diagnostics(
+        document, UNORDERED, lambda reach: sort_collection(document, reach.origin)
+    )

@@ -1,0 +1,22 @@
+"""PFX202 in Python: a dict is serialised into prompt text without a stable key order."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from prefixlint.pyflow.fixes import sort_keys
+from prefixlint.pyflow.report import prefix_diagnostics
+from prefixlint.pyflow.tables import KEY_ORDER
+from prefixlint.registry import register
+
+
+def _fix(document, reach):
+    call = reach.origin.node
+    if isinstance(call, cst.Call) and "json.dumps" in document.qualified_names(call.func):
+        return sort_keys(document, call)
+    return None
+
+
+@register(KEY_ORDER, "python")
+def check(document, ctx):
+    return prefix_diagnostics(document, KEY_ORDER, lambda reach: _fix(document, reach))

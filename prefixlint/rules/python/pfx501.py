@@ -1,0 +1,13 @@
+"""PFX501 in Python: see `rules/PFX501.toml`; the patterns are in `prefixlint.pyflow.history`."""
+
+from __future__ import annotations
+
+from prefixlint import registry
+from prefixlint.pyflow.history import EDIT
+
+
+@registry.register(EDIT, "python")
+def check(document, ctx):
+    for edit in document.history:
+        if edit.code == EDIT:
+            yield registry.diagnostic(EDIT, edit.message, document.span(edit.node))

@@ -1,0 +1,13 @@
+"""PFX502 in Python: see `rules/PFX502.toml`; the patterns are in `prefixlint.pyflow.history`."""
+
+from __future__ import annotations
+
+from prefixlint import registry
+from prefixlint.pyflow.history import WINDOW
+
+
+@registry.register(WINDOW, "python")
+def check(document, ctx):
+    for edit in document.history:
+        if edit.code == WINDOW:
+            yield registry.diagnostic(WINDOW, edit.message, document.span(edit.node))

@@ -1,0 +1,13 @@
+"""PFX504 in Python: see `rules/PFX504.toml`; the patterns are in `prefixlint.pyflow.history`."""
+
+from __future__ import annotations
+
+from prefixlint import registry
+from prefixlint.pyflow.history import TOOL_OUTPUT
+
+
+@registry.register(TOOL_OUTPUT, "python")
+def check(document, ctx):
+    for edit in document.history:
+        if edit.code == TOOL_OUTPUT:
+            yield registry.diagnostic(TOOL_OUTPUT, edit.message, document.span(edit.node))

@@ -1,0 +1,60 @@
+"""Python source that builds prompts: parsed once with libcst, checked by the python rules.
+
+A cheap text test skips files that cannot hold a prompt (no word a prompt sink, message list
+or prompt-named value needs); the rest are parsed once, wrapped with their scope, qualified
+name, parent and position metadata (:class:`~prefixlint.pyflow.document.PythonDocument`), and
+handed to every enabled checker registered for ``"python"``.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from prefixlint import registry
+from prefixlint.context import RuleContext, SourceError
+from prefixlint.pyflow.document import PythonDocument
+from prefixlint.types import Diagnostic
+
+SOURCE_KIND = "python"
+
+# Every sink, message list and prompt-named value contains one of these words.
+_MAY_HOLD_PROMPT = re.compile(
+    r"prompt|system|instruction|preamble|persona|tools|messages|history|role|completion",
+    re.IGNORECASE,
+)
+
+
+def may_hold_prompt(text: str) -> bool:
+    """False when ``text`` cannot contain anything the python rules look at."""
+    return _MAY_HOLD_PROMPT.search(text) is not None
+
+
+def parse(text: str, ctx: RuleContext) -> PythonDocument:
+    """``text`` parsed into a document; :class:`SourceError` at the position if not Python."""
+    path = ctx.path
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        raise SourceError(
+            f"{path}:{exc.raw_line}:{exc.raw_column + 1}: not valid Python: {exc.message}",
+            exc.raw_line,
+            exc.raw_column + 1,
+        ) from None
+    try:
+        return PythonDocument(text, module, ctx)
+    except RecursionError:
+        raise SourceError(f"{path}: too deeply nested to analyse") from None
+
+
+def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
+    """Diagnostics of the enabled python rules for ``text``."""
+    enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
+    if not enabled or not may_hold_prompt(text):
+        return []
+    document = parse(text, ctx)
+    found: list[Diagnostic] = []
+    for _code, checker in enabled:
+        found.extend(checker(document, ctx))
+    return found
