@@ -11,7 +11,7 @@ CAUSE_TEXT = {
     "first-seen": "new content, never cached before",
     "evicted": "was cached, evicted for capacity",
     "ttl-expired": "was cached, expired",
-    "below-minimum": "shorter than the smallest cacheable prefix",
+    "below-minimum": "shorter than the smallest cacheable prefix (PFX302)",
     "content-changed": "earlier content changed (no specific pattern proven)",
 }
 
