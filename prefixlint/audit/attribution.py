@@ -29,7 +29,10 @@ from prefixlint.cache.base import CacheResult
 from prefixlint.chat import content_text
 from prefixlint.request import ChatRequest, Rendered
 
+# The longest-prefix index keys every 64-token block, and the first 256 tokens also in blocks
+# of 16, so that a predecessor that differs early (a date in the system prompt) is still found.
 INDEX_BLOCK = 64
+HEAD_BLOCK, HEAD_TOKENS = 16, 256
 ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
 _SPACES = re.compile(r"\s+")
 
@@ -110,15 +113,24 @@ def conversation_hashes(messages: Sequence[dict]) -> list[int]:
     return hashes
 
 
-def block_keys(units: array, block: int) -> list[int]:
-    """Chained hashes of every full ``block`` of ``units`` (a prefix index key per block)."""
-    data = units.tobytes()
+def block_keys(units: array, block: int, limit: int | None = None) -> list[int]:
+    """Chained hashes of every full ``block`` of ``units`` (up to ``limit`` units), one key per
+    block; the block size is part of the key."""
+    data = units.tobytes() if limit is None else units[:limit].tobytes()
     step = block * units.itemsize
-    keys, parent = [], 0
+    keys, parent = [], block
     for start in range(0, len(data) - step + 1, step):
         parent = hash((parent, data[start : start + step]))
         keys.append(parent)
     return keys
+
+
+def prefix_keys(units: array, unit_tokens: int) -> list[list[int]]:
+    """The longest-prefix index keys of a request: fine keys over its head, coarse ones over
+    all of it (block hashes are already one unit per block)."""
+    if unit_tokens != 1:
+        return [block_keys(units, 1)]
+    return [block_keys(units, HEAD_BLOCK, HEAD_TOKENS), block_keys(units, INDEX_BLOCK)]
 
 
 class Attributor:
@@ -150,7 +162,7 @@ class Attributor:
         self.seq += 1
         packed = array("q", units)
         talk = conversation_hashes(request.messages) if rendered is not None else []
-        keys = block_keys(packed, INDEX_BLOCK if unit_tokens == 1 else 1)
+        keys = prefix_keys(packed, unit_tokens)
         predecessor, same_conversation = self._predecessor(session, talk, keys)
         if predecessor is None:
             divergence, conversation = Divergence(), self.seq
@@ -165,12 +177,13 @@ class Attributor:
             self.sessions.put(session, self.seq)
         if talk:
             self.conversations.put(talk[-1], self.seq)
-        for key in keys:
-            self.prefixes.put(key, self.seq)
+        for level in keys:
+            for key in level:
+                self.prefixes.put(key, self.seq)
         return divergence, conversation
 
     def _predecessor(
-        self, session: str | None, talk: list[int], keys: list[int]
+        self, session: str | None, talk: list[int], keys: list[list[int]]
     ) -> tuple[Snapshot | None, bool]:
         if session is not None:
             seq = self.sessions.fetch(session)
@@ -183,13 +196,14 @@ class Attributor:
             if found is not None:
                 return found, True
         best = None
-        for key in keys:
-            seq = self.prefixes.get(key)
-            if seq is None:
-                break
-            found = self.snapshots.get(seq)
-            if found is not None:
-                best = found
+        for level in keys:
+            for key in level:
+                seq = self.prefixes.get(key)
+                if seq is None:
+                    break
+                found = self.snapshots.get(seq)
+                if found is not None:
+                    best = found
         return best, False
 
     def _diverge(
@@ -204,7 +218,7 @@ class Attributor:
         shared_units = common_prefix_length(predecessor.units, units)
         divergence = Divergence(
             predecessor_line=predecessor.line,
-            predecessor_tokens=_tokens(predecessor, unit_tokens),
+            predecessor_tokens=_reusable_tokens(predecessor, unit_tokens, same_conversation),
             shared_tokens=min(shared_units * unit_tokens, _tokens_of(request, units, unit_tokens)),
         )
         routing = [
@@ -252,8 +266,19 @@ def _component_at(rendered: Rendered, char: int) -> str | None:
     return component.name if component else None
 
 
-def _tokens(snapshot: Snapshot, unit_tokens: int) -> int:
-    return _tokens_of(snapshot.request, snapshot.units, unit_tokens)
+def _reusable_tokens(snapshot: Snapshot, unit_tokens: int, same_conversation: bool) -> int:
+    """What the predecessor could supply: all of it within a conversation; from another
+    conversation only what comes before its first conversation message (the shared head)."""
+    total = _tokens_of(snapshot.request, snapshot.units, unit_tokens)
+    if same_conversation or snapshot.rendered is None:
+        return total
+    for index, message in enumerate(snapshot.request.messages):
+        if message.get("role") not in classify.SYSTEM_ROLES:
+            for component in snapshot.rendered.components:
+                if component.name == f"messages[{index}]":
+                    return component.token_start
+            break
+    return total
 
 
 def _tokens_of(request: ChatRequest, units: Sequence[int], unit_tokens: int) -> int:
@@ -285,6 +310,12 @@ def cause_for(
     reason = result.miss_reason
     if reason in ("evicted", "ttl-expired", "below-minimum"):
         return reason, cost
-    if reason == "first-seen" and cost > 0 and divergence.routing_changed:
+    if (
+        reason == "first-seen"
+        and divergence.routing_changed
+        and result.cached_tokens < divergence.shared_tokens / 2
+    ):
+        # The same tokens, but the cache that held them was not searched: a cache that
+        # isolates models or keys serves little or nothing of the shared prefix.
         return "PFX601", cost
     return reason, 0

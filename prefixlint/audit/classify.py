@@ -198,11 +198,13 @@ def messages_code(
     old, new = before[index], after[index] if index < len(after) else None
     if old == new:
         return None
-    opens_conversation = all(m.get("role") in SYSTEM_ROLES for m in before[:index])
+    opens_conversation = old.get("role") not in SYSTEM_ROLES and all(
+        m.get("role") in SYSTEM_ROLES for m in before[:index]
+    )
     if not same_conversation and (opens_conversation or index == len(before) - 1):
         # Another conversation (or a branch of this one) that shares only the head.
         return FIRST_SEEN
-    if is_sliding_window(before, after):
+    if is_sliding_window(before, after, min_overlap=1 if same_conversation else 2):
         return "PFX502"
     if new is None:
         return "PFX501"
