@@ -163,8 +163,9 @@ class TemplateDocument:
         encoded = self.encode(replacement)
         if encoded is None:
             return None
-        source_start, source_end = self.host.source_range(start, end)
-        return Edit(source_start, source_end, encoded)
+        # Both ends map to where a rendered character starts, so an edit that ends at a line
+        # start also takes that line's indentation in a YAML block, as joining lines must.
+        return Edit(self.host.to_source(start), self.host.to_source(end), encoded)
 
     def line_bounds(self, offset: int) -> tuple[int, int]:
         """Start of the template line holding ``offset``, and the end after its newline."""
