@@ -143,7 +143,11 @@ def test_stable_builders_pass(build, kwargs):
         (
             personalised,
             {"calls": [call("q", user="Ann"), call("q", user="Bob")]},
-            ["call 2 personalised('q', user='Bob') differs from call 1", "in messages[0]"],
+            [
+                "call 2 personalised('q', user='Bob') differs from call 1",
+                "content-changed in messages[0]",
+                "The user is⟦ Bob.",
+            ],
         ),
         (
             question_first,

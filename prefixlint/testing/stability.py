@@ -24,7 +24,7 @@ from typing import Any
 
 from prefixlint.audit import classify
 from prefixlint.audit.diff import common_prefix_length, escape
-from prefixlint.chat import render
+from prefixlint.chat import content_text, render
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.testing.calls import Call
 from prefixlint.testing.clock import freeze_clock
@@ -55,8 +55,6 @@ def to_request(result: Any) -> ChatRequest | str:
     if isinstance(result, dict) and "messages" in result:
         system = result.get("system")
         if system is not None and not isinstance(system, str):
-            from prefixlint.chat import content_text
-
             system = content_text(system)
         return ChatRequest(
             line=0,
@@ -168,19 +166,38 @@ def run_in_subprocess(target: str, one_call: Call, seed: int) -> Any:
     return json.loads(done.stdout)
 
 
-def _cause(a: Sample, b: Sample, at: int) -> str:
-    """The likely cause code of the difference at token ``at``, as the audit classifies it.
+def _text_of(data: Any) -> str | None:
+    if isinstance(data, str):
+        return data
+    if isinstance(data, dict):
+        return content_text(data.get("content"))
+    return None
 
-    The two requests are compared as one conversation: they are meant to share this prefix.
+
+def _cause(a: Sample, b: Sample, at: int, turns: bool) -> str:
+    """The likely cause code of the difference at token ``at``.
+
+    Successive turns are classified as the audit classifies one conversation (an edited
+    earlier message is PFX501). Separate calls are not one conversation: a differing
+    component is classified by its text (PFX101 date, PFX102 id, PFX40x whitespace, ...) or
+    tool list (PFX201 order, ...), else ``content-changed``.
     """
-    if a.request is not None and b.request is not None and b.rendered is not None:
-        component = b.rendered.component_at_token(at) or (
-            a.rendered.component_at_token(at) if a.rendered is not None else None
-        )
-        if component is not None:
-            code, where = classify.classify(a.request, b.request, component.name, True)
-            return f"{_named(code)} in {where}"
-    return _named(classify.text_change_code(a.text, b.text) or classify.CONTENT_CHANGED)
+    if a.request is None or b.request is None or b.rendered is None:
+        return _named(classify.text_change_code(a.text, b.text) or classify.CONTENT_CHANGED)
+    component = b.rendered.component_at_token(at)
+    if component is None:
+        return _named(classify.CONTENT_CHANGED)
+    name = component.name
+    if turns:
+        code, name = classify.classify(a.request, b.request, name, True)
+    elif name.startswith("tools"):
+        code = classify.tools_code(a.request.tools, b.request.tools)
+    else:
+        text_a = _text_of(classify.component_data(a.request, name))
+        text_b = _text_of(classify.component_data(b.request, name))
+        changed = text_a is not None and text_b is not None and text_a != text_b
+        code = classify.text_change_code(text_a, text_b) if changed else None
+    return f"{_named(code or classify.CONTENT_CHANGED)} in {name}"
 
 
 def _named(code: str) -> str:
@@ -208,7 +225,7 @@ def divergence_message(a: Sample, b: Sample, at: int, options: Options) -> str:
         (
             f"prompt prefix is not stable: {b.label} {relation} {a.label} at token {at}"
             f" ({at} of the {a.stable} tokens that should be shared are identical)",
-            f"  likely cause: {_cause(a, b, at)}",
+            f"  likely cause: {_cause(a, b, at, options.turns)}",
             f"  {a.label:<{width}}  {shown(a)}",
             f"  {b.label:<{width}}  {shown(b)}",
         )
