@@ -135,6 +135,12 @@ class HistoryAnalysis:
             if call.func.attr.value in ("append", "extend", "insert") and self._adds_messages(call):
                 self._lists.add(self._identity(call.func.value))
         self._lists.discard(None)
+        self._sending_loops = {
+            id(a)
+            for expr in message_lists
+            for a in document.ancestors(expr)
+            if isinstance(a, (cst.For, cst.While))
+        }
 
     # -- identity of a list -----------------------------------------------------------------
 
@@ -204,14 +210,18 @@ class HistoryAnalysis:
         return False
 
     def _loop_between(self, target, at) -> bool:
-        """A loop encloses ``at`` but not the assignment ``target``."""
+        """A loop that sends a request encloses ``at`` but not the assignment ``target``."""
         if target is None:
             return False
         around_target = {id(a) for a in self.document.ancestors(target)}
         for ancestor in self.document.ancestors(at):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
                 return False
-            if isinstance(ancestor, (cst.For, cst.While)) and id(ancestor) not in around_target:
+            if (
+                isinstance(ancestor, (cst.For, cst.While))
+                and id(ancestor) not in around_target
+                and id(ancestor) in self._sending_loops
+            ):
                 return True
         return False
 
@@ -348,7 +358,7 @@ class HistoryAnalysis:
         if not self._is_length_of(test.left, base):
             return None
         target = test.comparisons[0]
-        bound = _int(target.comparator)
+        bound = self._constant(target.comparator)
         if bound is None:
             return True
         return bound + 1 if isinstance(target.operator, cst.GreaterThanEqual) else bound
@@ -394,6 +404,12 @@ class HistoryAnalysis:
             return [s for e in expr.elements for s in self._sent_slices(e.value)]
         if isinstance(expr, cst.StarredElement):
             return self._sent_slices(expr.value)
+        if isinstance(expr, cst.Call):
+            function = self.document.analysis.bindings.local_function(expr.func)
+            if function is None:
+                return []
+            returns = self.document.analysis.bindings.returns_of(function)
+            return [s for value in returns for s in self._sent_slices(value)]
         if isinstance(expr, cst.Name):
             scope = self.document.scopes.get(expr)
             out = []
@@ -411,9 +427,25 @@ class HistoryAnalysis:
         window = subscript.slice[0].slice
         return _negative(window.lower) and window.upper is None
 
+    def _constant(self, node) -> int | None:
+        """An integer literal, or a name bound once to one (``MAX_TURNS = 20``)."""
+        value = _int(node)
+        if value is not None or not isinstance(node, (cst.Name, cst.UnaryOperation)):
+            return value
+        negate = isinstance(node, cst.UnaryOperation)
+        name = node.expression if negate else node
+        if not isinstance(name, cst.Name):
+            return None
+        bindings = self.document.analysis.bindings
+        values = [b.value for a in bindings.reaching(name) for b in bindings.values_of(a)]
+        if len(values) != 1 or _int(values[0]) is None:
+            return None
+        return -_int(values[0]) if negate else _int(values[0])
+
     def _cuts_in_blocks(self, subscript: cst.Subscript, base) -> bool:
         """``if len(m) > N: m = m[-k:]`` with N well above k cuts many messages at once."""
-        kept = _int(subscript.slice[0].slice.lower)
+        lower = subscript.slice[0].slice.lower
+        kept = self._constant(lower)
         for ancestor in self.document.ancestors(subscript):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
                 break
@@ -423,7 +455,9 @@ class HistoryAnalysis:
             if bound is None:
                 continue
             if bound is True or kept is None:
-                return False
+                # Unknown sizes: only the same expression on both sides is known to slide.
+                comparator = ancestor.test.comparisons[0].comparator
+                return self.document.source(comparator) != self.document.source(lower.expression)
             cut = bound + 1 + kept  # kept is negative: -k keeps k messages
             return cut >= max(2, self.min_cut_fraction * -kept)
         return False
