@@ -62,7 +62,7 @@ class DeepSeekCache:
         if self.rules == "legacy":
             return self._legacy.process(query)
         prompt, now = query.prompt_tokens, query.timestamp
-        keys = query_keys(query)
+        keys = query_keys(query, output="all")
         layout = query.tokens is None
         if layout not in self._trees:
             self._trees[layout] = (RadixTree(keys.width), RadixTree(keys.width))

@@ -271,15 +271,16 @@ def query_keys(
     page_size: int = 1,
     limit: int | None = None,
     unknown_output: int | None = None,
-    with_output: bool = True,
+    output: str = "computed",
 ) -> QueryKeys:
     """Build the keys of ``query`` in units of ``page_size`` tokens (or of trace blocks).
 
     ``limit`` caps the tokens a lookup walks (engines pass ``prompt - 1``); with trace blocks
     the lookup covers every block that starts below it and the caller caps the hit.
-    Known output ids (less the last, never computed) extend the inserted key; an output known
-    only by its count becomes one unmatchable unit numbered ``unknown_output`` (pass ``None``
-    to leave it out); ``with_output=False`` inserts the prompt alone. ``cache_key`` and
+    Known output ids extend the inserted key: ``output="computed"`` (engines) keeps all but
+    the last, whose KV is never computed, ``"all"`` keeps them all, ``"none"`` inserts the
+    prompt alone. With ``"computed"``, an output known only by its count becomes one
+    unmatchable unit numbered ``unknown_output`` (pass ``None`` to leave it out). ``cache_key`` and
     ``extra_keys`` become a leading zero-token unit, so different namespaces share nothing,
     as SGLang's ``(extra_key, cache_salt)`` child keys.
     """
@@ -288,9 +289,9 @@ def query_keys(
     if query.tokens is not None:
         width, unit_tokens = 8 * page_size, page_size
         sequence = list(query.tokens)
-        output = query.output_ids if with_output else None
-        if output:
-            sequence.extend(output[:-1])
+        kept = {"computed": -1, "all": None, "none": 0}[output]
+        if query.output_ids and output != "none":
+            sequence.extend(query.output_ids[:kept])
         data = unit_bytes(sequence)
         units = len(sequence) // page_size
         lookup_units = min(limit, len(sequence)) // page_size
@@ -314,7 +315,7 @@ def query_keys(
 
     extra_tokens = 0
     full = namespace + data[: units * width]
-    unknown = with_output and unknown_output is not None and query.output_ids is None
+    unknown = output == "computed" and unknown_output is not None and query.output_ids is None
     if unknown and query.output_count > 1:
         kept = prompt + query.output_count - 1
         extra_tokens = kept // page_size * page_size - last_tokens

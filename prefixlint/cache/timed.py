@@ -41,7 +41,7 @@ class TimedPrefixCache:
         idle = self.idle_seconds if idle_seconds is None else idle_seconds
         now = query.timestamp
         prompt = query.prompt_tokens
-        keys = query_keys(query, with_output=False)
+        keys = query_keys(query, output="none")
         layout = query.tokens is None
         if layout not in self._trees:
             self._trees[layout] = (RadixTree(keys.width), RadixTree(keys.width))
