@@ -310,6 +310,8 @@ def _jinja_tag_end(text: str, position: int, opener: str) -> int | None:
     for token in _JINJA_TAG_BODY.finditer(text, position, limit):
         if token.group(1) == wanted:
             return token.end()
+        if "{{" in token.group(0) or "{%" in token.group(0):
+            return None  # a new tag opens first: the opener was text
     return None
 
 

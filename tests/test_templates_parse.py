@@ -1,0 +1,121 @@
+"""Placeholder parsing of templates: syntaxes, names, calls, filters, tags."""
+
+import pytest
+
+from prefixlint.context import SourceError
+from prefixlint.sources.templates import (
+    FORMAT,
+    JINJA,
+    MUSTACHE,
+    parse_template,
+    syntax_for,
+    user_section_start,
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "syntax"),
+    [
+        ("p.j2", "plain text", JINJA),
+        ("p.jinja2", "{x}", JINJA),
+        ("p.mustache", "{{x}}", MUSTACHE),
+        ("p.txt", "Hello {{#people}}{{name}}{{/people}}", MUSTACHE),
+        ("p.md", "Hello {{ name }}", JINJA),
+        ("p.md", "{% if x %}a{% endif %}", JINJA),
+        ("p.txt", "Hello {name}", FORMAT),
+        ("p.txt", 'Reply as JSON: {{"answer": "..."}} to {question}', FORMAT),
+        ("p.prompt", "no placeholders", FORMAT),
+    ],
+)
+def test_syntax_for(path, text, syntax):
+    assert syntax_for(path, text) == syntax
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Today is {{ runtime_info.date }}.", [("runtime_info.date", (), ())]),
+        ("{{ now() | date('%Y') }}", [("now", ("now",), ("date",))]),
+        ("{{- strftime_now('%d %b') -}}", [("strftime_now", ("strftime_now",), ())]),
+        ("{{ user['email'] }}", [("user.email", (), ())]),
+        ("{{ items[0].name }}", [("items.name", (), ())]),
+        ("{{ tools | tojson }}", [("tools", (), ("tojson",))]),
+        ("{{ '}}' ~ x }}", [("x", (), ())]),
+        ("{% raw %}{{ not_a_placeholder }}{% endraw %}", []),
+        ("{# {{ commented }} #}", []),
+        (
+            "{% for host, port in runtime_info.hosts.items() %}{{ host }}{% endfor %}",
+            [("runtime_info.hosts", (), ())],
+        ),
+        ("{% set d = now() %}{{ d }}", [("now", (), ())]),
+        ("{{ broken( }}", [("broken", (), ())]),
+    ],
+)
+def test_jinja_placeholders(text, expected):
+    parsed = parse_template(text, JINJA)
+    got = [(p.name, p.calls, p.filters) for p in parsed.placeholders]
+    assert got == expected
+
+
+def test_jinja_placeholder_offsets_and_static_text():
+    text = "A {{ x }} B {% if y %}C{% endif %} {# note #}D"
+    parsed = parse_template(text, JINJA)
+    (placeholder,) = parsed.placeholders
+    assert text[placeholder.start : placeholder.end] == "{{ x }}"
+    assert parsed.static.rendered == "A  B C D"
+    assert [t.word for t in parsed.tags] == ["if", "endif", "#"]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("Hello\n{{ user.name }\n", 2),
+        ("a\nb\n{% if x %}\nc\n", 3),
+        ("{% for %}", 1),
+    ],
+)
+def test_jinja_syntax_errors_name_the_line(text, line):
+    with pytest.raises(SourceError) as info:
+        parse_template(text, JINJA, strict=True)
+    assert info.value.line == line
+
+
+def test_lenient_jinja_skips_unclosed_tags():
+    parsed = parse_template("Use {{ like this in prose, then {{ name }}.", JINJA)
+    assert [p.name for p in parsed.placeholders] == ["name"]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("Hi {name}, {user.email!r:>30} and {items[0]}", ["name", "user.email", "items.0"]),
+        ('JSON example: {"name": "x", "n": 1} and {a, b}', []),
+        ("Escaped {{literal}} and {real}", ["real"]),
+        ("Shell ${HOME} and {x}", ["HOME", "x"]),
+        (r"Regex \p{Greek} and LaTeX \frac{a}", []),
+        ("Positional {} and {0} are not named", []),
+    ],
+)
+def test_format_placeholders(text, names):
+    assert [p.name for p in parse_template(text, FORMAT).placeholders] == names
+
+
+def test_mustache_tags():
+    text = "{{! c }}{{#people}}{{name}} {{{raw}}} {{& amp}}{{/people}}{{> partial}}"
+    parsed = parse_template(text, MUSTACHE)
+    assert [p.name for p in parsed.placeholders] == ["name", "raw", "amp"]
+    assert [t.word for t in parsed.tags] == ["!", "#", "/", ">"]
+    assert parsed.static.rendered == "  "
+
+
+@pytest.mark.parametrize(
+    ("text", "start"),
+    [
+        ("System text.\n\n# INPUT\n\nINPUT:\n", 14),
+        ("System.\nUser:\n{question}\n", 8),
+        ("System.\n<|im_start|>user\nhi", 8),
+        ("No marker here.\nThe user: is described.\n", 40),
+    ],
+)
+def test_user_section_start(text, start):
+    assert user_section_start(text) == start

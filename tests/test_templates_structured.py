@@ -1,0 +1,129 @@
+"""Prompt files in YAML, JSON and TOML: which strings are prompts, and where they are."""
+
+import pytest
+
+from prefixlint.context import RuleContext, SourceError
+from prefixlint.sources import structured
+
+CODES = frozenset({"PFX101", "PFX102", "PFX103", "PFX104", "PFX401", "PFX402", "PFX403"})
+
+
+def findings(path, text):
+    found = structured.check(text, RuleContext(path, CODES))
+    return sorted((d.code, d.span.line, d.span.column) for d in found)
+
+
+def literal_positions_match(text, string):
+    """Every literal slice of the string's map shows the same text in the file."""
+    return all(
+        text[s.source_start : s.source_end] == string.value[s.rendered_start : s.rendered_end]
+        for s in string.host.slices
+        if s.kind == "literal"
+    )
+
+
+YAML_STYLES = [
+    ("literal block", "system: |\n  Line one.\n    indented {{ x }}\n\n  last\nother: 1\n"),
+    ("stripped block", "system: |-\n  a {{ x }}\n  b\n"),
+    ("kept block", "system: |+\n  a {{ x }}\n\n\nnext: 1\n"),
+    ("double quoted", 'system: "Tab\\there \\u00e9 {{ x }}\\n and\n  folded  \n\n  line"\n'),
+    ("single quoted", "system: 'It''s {{ x }}\n  folded'\n"),
+    ("plain", "system: plain {{ x }} text\n  continued\n"),
+]
+
+
+@pytest.mark.parametrize(("style", "text"), YAML_STYLES)
+def test_yaml_strings_map_back_to_the_file(style, text):
+    (string,) = structured.prompt_strings(text, "p.yaml")
+    assert literal_positions_match(text, string)
+    placeholder = string.value.index("{{ x }}")
+    assert text[string.host.to_source(placeholder) :].startswith("{{ x }}")
+
+
+def test_yaml_folded_block_points_at_its_start():
+    text = "a: 1\nsystem: >\n  folded {{ user_id }}\n\n  A paragraph that follows.\n"
+    assert findings("p.yaml", text) == [("PFX103", 2, 9)]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        (
+            "p.yaml",
+            "system_prompt: |-\n  Hello.\n  Session {{ session_id }}.\n  Rules follow.\n",
+            [("PFX102", 3, 11)],
+        ),
+        (
+            "p.yaml",
+            'system: "Now {{ now() }}\\nRules follow."\n',
+            [("PFX101", 1, 14)],
+        ),
+        (
+            "p.json",
+            '{"system": "Tab\\t\\u00e9 {user_id}\\nRules."}',
+            [("PFX103", 1, 25)],
+        ),
+        (
+            "p.json",
+            '{"messages": [{"role": "user", "content": "{{ cwd }}\\nStatic."},'
+            ' {"role": "user", "content": "Last {{ cwd }}\\nStatic."}]}',
+            [("PFX104", 1, 44)],
+        ),
+        (
+            "p.toml",
+            '[prompt]\nsystem = """\nHi \\u00e9 {{ user.email }}\nRules.\n"""\n',
+            [("PFX103", 3, 11)],
+        ),
+        (
+            "p.toml",
+            "system = '''{{ hostname }}\nRules.'''\nuser = \"{{ cwd }}\\nx\"\n",
+            [("PFX104", 1, 13)],
+        ),
+        ("p.yaml", "jobs:\n  test:\n    env: {DATE: '{{ now() }} x'}\n    run: x   \n", []),
+        ("p.json", '{"name": "{{ user_id }}\\nstatic", "scripts": {"a": "b  "}}', []),
+        ("p.yaml", "instance_template: |\n  {{ working_dir }}\n  Static.\n", []),
+        ("p.yaml", "next_step_template: '{{ cwd }} then text'\n", []),
+        ("p.yaml", "", []),
+        ("p.json", "[]", []),
+    ],
+)
+def test_prompt_file_findings(path, text, expected):
+    assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "line"),
+    [
+        ("p.yaml", "system: |\n  ok\n bad: [\n", 3),
+        ("p.yaml", "a: 'unclosed\n", 2),
+        ("p.json", '{\n  "system": "x",\n}', 3),
+        ("p.toml", 'a = "x"\nb = \n', 2),
+    ],
+)
+def test_syntax_errors_name_the_line(path, text, line):
+    with pytest.raises(SourceError) as info:
+        structured.check(text, RuleContext(path, CODES))
+    assert info.value.line == line
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "stable"),
+    [
+        ("p.yaml", "system_prompt: x\n", "all"),
+        ("p.yaml", "agent:\n  templates:\n    system_template: x\n", "all"),
+        ("p.yaml", "agent:\n  templates:\n    instance_template: x\n", "none"),
+        ("p.yaml", "tools:\n  - description: x\n", "all"),
+        ("p.yaml", "prompt: x\n", "marker"),
+        ("p.json", '{"messages": [{"role": "system", "content": "x"}]}', "all"),
+        ("p.json", '{"messages": [{"role": "user", "content": "x"}]}', "none"),
+    ],
+)
+def test_stability_by_key(path, text, stable):
+    strings = structured.prompt_strings(text, path)
+    (string,) = [s for s in strings if s.value == "x"]
+    assert string.stable == stable
+
+
+def test_non_prompt_files_have_no_prompt_strings():
+    text = "name: ci\non: push\njobs:\n  build:\n    steps:\n      - run: make\n"
+    assert structured.prompt_strings(text, "ci.yaml") == []
