@@ -20,6 +20,10 @@ class Prompt:
     request: ChatRequest
     tokens: tuple[int, ...]
 
+    @property
+    def where(self) -> str:
+        return f"{self.path}:{self.line}"
+
 
 @dataclass(frozen=True)
 class Inputs:

@@ -112,6 +112,18 @@ def _geometry(config, dtype_bytes: int) -> KVGeometry:
     return KVGeometry(config.num_hidden_layers, kv_heads, head_dim, dtype_bytes)
 
 
+LOCAL = {"local_files_only": True}
+
+
+def _load(load, name: str):
+    """``load()``, with a failure to read local files as a one-line :class:`ReplayError`."""
+    try:
+        return load()
+    except (OSError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ReplayError(f"{name}: cannot load weights: {first}") from None
+
+
 def load_model(
     model: str,
     *,
@@ -126,15 +138,8 @@ def load_model(
     target = resolve_device(torch, device)
     torch_dtype = resolve_dtype(torch, dtype, target)
     if weights is not None:
-        try:
-            net = transformers.AutoModelForCausalLM.from_pretrained(
-                weights, local_files_only=True, dtype=torch_dtype
-            )
-        except (OSError, ValueError) as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise ReplayError(f"{weights}: cannot load weights: {first}") from None
-        name, config = weights, net.config
-        net = net.to(target)
+        name = weights
+        config = _load(lambda: transformers.AutoConfig.from_pretrained(weights, **LOCAL), name)
     else:
         name, raw = read_config(model)
         fields = dict(raw)
@@ -142,14 +147,20 @@ def load_model(
             config = transformers.AutoConfig.for_model(fields.pop("model_type"), **fields)
         except (KeyError, ValueError) as exc:
             raise ReplayError(f"{name}: unsupported model config: {exc}") from None
-        torch.manual_seed(seed)
-        with torch.device(target):
-            net = transformers.AutoModelForCausalLM.from_config(config, dtype=torch_dtype)
-    if config.vocab_size < vocab_needed:
+    text_config = config.get_text_config()
+    if text_config.vocab_size < vocab_needed:
         raise ReplayError(
-            f"{name}: vocabulary of {config.vocab_size} does not cover the tokenizer's"
+            f"{name}: vocabulary of {text_config.vocab_size} does not cover the tokenizer's"
             f" {vocab_needed} ids"
         )
+    auto = transformers.AutoModelForCausalLM
+    if weights is not None:
+        net = _load(lambda: auto.from_pretrained(weights, dtype=torch_dtype, **LOCAL), name)
+        net = net.to(target)
+    else:
+        torch.manual_seed(seed)
+        with torch.device(target):
+            net = auto.from_config(config, dtype=torch_dtype)
     net.eval()
     dtype_bytes = torch.empty((), dtype=torch_dtype).element_size()
     return LoadedModel(
@@ -157,7 +168,7 @@ def load_model(
         model=net,
         device=target,
         dtype=torch_dtype,
-        geometry=_geometry(config, dtype_bytes),
-        vocab_size=config.vocab_size,
+        geometry=_geometry(text_config, dtype_bytes),
+        vocab_size=text_config.vocab_size,
         random_weights=weights is None,
     )
