@@ -1,0 +1,172 @@
+"""Hashes of a request body in prefix order: per component, and per block of the whole.
+
+No text is kept. A request body (OpenAI Chat Completions, OpenAI Responses or Anthropic
+Messages JSON) is cut into components in the order they enter the provider's prefix:
+``model``, ``params`` (the settings that change the prefix or the cache routing), the tools,
+the system prompt, then the messages. Each component is serialised as sent (key order kept:
+providers see the JSON as written) and hashed, along with hashes of normalised forms that
+name the cause when two components differ:
+
+- keys sorted: equal means only the key order changed (PFX202);
+- whitespace removed: equal means whitespace drift (PFX402);
+- digits masked: equal means a number changed, such as a date or time (PFX101);
+- hex digits masked: equal means an id, hash or UUID changed (PFX102).
+
+The concatenated serialisation is also cut into fixed-size blocks with chained hashes, so the
+stable prefix between two requests is measured in bytes (to a block), even inside a large
+component.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from hashlib import blake2b
+
+BLOCK_BYTES = 256
+_PARAMS = {
+    "openai-chat": (
+        "tool_choice",
+        "parallel_tool_calls",
+        "response_format",
+        "reasoning_effort",
+        "prompt_cache_key",
+        "functions",
+        "function_call",
+    ),
+    "openai-responses": (
+        "tool_choice",
+        "parallel_tool_calls",
+        "text",
+        "reasoning",
+        "prompt_cache_key",
+        "previous_response_id",
+    ),
+    "anthropic": ("tool_choice", "thinking"),
+}
+_JSON_BLANKS = re.compile(r"\\[nrt]")
+_DIGITS = str.maketrans("0123456789", "0000000000")
+_HEX = str.maketrans("0123456789abcdefABCDEF", "0" * 22)
+_VARIANT_LIMIT = 65536
+"""Components larger than this (in characters) get no normalised hashes: cost stays bounded."""
+
+
+def _digest(text: str) -> bytes:
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+
+
+def _dumps(value, sort_keys: bool = False) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+
+
+@dataclass(frozen=True)
+class ComponentPrint:
+    """One component's position, role, size and hashes (as sent, then normalised forms)."""
+
+    name: str
+    kind: str
+    role: str | None
+    chars: int
+    digest: bytes
+    variants: tuple[bytes, ...] = ()
+    """Hashes with keys sorted, whitespace collapsed, digits masked, hex masked (or empty)."""
+
+
+VARIANT_CAUSES = ("PFX202", "PFX402", "PFX101", "PFX102")
+
+
+def _component(name: str, kind: str, value, role: str | None = None) -> tuple[ComponentPrint, str]:
+    text = _dumps(value)
+    variants: tuple[bytes, ...] = ()
+    if len(text) <= _VARIANT_LIMIT:
+        sorted_text = _dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else text
+        variants = (
+            _digest(sorted_text),
+            _digest("".join(_JSON_BLANKS.sub(" ", text).split())),
+            _digest(text.translate(_DIGITS)),
+            _digest(text.translate(_HEX)),
+        )
+    return ComponentPrint(name, kind, role, len(text), _digest(text), variants), text
+
+
+@dataclass(frozen=True)
+class RequestPrint:
+    """A request's components in prefix order and the chained hashes of its blocks."""
+
+    format: str
+    components: tuple[ComponentPrint, ...]
+    blocks: bytes
+    """8 bytes per full or final partial block of :data:`BLOCK_BYTES` serialised bytes."""
+    size: int
+    """Bytes of the serialised components."""
+
+    def stable_bytes(self, other: RequestPrint) -> int:
+        """Bytes of serialised prefix shared with ``other``, to a block."""
+        from prefixlint.audit.diff import common_prefix_length
+
+        same = common_prefix_length(self.blocks, other.blocks) // 8
+        return min(same * BLOCK_BYTES, self.size, other.size)
+
+
+def _chained_blocks(data: bytes) -> bytes:
+    out = bytearray()
+    previous = b""
+    for start in range(0, len(data), BLOCK_BYTES):
+        previous = blake2b(previous + data[start : start + BLOCK_BYTES], digest_size=8).digest()
+        out += previous
+    return bytes(out)
+
+
+def _system_parts(body: dict, request_format: str) -> list[tuple[str, object]]:
+    if request_format == "anthropic":
+        system = body.get("system")
+    elif request_format == "openai-responses":
+        system = body.get("instructions")
+    else:
+        return []
+    if system is None:
+        return []
+    if isinstance(system, list):
+        return [(f"system[{i}]", block) for i, block in enumerate(system)]
+    return [("system", system)]
+
+
+def _messages(body: dict, request_format: str) -> list:
+    if request_format == "openai-responses":
+        items = body.get("input", [])
+        return [{"role": "user", "content": items}] if isinstance(items, str) else list(items)
+    return list(body.get("messages") or [])
+
+
+def fingerprint(body: dict, request_format: str) -> RequestPrint:
+    """The :class:`RequestPrint` of a parsed request body of ``request_format``."""
+    parts: list[tuple[str, str, object, str | None]] = [("model", "model", body.get("model"), None)]
+    params = {key: body[key] for key in _PARAMS[request_format] if key in body}
+    parts.append(("params", "params", params, None))
+    parts += [
+        (f"tools[{i}]", "tools", tool, None) for i, tool in enumerate(body.get("tools") or [])
+    ]
+    parts += [(name, "system", value, None) for name, value in _system_parts(body, request_format)]
+    for index, message in enumerate(_messages(body, request_format)):
+        role = message.get("role", message.get("type")) if isinstance(message, dict) else None
+        parts.append((f"messages[{index}]", "messages", message, role))
+    components, texts = [], []
+    for name, kind, value, role in parts:
+        component, text = _component(name, kind, value, role)
+        components.append(component)
+        texts.append(text)
+    data = "\x1e".join(texts).encode("utf-8", "surrogatepass")
+    return RequestPrint(request_format, tuple(components), _chained_blocks(data), len(data))
+
+
+def request_format(path: str) -> str | None:
+    """The API an endpoint path belongs to, or ``None`` for endpoints that are not watched."""
+    path = path.rstrip("/")
+    if path.endswith("/chat/completions"):
+        return "openai-chat"
+    if path.endswith("/responses"):
+        return "openai-responses"
+    if path.endswith("/messages"):
+        return "anthropic"
+    return None
