@@ -68,8 +68,13 @@ def block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
 def _trace_block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
     ids = tuple(query.block_hashes)
     trace_block = query.block_tokens
+    count = query.prompt_tokens // block_size
+    if trace_block % block_size == 0:
+        per_id = trace_block // block_size  # (id, offset) packed as id * per_id + offset
+        used = ids[: -(-count // per_id)]
+        return [each * per_id + offset for each in used for offset in range(per_id)][:count]
     contents: list[Hashable] = []
-    for start in range(0, query.prompt_tokens // block_size * block_size, block_size):
+    for start in range(0, count * block_size, block_size):
         first = start // trace_block
         last = (start + block_size - 1) // trace_block
         contents.append((ids[first : last + 1], start - first * trace_block))
@@ -86,10 +91,12 @@ def chain_hashes(
     first_extra = extra
     if cache_salt:
         first_extra = (*extra, stable_int(("cache_salt", cache_salt)))
-    hashes: list[int] = []
-    parent = NONE_HASH
-    for index, content in enumerate(contents):
-        parent = hash((parent, content, first_extra if index == 0 else extra))
+    if not contents:
+        return []
+    parent = hash((NONE_HASH, contents[0], first_extra))
+    hashes = [parent]
+    for content in contents[1:]:
+        parent = hash((parent, content, extra))
         hashes.append(parent)
     return hashes
 
@@ -130,7 +137,7 @@ class VllmCache:
         self._by_hash: dict[int, list[int]] = {}
         self._free: OrderedDict[int, int] = OrderedDict()
         self._seen: set[int] = set()
-        self._block_ids = itertools.count()
+        self._next_block = 0
         self._unknown_blocks = itertools.count()
 
     def __contains__(self, block_hash: int) -> bool:
@@ -159,13 +166,19 @@ class VllmCache:
         if self.capacity_blocks is not None:
             unhashed_free = self.capacity_blocks - hit - len(self._free)
             self._evict(held - hit - unhashed_free)
-        for block_hash in hashes[hit:]:
-            block = next(self._block_ids)
-            self._by_hash.setdefault(block_hash, []).append(block)
-            blocks.append(block)
-        self._seen.update(hashes[hit:])
-        for block, block_hash in zip(reversed(blocks), reversed(hashes), strict=True):
-            self._free[block] = block_hash
+        new_hashes = hashes[hit:]
+        first_new = self._next_block
+        self._next_block += len(new_hashes)
+        by_hash = self._by_hash
+        for block, block_hash in enumerate(new_hashes, first_new):
+            copies = by_hash.get(block_hash)
+            if copies is None:
+                by_hash[block_hash] = [block]
+            else:
+                copies.append(block)
+        blocks.extend(range(first_new, self._next_block))
+        self._seen.update(new_hashes)
+        self._free.update(zip(reversed(blocks), reversed(hashes), strict=True))
 
         cached = hit * size
         return CacheResult(
