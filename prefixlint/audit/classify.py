@@ -53,19 +53,23 @@ def _is_blank(char: str) -> bool:
 
 
 def whitespace_code(a: str, b: str, offset: int) -> str | None:
-    """PFX401/402/403 when ``a`` and ``b`` differ at ``offset`` only by whitespace drift.
+    """PFX401/402/403 when ``a`` and ``b`` differ at ``offset`` only by whitespace drift or
+    Unicode normalisation.
 
-    The comparison starts at the whitespace run around ``offset`` and must hold for the next
-    :data:`RESYNC_CHARS` normalised characters (or to the end): a later, unrelated change
-    does not hide that the first difference was whitespace.
+    The comparison starts just before ``offset`` (at the whitespace run around it, or at the
+    character a combining mark attaches to) and must hold for the next :data:`RESYNC_CHARS`
+    normalised characters (or to the end): a later, unrelated change does not hide that the
+    first difference was whitespace.
     """
     start = offset
     while start > 0 and _is_blank(a[start - 1]):
         start -= 1
-    if not any(_is_blank(c) for c in (a[offset : offset + 1] + b[offset : offset + 1])):
-        return None
+    start = max(0, min(start, offset - 1))
+    blank = any(_is_blank(c) for c in (a[offset : offset + 1] + b[offset : offset + 1]))
     rest_a, rest_b = a[start:], b[start:]
     for code, normalise in _WHITESPACE_STEPS:
+        if code != "PFX403" and not blank:
+            return None
         rest_a, rest_b = normalise(rest_a), normalise(rest_b)
         if rest_a[:RESYNC_CHARS] == rest_b[:RESYNC_CHARS]:
             return code

@@ -1,0 +1,244 @@
+"""Miss classification: each cause only when the comparison proves it."""
+
+import pytest
+
+from prefixlint.audit import classify
+from prefixlint.audit.diff import common_prefix_length, escape, window
+from prefixlint.request import ChatRequest
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ((1, 2, 3), (1, 2, 3), 3),
+        ((1, 2, 3), (1, 2), 2),
+        ((), (1,), 0),
+        (tuple(range(1000)), (*range(700), -1, *range(701, 1000)), 700),
+        ("hello world", "hello there", 6),
+    ],
+)
+def test_common_prefix_length(a, b, expected):
+    assert common_prefix_length(a, b) == expected
+
+
+def test_window_is_short_escaped_and_marked():
+    text = "a" * 100 + "\n\u00a0tail" + "b" * 100
+    shown = window(text, 100)
+    assert shown.startswith("…") and shown.endswith("…")
+    assert "⟦\\n\\u00a0tail" in shown
+    assert len(shown) < 80
+    assert escape("é\t") == "é\\t"
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        # Dates and times.
+        ("Now: 2024-05-15 15:00 EST.\nRules", "Now: 2024-05-15 15:05 EST.\nRules", "PFX101"),
+        (
+            "Today is Monday, May 20, 2024. Be nice.",
+            "Today is Tuesday, May 21, 2024. Be nice.",
+            "PFX101",
+        ),
+        # Ids.
+        (
+            "trace 7f3a2b1c-1111-2222-3333-444455556666 ok",
+            "trace 0e3a2b1c-1111-2222-3333-444455556666 ok",
+            "PFX102",
+        ),
+        ("request req_8fJ2kL9x done", "request req_93hAa7Qz done", "PFX102"),
+        # A labelled per-user value.
+        (
+            "user email: bob@example.com\nBe brief.",
+            "user email: amy@example.com\nBe brief.",
+            "PFX103",
+        ),
+        # Whitespace drift, by kind.
+        ("one\r\ntwo\r\nthree", "one\ntwo\nthree", "PFX401"),
+        ("one\n\ntwo three four", "one\ntwo three four", "PFX402"),
+        ("one two  \nthree", "one two\nthree", "PFX402"),
+        ("caf\u0065\u0301 au lait", "caf\u00e9 au lait", "PFX403"),
+        ("hello\u00a0world and more", "hello world and more", "PFX403"),
+        # Not provable: a counter, a rewritten sentence, a value followed by other changes.
+        ("You have 5 turns left.", "You have 4 turns left.", None),
+        ("Be concise.", "Be thorough.", None),
+        ("At 2024-05-15 we start. Rule A.", "At 2024-05-16 we stop. Rule B applies.", None),
+        ("one\n\ntwo", "one\nthree", None),
+    ],
+)
+def test_text_change_code(before, after, expected):
+    assert classify.text_change_code(before, after) == expected
+
+
+def tool(name, description="d", **extra):
+    return {"type": "function", "function": {"name": name, "description": description, **extra}}
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        ([tool("a"), tool("b")], [tool("b"), tool("a")], "PFX201"),
+        ([tool("a"), tool("b")], [tool("a"), tool("b"), tool("c")], "PFX204"),
+        ([tool("a"), tool("b")], [tool("a")], "PFX204"),
+        ([tool("a"), tool("b")], [tool("a"), tool("c")], "PFX204"),
+        (
+            [tool("a", parameters={"type": "object", "properties": {}})],
+            [
+                {
+                    "type": "function",
+                    "function": {
+                        "parameters": {"properties": {}, "type": "object"},
+                        "description": "d",
+                        "name": "a",
+                    },
+                }
+            ],
+            "PFX202",
+        ),
+        ([tool("a", "Find flights.")], [tool("a", "Find  flights.")], "PFX402"),
+        ([tool("a", "Find flights.")], [tool("a", "Book hotels.")], "content-changed"),
+    ],
+)
+def test_tools_code(before, after, expected):
+    assert classify.tools_code(before, after) == expected
+
+
+def m(role, content, **extra):
+    return {"role": role, "content": content, **extra}
+
+
+SYSTEM = m("system", "You help.")
+U1, A1, U2, A2, U3 = (
+    m("user", "hi"),
+    m("assistant", "hello"),
+    m("user", "book"),
+    m("assistant", "ok"),
+    m("user", "thanks"),
+)
+CALL = m(
+    "assistant",
+    "",
+    tool_calls=[{"id": "c1", "function": {"name": "f", "arguments": '{"a": 1, "b": 2}'}}],
+)
+RESULT = m("tool", '{"x": 1, "y": 2}', tool_call_id="c1")
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "index", "same", "expected"),
+    [
+        # A sliding window drops turns from the front and keeps the rest.
+        ([SYSTEM, U1, A1, U2, A2], [SYSTEM, U2, A2, U3], 1, True, "PFX502"),
+        # An earlier message removed, inserted or edited.
+        ([SYSTEM, U1, A1, U2, A2], [SYSTEM, U1, U2, A2, U3], 2, True, "PFX501"),
+        ([SYSTEM, U1, A1, U2], [SYSTEM, U1, m("user", "extra"), A1, U2], 2, True, "PFX501"),
+        ([SYSTEM, U1, A1, U2, A2], [SYSTEM, U1, m("assistant", "hey"), U2, A2], 2, True, "PFX501"),
+        # Tool results rewritten, or re-serialised with another key order.
+        (
+            [SYSTEM, U1, CALL, RESULT, A2],
+            [SYSTEM, U1, CALL, m("tool", "[elided]", tool_call_id="c1"), A2],
+            3,
+            True,
+            "PFX504",
+        ),
+        (
+            [SYSTEM, U1, CALL, RESULT, A2],
+            [SYSTEM, U1, CALL, m("tool", '{"y": 2, "x": 1}', tool_call_id="c1"), A2],
+            3,
+            True,
+            "PFX202",
+        ),
+        # Tool-call arguments re-serialised.
+        (
+            [SYSTEM, U1, CALL, RESULT],
+            [
+                SYSTEM,
+                U1,
+                m(
+                    "assistant",
+                    "",
+                    tool_calls=[
+                        {"id": "c1", "function": {"name": "f", "arguments": '{"b": 2, "a": 1}'}}
+                    ],
+                ),
+                RESULT,
+            ],
+            2,
+            True,
+            "PFX202",
+        ),
+        # Whitespace drift in an earlier message.
+        ([SYSTEM, m("user", "hi\n"), A1, U2], [SYSTEM, m("user", "hi"), A1, U2], 1, True, "PFX402"),
+        # Another conversation that only shares the system prompt: new content, not an edit.
+        ([SYSTEM, U1, A1, U2], [SYSTEM, m("user", "hello there"), A1], 1, False, "first-seen"),
+        # A branch at the predecessor's last message (no session known): new content.
+        ([SYSTEM, U1, A1, U2], [SYSTEM, U1, A1, m("user", "cancel")], 3, False, "first-seen"),
+        # The same edit within a known session is an edit.
+        ([SYSTEM, U1, A1, U2], [SYSTEM, U1, A1, m("user", "cancel"), A2], 3, True, "PFX501"),
+        # Several different changes at once: not provable.
+        (
+            [SYSTEM, U1, A1, U2, A2],
+            [SYSTEM, U1, m("assistant", "x"), m("user", "y"), A2],
+            2,
+            True,
+            "content-changed",
+        ),
+        # Equal messages: the difference comes from elsewhere.
+        ([SYSTEM, U1], [SYSTEM, U1, A1], 1, True, None),
+    ],
+)
+def test_messages_code(before, after, index, same, expected):
+    assert classify.messages_code(before, after, index, same) == expected
+
+
+def request(**fields):
+    return ChatRequest(line=1, format="openai-chat", **fields)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "component", "expected"),
+    [
+        # The component is unchanged but a parameter that renders into it changed.
+        (
+            request(messages=(SYSTEM, U1), params={"reasoning_effort": "low"}),
+            request(messages=(SYSTEM, U1), params={"reasoning_effort": "high"}),
+            "messages[0]",
+            ("PFX601", "params.reasoning_effort"),
+        ),
+        (
+            request(model="a", messages=(SYSTEM, U1)),
+            request(model="b", messages=(SYSTEM, U1)),
+            "messages[0]",
+            ("PFX601", "model"),
+        ),
+        # Tools added where there were none change the system turn that holds them.
+        (
+            request(messages=(SYSTEM, U1)),
+            request(messages=(SYSTEM, U1), tools=(tool("a"),)),
+            "messages[0]",
+            ("PFX204", "tools"),
+        ),
+        # Nothing in the request changed: the template rendered the same message differently.
+        (
+            request(messages=(SYSTEM, U1, A1, U2)),
+            request(messages=(SYSTEM, U1, A1, U2, A2)),
+            "messages[2]",
+            ("PFX503", "messages[2]"),
+        ),
+        # The predecessor had just ended with its generation prompt.
+        (
+            request(messages=(SYSTEM, U1)),
+            request(messages=(SYSTEM, U1, A1)),
+            "generation_prompt",
+            ("first-seen", "generation_prompt"),
+        ),
+        # The system prompt's date changed.
+        (
+            request(system="Date: 2024-05-15. Help.", messages=(U1,)),
+            request(system="Date: 2024-05-16. Help.", messages=(U1,)),
+            "system",
+            ("PFX101", "system"),
+        ),
+    ],
+)
+def test_classify(before, after, component, expected):
+    assert classify.classify(before, after, component, same_conversation=True) == expected
