@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -10,6 +11,7 @@ from test_chat_qwen3 import CASES, REQUESTS
 
 from prefixlint.chat import Renderer, render
 from prefixlint.chat_formats.memo import SegmentEncoder
+from prefixlint.sources.logs import read_log
 from prefixlint.tokenizers import get_tokenizer
 
 
@@ -71,3 +73,18 @@ def test_memo_reuses_segments_and_stays_bounded():
         renderer.render(replace(conversation, messages=conversation.messages[:turn]))
     assert renderer.encoder.hits > 0
     assert len(renderer.encoder) == 3
+
+
+LOGS = Path(__file__).parent.parent / "fixtures" / "logs"
+
+
+@pytest.mark.parametrize(
+    "name", ["tau_openai_breakers", "tau_anthropic_breakers", "responses_small", "otel_spans"]
+)
+def test_fixture_logs_memoized_tokens_equal_full_encode(name):
+    tokenizer = get_tokenizer("qwen")
+    renderer = Renderer(tokenizer="qwen")
+    for request in read_log(str(LOGS / f"{name}.jsonl")):
+        rendered = renderer.render(request)
+        assert list(rendered.tokens) == tokenizer.encode(rendered.text), request.line
+    assert renderer.encoder.hits > renderer.encoder.misses

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 from pathlib import Path
 
 import jinja2.ext
@@ -155,8 +156,9 @@ CASES = {
 }
 
 
-def jinja_render(messages, tools, *, enable_thinking=False):
-    """The template rendered with transformers' environment settings."""
+@cache
+def official_template():
+    """The template compiled with transformers' environment settings."""
     environment = ImmutableSandboxedEnvironment(
         trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols]
     )
@@ -171,8 +173,11 @@ def jinja_render(messages, tools, *, enable_thinking=False):
         )
 
     environment.filters["tojson"] = tojson
-    template = environment.from_string(TEMPLATE.read_text(encoding="utf-8"))
-    return template.render(
+    return environment.from_string(TEMPLATE.read_text(encoding="utf-8"))
+
+
+def jinja_render(messages, tools, *, enable_thinking=False):
+    return official_template().render(
         messages=messages,
         tools=list(tools) or None,
         add_generation_prompt=True,

@@ -657,10 +657,7 @@ def event_messages(events) -> list[dict]:
             **otlp_attributes(event.get("attributes")),
         }
         role = name[len("gen_ai.") : -len(".message")]
-        message = {
-            "role": fields.get("role", role),
-            "content": parse_json_value(fields.get("content")),
-        }
+        message = {"role": fields.get("role", role), "content": fields.get("content")}
         if fields.get("tool_calls"):
             message["tool_calls"] = parse_json_value(fields["tool_calls"])
         if role == "tool" and fields.get("id") is not None:
@@ -850,6 +847,7 @@ def parse_line(line_number: int, raw: bytes, format: str = "auto") -> LogItem:
         text = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
         return SkippedLine(line_number, f"not UTF-8 (byte {exc.start})")
+    text = text.rstrip("\r\n")
     if not text.strip():
         return SkippedLine(line_number, "blank line")
     try:
