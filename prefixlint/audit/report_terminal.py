@@ -15,7 +15,8 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
     skipped = len(report.skipped)
     console.print(
         f"[bold]prefixlint audit[/] {files}: {report.lines_read} lines, "
-        f"{report.lines_read - skipped} requests, {skipped} skipped"
+        f"{report.lines_read - skipped} requests, {skipped} skipped",
+        soft_wrap=True,
     )
     console.print(_summary_table(report))
     for model in report.cache_models:
@@ -25,7 +26,7 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
     if list_skipped and report.skipped:
         console.print("[bold]Skipped lines[/]")
         for entry in report.skipped:
-            console.print(Text(f"  {entry.file}:{entry.line}: {entry.reason}"))
+            console.print(Text(f"  {entry.file}:{entry.line}: {entry.reason}"), soft_wrap=True)
     elif skipped:
         console.print(f"{skipped} malformed or unusable lines skipped (list them with --skipped)")
 
@@ -70,8 +71,8 @@ def _print_causes(report: AuditReport, model: str, console: Console) -> None:
             where = f"{example.file}:{example.line} {example.component or ''}".rstrip()
             since = f" (vs line {example.predecessor_line})" if example.predecessor_line else ""
             console.print(Text(f"  {cause} at {where}, token {example.token}{since}"))
-            console.print(Text(f"    was: {example.before}", style="dim"))
-            console.print(Text(f"    now: {example.after}"))
+            console.print(Text(f"    was: {example.before}", style="dim"), soft_wrap=True)
+            console.print(Text(f"    now: {example.after}"), soft_wrap=True)
 
 
 def _print_usage(report: AuditReport, model: str, console: Console) -> None:
@@ -81,7 +82,8 @@ def _print_usage(report: AuditReport, model: str, console: Console) -> None:
     console.print(
         f"Provider-reported cache use ({model}): {usage.requests:,} requests report cached "
         f"tokens: observed {usage.observed_cached:,}, predicted {usage.predicted_cached:,} "
-        f"of {usage.prompt_tokens:,} prompt tokens"
+        f"of {usage.prompt_tokens:,} prompt tokens",
+        soft_wrap=True,
     )
 
 
