@@ -79,6 +79,11 @@ def _fail(message: str) -> None:
     help="Read a missing cached-token count as 0 (SGLang omits it when nothing was cached).",
 )
 @click.option("--metrics/--no-metrics", default=True, show_default=True, help="Scrape /metrics.")
+@click.option(
+    "--reset-cache",
+    is_flag=True,
+    help="Empty the server's prefix cache first (vLLM /reset_prefix_cache, SGLang /flush_cache).",
+)
 @click.option("--format", "output_format", type=click.Choice(sorted(RENDERERS)), default="terminal")
 @click.option("--output", type=click.Path(dir_okay=False), help="Write the report here.")
 def replay(**options) -> None:
@@ -148,6 +153,7 @@ def _run(options: dict):
         api_key=api_key,
         absent_means_zero=options["absent_cached_is_zero"],
         scrape_metrics=options["metrics"],
+        reset_cache=options["reset_cache"],
     )
     return backends.run_server(
         inputs,

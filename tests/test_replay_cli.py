@@ -197,3 +197,15 @@ def test_unreachable_server_exits_2(log):
     assert code == 2
     assert output.startswith(f"prefixlint replay: cannot reach {url}")
     assert output.count("\n") == 1
+
+
+def test_reset_cache_makes_a_warm_server_comparable(log, tiny_server):
+    url, capacity = tiny_server
+    args = (log, "--backend", "server", "--url", url, "--capacity-tokens", capacity)
+    assert run(*args)[0] == 0
+    code, output = run(*args, "--format", "json")
+    assert code == 1
+    assert json.loads(output)["requests"][0]["cached_tokens"] > 0
+    code, output = run(*args, "--reset-cache", "--format", "json")
+    assert code == 0
+    assert json.loads(output)["settings"]["cache_reset"] == "/reset_prefix_cache"

@@ -11,6 +11,10 @@ from prefixlint.replay.report import ReplayReport, percentile, token_summary
 from prefixlint.replay.sim import cache_options, simulate
 
 
+def _logs(inputs: Inputs) -> list[str]:
+    return sorted({prompt.path for prompt in inputs.prompts})
+
+
 def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000.0, 3)
 
@@ -27,7 +31,7 @@ def run_sim(
     ]
     return ReplayReport(
         backend="sim",
-        settings={"cache": cache, **options},
+        settings={"logs": _logs(inputs), "cache": cache, **options},
         summary=token_summary(prompt_tokens, cached),
         checks={},
         requests=rows,
@@ -127,6 +131,7 @@ def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) ->
     return ReplayReport(
         backend="torch",
         settings={
+            "logs": _logs(inputs),
             "model": loaded.name,
             "random_weights": loaded.random_weights,
             "device": str(loaded.device),
@@ -164,6 +169,7 @@ class ServerOptions:
     api_key: str | None = None
     absent_means_zero: bool = False
     scrape_metrics: bool = True
+    reset_cache: bool = False
 
 
 def run_server(
@@ -192,6 +198,7 @@ def run_server(
         absent_means_zero=options.absent_means_zero,
     ) as client:
         model = options.served_model or client.served_model()
+        reset = client.reset_cache() if options.reset_cache else None
         before = client.prefix_cache_counters() if options.scrape_metrics else None
         bodies = [request_body(p.request, model) for p in inputs.prompts]
         replies = list(send_in_order(client, bodies, options.concurrency))
@@ -244,9 +251,11 @@ def run_server(
     return ReplayReport(
         backend="server",
         settings={
+            "logs": _logs(inputs),
             "url": options.url,
             "model": model,
             "concurrency": options.concurrency,
+            "cache_reset": reset,
             "cache": cache,
             **sim_options,
         },

@@ -39,8 +39,13 @@ class VllmBlockTable:
         self.cache = VllmCache(
             block_size=block_size, capacity_tokens=self.capacity_tokens, on_evict=self._evicted
         )
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget every cached block (what vLLM's ``reset_prefix_cache`` does)."""
+        self.cache.reset()
         self._slot_of: dict[int, int] = {}
-        self._free_slots = list(range(num_blocks - 1, -1, -1))
+        self._free_slots = list(range(self.num_blocks - 1, -1, -1))
 
     def _evicted(self, block_hash: int) -> None:
         self._free_slots.append(self._slot_of.pop(block_hash))

@@ -68,9 +68,11 @@ class ReplayReport:
 
 def _show(value: Any) -> str:
     if isinstance(value, float):
-        return f"{value:.4g}"
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else f"{value:.4g}"
     if isinstance(value, dict):
         return ", ".join(f"{k} {_show(v)}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(map(_show, value))
     return "-" if value is None else str(value)
 
 
@@ -93,6 +95,8 @@ def render_terminal(report: ReplayReport) -> str:
     shown = report.requests[:TERMINAL_ROWS]
     if shown:
         columns = list(shown[0])
+        if len({row.get("path") for row in report.requests}) == 1:
+            columns = [column for column in columns if column != "path"]
         cells = [[_show(row.get(column)) for column in columns] for row in shown]
         widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
         lines.append("  ".join(c.rjust(w) for c, w in zip(columns, widths, strict=True)))

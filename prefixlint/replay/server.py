@@ -40,6 +40,8 @@ FORWARDED_PARAMS = (
     "chat_template_kwargs",
 )
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# vLLM (vllm/entrypoints/serve/cache/api_router.py, dev mode), SGLang (http_server.py).
+RESET_PATHS = ("/reset_prefix_cache", "/flush_cache")
 
 
 def request_from_body(body: dict[str, Any], line: int = 0) -> ChatRequest:
@@ -164,6 +166,16 @@ class EngineClient:
         if response.status_code != 200:
             return None
         return PrefixCacheCounters.from_text(response.text)
+
+    def reset_cache(self) -> str:
+        """Empty the engine's prefix cache; the endpoint that did it, or a :class:`ReplayError`."""
+        for path in RESET_PATHS:
+            if self._send("POST", path).is_success:
+                return path
+        raise ReplayError(
+            f"{self.url} offers no prefix-cache reset (tried {', '.join(RESET_PATHS)};"
+            " vLLM serves /reset_prefix_cache with VLLM_SERVER_DEV_MODE=1)"
+        )
 
     def complete(self, body: dict[str, Any]) -> ServerReply:
         start = time.monotonic()

@@ -4,7 +4,8 @@
 it on the model with the paged block pool (real reuse: the reported
 ``usage.prompt_tokens_details.cached_tokens`` is the number of tokens whose keys and values
 came from the pool) and answers one token. ``GET /metrics`` exports vLLM's prefix-cache
-counters, ``GET /v1/models`` the model's name. Standard library HTTP server, loopback only.
+counters, ``GET /v1/models`` the model's name, ``POST /reset_prefix_cache`` empties the
+cache. Standard library HTTP server, loopback only.
 """
 
 from __future__ import annotations
@@ -59,6 +60,10 @@ class TinyEngine:
             },
         }
 
+    def reset(self) -> None:
+        with self._lock:
+            self.replayer.table.reset()
+
     def metrics_text(self) -> str:
         lines = []
         for name, value in ((QUERIES, self.queries), (HITS, self.hits)):
@@ -92,6 +97,10 @@ def _handler(engine: TinyEngine) -> type[BaseHTTPRequestHandler]:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:
+            if self.path == "/reset_prefix_cache":
+                engine.reset()
+                self._send(200, "", "text/plain")
+                return
             if self.path != "/v1/chat/completions":
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
                 return
