@@ -2,11 +2,11 @@
 
 ::
 
-    import httpx, openai
+    import httpx2, openai  # httpx for SDK versions built on httpx
     from prefixlint.monitor import Monitor, MonitorTransport, PrometheusMetrics
 
     monitor = Monitor(metrics=[PrometheusMetrics()])
-    client = openai.OpenAI(http_client=httpx.Client(transport=MonitorTransport(monitor)))
+    client = openai.OpenAI(http_client=httpx2.Client(transport=MonitorTransport(monitor)))
     with monitor.route("support-answer"):
         client.chat.completions.create(model="gpt-4o-mini", messages=[...])
 

@@ -1,9 +1,11 @@
 """httpx transports that watch OpenAI and Anthropic requests on their way through.
 
-Use them as the SDKs' HTTP client::
+Use them as the SDKs' HTTP client (``httpx2`` for SDKs built on it, else ``httpx``)::
 
-    client = OpenAI(http_client=httpx.Client(transport=MonitorTransport(monitor)))
-    client = AsyncAnthropic(http_client=httpx.AsyncClient(transport=AsyncMonitorTransport(monitor)))
+    client = OpenAI(http_client=httpx2.Client(transport=MonitorTransport(monitor)))
+    client = AsyncAnthropic(
+        http_client=httpx2.AsyncClient(transport=AsyncMonitorTransport(monitor))
+    )
 
 The request is passed on unchanged (the same ``httpx.Request`` object); the response body
 streams through untouched while its usage is read: from the JSON body when it ends, or from
@@ -14,11 +16,11 @@ caller: a body it cannot read is passed through unobserved.
 
 from __future__ import annotations
 
+import functools
+import importlib
 import json
 import logging
 import zlib
-
-import httpx
 
 from prefixlint.monitor.fingerprint import request_format
 from prefixlint.monitor.tracker import Monitor, Observation
@@ -41,7 +43,7 @@ def _decompressor(encoding: str):
 class _UsageReader:
     """Collects what is needed to read usage from a response body passing through."""
 
-    def __init__(self, monitor: Monitor, observation: Observation, response: httpx.Response):
+    def __init__(self, monitor: Monitor, observation: Observation, response):
         self.monitor = monitor
         self.observation = observation
         self.finished = False
@@ -84,48 +86,14 @@ class _UsageReader:
             LOGGER.debug("prefixlint monitor: response not observed", exc_info=True)
 
 
-class _ObservedStream(httpx.SyncByteStream):
-    def __init__(self, inner: httpx.SyncByteStream, reader: _UsageReader) -> None:
-        self.inner = inner
-        self.reader = reader
-
-    def __iter__(self):
-        for chunk in self.inner:
-            self.reader.feed(chunk)
-            yield chunk
-
-    def close(self) -> None:
-        try:
-            self.inner.close()
-        finally:
-            self.reader.finish()
-
-
-class _AsyncObservedStream(httpx.AsyncByteStream):
-    def __init__(self, inner: httpx.AsyncByteStream, reader: _UsageReader) -> None:
-        self.inner = inner
-        self.reader = reader
-
-    async def __aiter__(self):
-        async for chunk in self.inner:
-            self.reader.feed(chunk)
-            yield chunk
-
-    async def aclose(self) -> None:
-        try:
-            await self.inner.aclose()
-        finally:
-            self.reader.finish()
-
-
-def _observe(monitor: Monitor, request: httpx.Request, route: str | None) -> Observation | None:
+def _observe(monitor: Monitor, request, route: str | None, http) -> Observation | None:
     """The observation of a watched request, or ``None`` (other endpoints, unreadable body)."""
     fmt = request_format(request.url.path)
     if fmt is None or request.method != "POST":
         return None
     try:
         body = json.loads(request.content)
-    except (httpx.RequestNotRead, ValueError, UnicodeDecodeError):
+    except (http.RequestNotRead, ValueError, UnicodeDecodeError):
         return None
     if not isinstance(body, dict):
         return None
@@ -136,36 +104,49 @@ def _observe(monitor: Monitor, request: httpx.Request, route: str | None) -> Obs
         return None
 
 
-def _observed(response: httpx.Response, stream) -> httpx.Response:
-    return httpx.Response(
-        status_code=response.status_code,
-        headers=response.headers,
-        stream=stream,
-        extensions=response.extensions,
-        request=response.request,
-    )
+def default_http():
+    """``httpx2`` where installed (the OpenAI and Anthropic SDKs moved to it), else ``httpx``."""
+    try:
+        import httpx2
+    except ImportError:
+        import httpx as httpx2
+    return httpx2
 
 
-class MonitorTransport(httpx.BaseTransport):
-    """Wraps ``transport`` (a default ``httpx.HTTPTransport``) and reports to ``monitor``.
+def _http_of(transport, http):
+    if http is not None:
+        return http
+    if transport is not None:
+        return importlib.import_module(type(transport).__module__.partition(".")[0])
+    return default_http()
 
-    ``route`` names every request's route unless ``Monitor.route(...)`` names it; without
-    either the route is the calling function (``module:function``).
+
+class MonitorTransport:
+    """An httpx transport that wraps ``transport`` and reports to ``monitor``.
+
+    The instance subclasses the ``BaseTransport`` of ``http`` (the ``httpx`` or ``httpx2``
+    module): given, else that of ``transport``, else :func:`default_http`; the default inner
+    transport is that module's ``HTTPTransport()``. ``route`` names every request's route
+    unless ``Monitor.route(...)`` names it; without either the route is the calling function.
     """
 
-    def __init__(
-        self,
-        monitor: Monitor,
-        transport: httpx.BaseTransport | None = None,
-        *,
-        route: str | None = None,
-    ) -> None:
+    def __new__(cls, monitor, transport=None, *, route=None, http=None):
+        if cls in (MonitorTransport, AsyncMonitorTransport):
+            flavour = _flavour(_http_of(transport, http))
+            cls = flavour[0] if cls is MonitorTransport else flavour[1]
+        return object.__new__(cls)
+
+    def __init__(self, monitor: Monitor, transport=None, *, route: str | None = None, http=None):
         self.monitor = monitor
-        self.inner = transport or httpx.HTTPTransport()
+        self.http = _http_of(transport, http)
+        self.inner = transport or self._default_inner()
         self.route = route
 
-    def handle_request(self, request: httpx.Request) -> httpx.Response:
-        observation = _observe(self.monitor, request, self.route)
+    def _default_inner(self):
+        return self.http.HTTPTransport()
+
+    def handle_request(self, request):
+        observation = _observe(self.monitor, request, self.route, self.http)
         try:
             response = self.inner.handle_request(request)
         except BaseException:
@@ -175,28 +156,28 @@ class MonitorTransport(httpx.BaseTransport):
         if observation is None:
             return response
         reader = _UsageReader(self.monitor, observation, response)
-        return _observed(response, _ObservedStream(response.stream, reader))
+        return self._observed(response, self._stream_class(response.stream, reader))
+
+    def _observed(self, response, stream):
+        return self.http.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=stream,
+            extensions=response.extensions,
+        )
 
     def close(self) -> None:
         self.inner.close()
 
 
-class AsyncMonitorTransport(httpx.AsyncBaseTransport):
-    """The asynchronous :class:`MonitorTransport`, wrapping an ``httpx.AsyncHTTPTransport``."""
+class AsyncMonitorTransport(MonitorTransport):
+    """The asynchronous :class:`MonitorTransport` (``AsyncHTTPTransport`` by default)."""
 
-    def __init__(
-        self,
-        monitor: Monitor,
-        transport: httpx.AsyncBaseTransport | None = None,
-        *,
-        route: str | None = None,
-    ) -> None:
-        self.monitor = monitor
-        self.inner = transport or httpx.AsyncHTTPTransport()
-        self.route = route
+    def _default_inner(self):
+        return self.http.AsyncHTTPTransport()
 
-    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        observation = _observe(self.monitor, request, self.route)
+    async def handle_async_request(self, request):
+        observation = _observe(self.monitor, request, self.route, self.http)
         try:
             response = await self.inner.handle_async_request(request)
         except BaseException:
@@ -206,7 +187,56 @@ class AsyncMonitorTransport(httpx.AsyncBaseTransport):
         if observation is None:
             return response
         reader = _UsageReader(self.monitor, observation, response)
-        return _observed(response, _AsyncObservedStream(response.stream, reader))
+        return self._observed(response, self._stream_class(response.stream, reader))
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+@functools.cache
+def _flavour(http) -> tuple[type, type]:
+    """The sync and async transport classes for the ``httpx``-like module ``http``."""
+
+    class ObservedStream(http.SyncByteStream):
+        def __init__(self, inner, reader: _UsageReader) -> None:
+            self.inner = inner
+            self.reader = reader
+
+        def __iter__(self):
+            for chunk in self.inner:
+                self.reader.feed(chunk)
+                yield chunk
+
+        def close(self) -> None:
+            try:
+                self.inner.close()
+            finally:
+                self.reader.finish()
+
+    class AsyncObservedStream(http.AsyncByteStream):
+        def __init__(self, inner, reader: _UsageReader) -> None:
+            self.inner = inner
+            self.reader = reader
+
+        async def __aiter__(self):
+            async for chunk in self.inner:
+                self.reader.feed(chunk)
+                yield chunk
+
+        async def aclose(self) -> None:
+            try:
+                await self.inner.aclose()
+            finally:
+                self.reader.finish()
+
+    sync = type(
+        "MonitorTransport",
+        (MonitorTransport, http.BaseTransport),
+        {"_stream_class": ObservedStream, "__module__": __name__},
+    )
+    asynchronous = type(
+        "AsyncMonitorTransport",
+        (AsyncMonitorTransport, http.AsyncBaseTransport),
+        {"_stream_class": AsyncObservedStream, "__module__": __name__},
+    )
+    return sync, asynchronous
