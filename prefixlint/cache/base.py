@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -172,13 +172,6 @@ def stable_int(value: Hashable) -> int:
 def unit_bytes(values: Sequence[int]) -> bytes:
     """Token or block ids as packed 64-bit integers, for fast slicing and comparison."""
     return array("q", values).tobytes()
-
-
-def tokens_per_units(query: CacheQuery) -> Callable[[int], int]:
-    """For a block-hash query: how many prompt tokens the first ``k`` blocks hold."""
-    block_tokens = query.block_tokens or 1
-    total = query.prompt_tokens
-    return lambda k: min(k * block_tokens, total)
 
 
 def kv_capacity_tokens(
