@@ -23,7 +23,7 @@ from prefixlint.engine import FileResult, FixMode, check_file, check_source, unr
 from prefixlint.files import collect_files
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import to_text, wants_color
-from prefixlint.textio import UnreadableText, decode
+from prefixlint.textio import UnreadableText, decode, read_stream
 from prefixlint.tokenizers import DEFAULT_TOKENIZER, TokenizerError, get_tokenizer
 from prefixlint.tokenview import (
     divergence,
@@ -133,7 +133,7 @@ def _load(paths: tuple[str, ...], options: dict) -> Settings:
 def _check_stdin(settings: Settings, mode: FixMode, filename: str | None) -> FileResult:
     path = filename or STDIN_DEFAULT_NAME
     try:
-        source = decode(sys.stdin.buffer.read())
+        source = read_stream(sys.stdin.buffer)
     except UnreadableText as exc:
         return FileResult(path, diagnostics=unreadable_diagnostics(path, exc, settings))
     return check_source(source, path, settings, mode)
@@ -193,11 +193,14 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
         files, errors = collect_files(paths, settings, options["force_exclude"])
         results = _check_files(files, settings, mode, options["jobs"])
     errors += [r.error for r in results if r.error]
-    skipped = [r.skipped for r in results if r.skipped]
+    skipped = [r.path for r in results if r.skipped]
     for message in errors:
         click.echo(f"error: {message}", err=True)
-    for message in skipped:
-        click.echo(f"warning: {message}", err=True)
+    if skipped:
+        shown = ", ".join(skipped[:5]) + (
+            f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        )
+        click.echo(f"warning: not checked, no checker for these kinds of file: {shown}", err=True)
     report = Report(results, mode)
     changed = [r for r in results if r.changed]
 

@@ -13,6 +13,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Larger files are not analysed: prompt sources are small, and a rule may be quadratic."""
@@ -92,6 +93,14 @@ def read_source(path: Path) -> SourceText:
         data = handle.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise UnreadableText(f"file grew over the {MAX_FILE_BYTES // 2**20} MiB limit")
+    return decode(data)
+
+
+def read_stream(stream: BinaryIO) -> SourceText:
+    """Read and decode a byte stream (stdin), reading at most one byte over the limit."""
+    data = stream.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise UnreadableText(f"input is over the {MAX_FILE_BYTES // 2**20} MiB limit; not checked")
     return decode(data)
 
 

@@ -4,6 +4,7 @@ import pytest
 from click.testing import CliRunner
 from engine_fakes import install
 
+from prefixlint import sources, textio
 from prefixlint.cli import main
 
 
@@ -159,3 +160,22 @@ def test_jobs_gives_the_same_results_as_serial(project):
     assert parallel.exit_code == serial.exit_code == 1
     assert json.loads(parallel.stdout) == json.loads(serial.stdout)
     assert len(json.loads(serial.stdout)) == 5
+
+
+def test_stdin_over_the_size_limit(project, monkeypatch):
+    monkeypatch.setattr(textio, "MAX_FILE_BYTES", 8)
+    result = run("check", "-", "--format", "concise", stdin="0123456789")
+    assert result.exit_code == 1
+    assert "stdin.txt:1:1: PFX902 input is over the" in result.stdout
+
+
+def test_files_without_a_checker_are_named_once(project, monkeypatch):
+    def no_checker(path, text):
+        raise ValueError(path)
+
+    monkeypatch.setattr(sources, "source_module", no_checker)
+    result = run("check", ".")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        "warning: not checked, no checker for these kinds of file: clean.txt, dirty.txt\n"
+    )
