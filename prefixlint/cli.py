@@ -52,6 +52,10 @@ class PrefixlintGroup(click.Group):
             return super().invoke(ctx)
         except (ConfigError, TokenizerError) as exc:
             raise UserError(str(exc)) from None
+        except BrokenPipeError:
+            # The reader went away (``| head``): stop quietly, like other filters do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
 
 
 @click.group(cls=PrefixlintGroup, context_settings={"help_option_names": ["-h", "--help"]})
