@@ -119,6 +119,8 @@ class SourceMapBuilder:
 
     def other(self, kind: str, end: int, rendered: str = "") -> None:
         """The source up to ``end`` renders as ``rendered`` (a tag, an escape, an indent)."""
+        if end <= self.position and not rendered:
+            return
         self._slices.append(
             Slice(kind, self.position, end, self._length, self._length + len(rendered))
         )

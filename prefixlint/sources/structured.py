@@ -101,6 +101,7 @@ class PromptString:
     host: SourceMap
     encode: Encoder
     stable: str  # "all", "none" or "marker"
+    verify: Callable[[str, str], bool] | None = None
 
 
 def _unwritable(_: str) -> None:
@@ -206,6 +207,24 @@ def _walk_yaml(node: yaml.Node, path: Path) -> Iterator[tuple[Path, yaml.ScalarN
         yield path, node
 
 
+def _yaml_verifier(path: Path) -> Callable[[str, str], bool]:
+    """Check that an edited YAML file parses and holds ``value`` at ``path``.
+
+    YAML blocks take their indentation from their first line, so an edit that is right in
+    the string can still change what the file means; such a fix is dropped.
+    """
+
+    def verify(new_text: str, value: str) -> bool:
+        try:
+            strings = dict(_yaml_strings(new_text))
+        except SourceError:
+            return False
+        node = strings.get(path)
+        return node is not None and node.value == value
+
+    return verify
+
+
 def _yaml_map(text: str, node: yaml.ScalarNode) -> tuple[SourceMap, Encoder]:
     start, end = node.start_mark.index, node.end_mark.index
     if node.style == "|":
@@ -219,8 +238,14 @@ def _yaml_map(text: str, node: yaml.ScalarNode) -> tuple[SourceMap, Encoder]:
     if len(built.rendered) > len(node.value):
         built = _clip(built, len(node.value))
     if node.style == "|":
-        return built, _block_encoder(built, text)
+        return built, _block_encoder(" " * _block_indent(text, start, end))
     return built, _yaml_flow_encoder(node.style)
+
+
+def _block_indent(text: str, start: int, end: int) -> int:
+    """Indentation of a block scalar's content: that of its first non-blank line."""
+    lines = text[text.find("\n", start) + 1 : end].split("\n")
+    return next((len(line) - len(line.lstrip(" ")) for line in lines if line.strip()), 0)
 
 
 def _yaml_literal_block(text: str, start: int, end: int) -> SourceMap | None:
@@ -228,10 +253,7 @@ def _yaml_literal_block(text: str, start: int, end: int) -> SourceMap | None:
     if header_end == -1 or header_end >= end:
         return None
     lines_start = header_end + 1
-    block = text[lines_start:end]
-    indent = next(
-        (len(line) - len(line.lstrip(" ")) for line in block.split("\n") if line.strip()), 0
-    )
+    indent = _block_indent(text, start, end)
     header = text[start:header_end].split("#", 1)[0]
     if indent == 0 or any(c.isdigit() for c in header):
         return None  # an explicit indentation indicator: left unmapped
@@ -247,10 +269,8 @@ def _yaml_literal_block(text: str, start: int, end: int) -> SourceMap | None:
     return builder.build()
 
 
-def _block_encoder(source_map: SourceMap, text: str) -> Encoder:
+def _block_encoder(indent: str) -> Encoder:
     """Line breaks inserted in a literal block continue at the block's indentation."""
-    indent_slice = next((s for s in source_map.slices if s.kind == "indent"), None)
-    indent = text[indent_slice.source_start : indent_slice.source_end] if indent_slice else ""
 
     def encode(replacement: str) -> str | None:
         if "\r" in replacement:
@@ -631,6 +651,7 @@ def prompt_strings(text: str, path: str) -> list[PromptString]:
     """The prompt strings of a YAML/JSON/TOML file (none if it is not a prompt file)."""
     suffix = PurePath(path).suffix.lower()
     strings: list[tuple[Path, str, SourceMap, Encoder]] = []
+    is_yaml = suffix not in (".json", ".toml")
     if suffix == ".json":
         data, spans = _json_strings(text)
         for key_path, start, end in spans:
@@ -656,7 +677,9 @@ def prompt_strings(text: str, path: str) -> list[PromptString]:
         if not is_prompt_path(key_path):
             continue
         role, last = _message_context(key_path, data)
-        result.append(PromptString(key_path, value, host, encoder, stability(key_path, role, last)))
+        verify = _yaml_verifier(key_path) if is_yaml else None
+        stable = stability(key_path, role, last)
+        result.append(PromptString(key_path, value, host, encoder, stable, verify))
     return result
 
 
@@ -688,6 +711,7 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
                 host=string.host,
                 prefix_end=prefix_end,
                 encode=string.encode,
+                verify=string.verify,
                 file_lines=file_lines,
                 label=".".join(str(k) for k in string.path),
             )

@@ -28,7 +28,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
-from prefixlint.types import Diagnostic, Edit, Span
+from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 from prefixlint.vocabulary import is_request_input
 
 JINJA = "jinja"
@@ -62,6 +62,7 @@ _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
 )
+_DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _USER_SECTION = re.compile(
@@ -119,7 +120,8 @@ class TemplateDocument:
     ``prefix_end`` is where the part of the prompt that should stay stable ends: the end of
     the template, a user-section marker, or 0 for a value that is itself a user turn.
     ``encode`` turns replacement text into its form in the file (``None``: it cannot be
-    written there safely), and ``line_preserving`` says whether template lines are file lines.
+    written there safely); ``verify(new_file_text, new_template)``, where set, confirms that
+    an edited file still holds the edited template.
     """
 
     path: str
@@ -129,7 +131,7 @@ class TemplateDocument:
     host: SourceMap
     prefix_end: int
     encode: Callable[[str], str | None] = lambda replacement: replacement
-    line_preserving: bool = True
+    verify: Callable[[str, str], bool] | None = None
     file_lines: LineIndex | None = None
     label: str = ""
     _token_spans: tuple[list[int], list[int]] | None = field(default=None, init=False, repr=False)
@@ -158,14 +160,30 @@ class TemplateDocument:
         end_line, end_column = self._file_index.position(max(source_end, source_start))
         return Span(self.path, line, column, end_line, end_column)
 
-    def edit(self, start: int, end: int, replacement: str) -> Edit | None:
-        """An edit of the file that replaces ``text[start:end]``, or ``None`` if unwritable."""
-        encoded = self.encode(replacement)
-        if encoded is None:
+    def fix(
+        self, changes: Iterable[tuple[int, int, str]], applicability: Applicability, message: str
+    ) -> Fix | None:
+        """A fix of the file that replaces ``text[start:end]`` for each change.
+
+        ``None`` when a replacement cannot be written in the file's syntax, or when ``verify``
+        finds that the edited file would not hold the edited template.
+        """
+        changes = sorted(changes)
+        if not all(_seams_intact(self.text, *change) for change in changes):
             return None
-        # Both ends map to where a rendered character starts, so an edit that ends at a line
-        # start also takes that line's indentation in a YAML block, as joining lines must.
-        return Edit(self.host.to_source(start), self.host.to_source(end), encoded)
+        edits = []
+        for start, end, replacement in changes:
+            encoded = self.encode(replacement)
+            if encoded is None:
+                return None
+            # Both ends map to where a rendered character starts, so an edit that ends at a
+            # line start also takes that line's indentation in a YAML block, as joining must.
+            edits.append(Edit(self.host.to_source(start), self.host.to_source(end), encoded))
+        if self.verify is not None:
+            new_file = _apply(self.file_text, [(e.start, e.end, e.replacement) for e in edits])
+            if not self.verify(new_file, _apply(self.text, changes)):
+                return None
+        return Fix(tuple(edits), applicability, message)
 
     def line_bounds(self, offset: int) -> tuple[int, int]:
         """Start of the template line holding ``offset``, and the end after its newline."""
@@ -226,6 +244,38 @@ class TemplateDocument:
             if any(is_request_input(p, names) for p in placeholder.paths):
                 return placeholder
         return None
+
+
+def _seams_intact(text: str, start: int, end: int, replacement: str) -> bool:
+    """Whether replacing ``text[start:end]`` keeps the tag delimiters next to it as they are
+    (removing an invisible character between ``{`` and ``#`` would open a comment)."""
+    left, right = text[max(start - 2, 0) : start], text[end : end + 2]
+    return _edge_delimiters(left, text[start:end], right) == _edge_delimiters(
+        left, replacement, right
+    )
+
+
+def _edge_delimiters(left: str, middle: str, right: str) -> list[tuple[str, int, str]]:
+    """Delimiters in ``left + middle + right`` that are not inside ``middle``, by place."""
+    found = []
+    middle_end = len(left) + len(middle)
+    for match in _DELIMITERS.finditer(left + middle + right):
+        if match.end() <= len(left):
+            found.append(("left", match.start(), match.group(0)))
+        elif match.start() >= middle_end:
+            found.append(("right", match.start() - middle_end, match.group(0)))
+        elif match.start() < len(left) or match.end() > middle_end:
+            found.append(("seam", 0, match.group(0)))
+    return found
+
+
+def _apply(text: str, changes: Iterable[tuple[int, int, str]]) -> str:
+    """``text`` with non-overlapping ``(start, end, replacement)`` changes made."""
+    pieces, cursor = [], 0
+    for start, end, replacement in sorted(changes):
+        pieces += [text[cursor:start], replacement]
+        cursor = end
+    return "".join(pieces) + text[cursor:]
 
 
 def syntax_for(path: str, text: str) -> str:

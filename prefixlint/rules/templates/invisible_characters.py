@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from prefixlint import registry
 from prefixlint.context import RuleContext
 from prefixlint.sources.templates import TemplateDocument
-from prefixlint.types import Applicability, Diagnostic, Fix
+from prefixlint.types import Applicability, Diagnostic
 
 CODE = "PFX403"
 _INVISIBLE = {
@@ -56,9 +56,9 @@ def _invisible(document: TemplateDocument) -> Iterator[Diagnostic]:
         if char in _JOINERS and _joins_non_ascii(text, index):
             continue
         what, replacement = _INVISIBLE[char]
-        edit = document.edit(index, index + 1, replacement)
         action = "Remove it" if not replacement else "Use a plain space"
-        fix = Fix((edit,), Applicability.SAFE, f"{action} (U+{ord(char):04X})") if edit else None
+        change = [(index, index + 1, replacement)]
+        fix = document.fix(change, Applicability.SAFE, f"{action} (U+{ord(char):04X})")
         yield registry.diagnostic(
             CODE,
             f"invisible {what} (U+{ord(char):04X}): an unseen character that changes the tokens",
@@ -78,8 +78,8 @@ def _not_nfc(document: TemplateDocument) -> Iterator[Diagnostic]:
         line = text[start:end]
         if not line.isascii() and not unicodedata.is_normalized("NFC", line):
             first = next((i for i, c in enumerate(line) if unicodedata.combining(c)), 1)
-            edit = document.edit(start, end, unicodedata.normalize("NFC", line))
-            fix = Fix((edit,), Applicability.SAFE, "Write the line in NFC form") if edit else None
+            change = [(start, end, unicodedata.normalize("NFC", line))]
+            fix = document.fix(change, Applicability.SAFE, "Write the line in NFC form")
             yield registry.diagnostic(
                 CODE,
                 "text not in Unicode NFC form: it tokenizes differently on engines that"

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from prefixlint import registry
 from prefixlint.context import RuleContext
 from prefixlint.sources.templates import TemplateDocument
-from prefixlint.types import Applicability, Diagnostic, Fix
+from prefixlint.types import Applicability, Diagnostic
 
 CODE = "PFX401"
 _CARRIAGE_RETURN = re.compile(r"\r\n?")
@@ -34,12 +34,8 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
         message = f"mixed line endings ({', '.join(kinds)})"
     else:
         message = f"{'CRLF' if crlf else 'CR'} line endings"
-    edits = []
-    for match in _CARRIAGE_RETURN.finditer(text):
-        edits.append(document.edit(match.start(), match.end(), "\n"))
-    fix = None
-    if all(edits):
-        fix = Fix(tuple(edits), Applicability.SAFE, "Use LF line endings")
+    changes = [(m.start(), m.end(), "\n") for m in _CARRIAGE_RETURN.finditer(text)]
+    fix = document.fix(changes, Applicability.SAFE, "Use LF line endings")
     yield registry.diagnostic(
         CODE,
         f"{message}: a prompt's line breaks must be the same bytes on every machine",

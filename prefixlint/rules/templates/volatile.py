@@ -178,12 +178,8 @@ def move_line_fix(document: TemplateDocument, region: tuple[int, int], limit: in
         text = document.text
         target = len(text) - 1 if text.endswith("\n") else len(text)
         moved = "\n" + moved.removesuffix("\n")
-    deletion = document.edit(start, end, "")
-    insertion = document.edit(target, target, moved)
-    if deletion is None or insertion is None or insertion.start < deletion.end:
-        return None
-    return Fix(
-        (deletion, insertion),
+    return document.fix(
+        [(start, end, ""), (target, target, moved)],
         Applicability.UNSAFE,
         "Move the line to the end of the stable part of the prompt",
     )

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from prefixlint import registry
 from prefixlint.context import RuleContext
 from prefixlint.sources.templates import TemplateDocument
-from prefixlint.types import Applicability, Diagnostic, Fix
+from prefixlint.types import Applicability, Diagnostic
 
 CODE = "PFX402"
 _SECTION_START = re.compile(r"#{1,6} \S|<[A-Za-z_][\w-]*>\s*$")
@@ -50,8 +50,8 @@ def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
         stripped = len(text[start:end].rstrip(" \t"))
         if start + stripped == end or not static.is_literal(start + stripped, end):
             continue
-        edit = document.edit(start + stripped, end, "")
-        fix = Fix((edit,), Applicability.SAFE, "Remove trailing whitespace") if edit else None
+        change = [(start + stripped, end, "")]
+        fix = document.fix(change, Applicability.SAFE, "Remove trailing whitespace")
         yield registry.diagnostic(
             CODE,
             "trailing whitespace: invisible bytes that editors strip, changing the prompt",
@@ -82,10 +82,8 @@ def _separator_drift(document: TemplateDocument) -> Iterator[Diagnostic]:
     for start, blank, gap_start in boundaries:
         if blank == usual:
             continue
-        edit = document.edit(gap_start, start, "\n" * usual)
-        fix = None
-        if edit:
-            fix = Fix((edit,), Applicability.DISPLAY_ONLY, f"Use {usual} blank line(s) here")
+        change = [(gap_start, start, "\n" * usual)]
+        fix = document.fix(change, Applicability.DISPLAY_ONLY, f"Use {usual} blank line(s) here")
         yield registry.diagnostic(
             CODE,
             f"{blank} blank line(s) before this section but {usual} before {usual_count} others:"
