@@ -20,11 +20,15 @@ component.
 from __future__ import annotations
 
 import json
+import json.encoder
 import re
 from dataclasses import dataclass
 from hashlib import blake2b
+from typing import NamedTuple
 
-BLOCK_BYTES = 256
+from prefixlint.audit.diff import common_prefix_length
+
+BLOCK_BYTES = 512
 _PARAMS = {
     "openai-chat": (
         "tool_choice",
@@ -52,16 +56,65 @@ _VARIANT_LIMIT = 65536
 """Components larger than this (in characters) get no normalised hashes: cost stays bounded."""
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+_C_ENCODER = (
+    json.encoder.c_make_encoder(
+        None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
+    )
+    if json.encoder.c_make_encoder is not None
+    else None
+)
+
+
+def _serialise(value) -> str:
+    """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, without building an
+    encoder per call (the C encoder, made once)."""
+    if _C_ENCODER is None or isinstance(value, str):
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
+
+
+_SORTED_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+
+
 def _digest(text: str) -> bytes:
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-def _dumps(value, sort_keys: bool = False) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys)
+class _VariantMemo:
+    """Normalised hashes by component hash, so that a component seen before (the system
+    prompt, the tools, earlier messages) is normalised once. Holds hashes only."""
+
+    def __init__(self, size: int = 16384) -> None:
+        self.size = size
+        self._data: dict[bytes, tuple[bytes, ...]] = {}
+
+    def get(self, digest: bytes, text: str, value) -> tuple[bytes, ...]:
+        variants = self._data.get(digest)
+        if variants is None:
+            variants = _variants(text, value)
+            if len(self._data) >= self.size:
+                self._data.clear()
+            self._data[digest] = variants
+        return variants
 
 
-@dataclass(frozen=True)
-class ComponentPrint:
+def _variants(text: str, value) -> tuple[bytes, ...]:
+    if len(text) > _VARIANT_LIMIT:
+        return ()
+    sorted_text = _SORTED_ENCODER.encode(value) if isinstance(value, (dict, list)) else text
+    return (
+        _digest(sorted_text),
+        _digest("".join(_JSON_BLANKS.sub(" ", text).split())),
+        _digest(text.translate(_DIGITS)),
+        _digest(text.translate(_HEX)),
+    )
+
+
+_MEMO = _VariantMemo()
+
+
+class ComponentPrint(NamedTuple):
     """One component's position, role, size and hashes (as sent, then normalised forms)."""
 
     name: str
@@ -70,24 +123,17 @@ class ComponentPrint:
     chars: int
     digest: bytes
     variants: tuple[bytes, ...] = ()
-    """Hashes with keys sorted, whitespace collapsed, digits masked, hex masked (or empty)."""
+    """Hashes with keys sorted, whitespace removed, digits masked, hex masked (or empty)."""
 
 
 VARIANT_CAUSES = ("PFX202", "PFX402", "PFX101", "PFX102")
 
 
 def _component(name: str, kind: str, value, role: str | None = None) -> tuple[ComponentPrint, str]:
-    text = _dumps(value)
-    variants: tuple[bytes, ...] = ()
-    if len(text) <= _VARIANT_LIMIT:
-        sorted_text = _dumps(value, sort_keys=True) if isinstance(value, (dict, list)) else text
-        variants = (
-            _digest(sorted_text),
-            _digest("".join(_JSON_BLANKS.sub(" ", text).split())),
-            _digest(text.translate(_DIGITS)),
-            _digest(text.translate(_HEX)),
-        )
-    return ComponentPrint(name, kind, role, len(text), _digest(text), variants), text
+    text = _serialise(value)
+    digest = _digest(text)
+    variants = _MEMO.get(digest, text, value)
+    return ComponentPrint(name, kind, role, len(text), digest, variants), text
 
 
 @dataclass(frozen=True)
@@ -101,12 +147,13 @@ class RequestPrint:
     size: int
     """Bytes of the serialised components."""
 
+    def shared_blocks(self, other: RequestPrint) -> int:
+        """Leading blocks equal in both (a partial last block counts when equal)."""
+        return common_prefix_length(self.blocks, other.blocks) // 8
+
     def stable_bytes(self, other: RequestPrint) -> int:
         """Bytes of serialised prefix shared with ``other``, to a block."""
-        from prefixlint.audit.diff import common_prefix_length
-
-        same = common_prefix_length(self.blocks, other.blocks) // 8
-        return min(same * BLOCK_BYTES, self.size, other.size)
+        return min(self.shared_blocks(other) * BLOCK_BYTES, self.size, other.size)
 
 
 def _chained_blocks(data: bytes) -> bytes:

@@ -176,11 +176,16 @@ class Monitor:
         record = _Record(fingerprint(body, request_format), self.clock())
         with self._lock:
             state = self._state(route)
-            match, stable = None, 0
+            match, best = None, -1
+            blocks = record.print.blocks
             for earlier in reversed(state.recent):
-                shared = record.print.stable_bytes(earlier.print)
-                if match is None or shared > stable:
-                    match, stable = earlier, shared
+                wanted = 8 * (best + 1)  # to beat the match, share one more block than it
+                if earlier.print.blocks[:wanted] != blocks[:wanted]:
+                    continue
+                shared = record.print.shared_blocks(earlier.print)
+                if shared > best:
+                    match, best = earlier, shared
+            stable = record.print.stable_bytes(match.print) if match else 0
             state.recent.append(record)
         cause, component = divergence(match.print, record.print) if match else (None, None)
         for sink in self.metrics:
