@@ -20,6 +20,8 @@ from prefixlint.replay import ReplayError
 from prefixlint.replay.report import RENDERERS
 from prefixlint.tokenizers import TokenizerError, get_tokenizer
 
+DEFAULT_BLOCK_SIZE = 16
+
 
 def _fail(message: str) -> None:
     click.echo(f"prefixlint replay: {message}", err=True)
@@ -39,7 +41,8 @@ def _fail(message: str) -> None:
 @click.option(
     "--cache", default="vllm", show_default=True, help="Cache model (sim and server backends)."
 )
-@click.option("--block-size", type=click.IntRange(min=1), default=16, show_default=True)
+@click.option("--block-size", type=click.IntRange(min=1), help="vLLM block size (default 16).")
+@click.option("--page-size", type=click.IntRange(min=1), help="SGLang page size (default 1).")
 @click.option(
     "--capacity-tokens", type=click.IntRange(min=1), help="Cache capacity (sim and server)."
 )
@@ -85,7 +88,7 @@ def _fail(message: str) -> None:
     help="Empty the server's prefix cache first (vLLM /reset_prefix_cache, SGLang /flush_cache).",
 )
 @click.option("--format", "output_format", type=click.Choice(sorted(RENDERERS)), default="terminal")
-@click.option("--output", type=click.Path(dir_okay=False), help="Write the report here.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 def replay(**options) -> None:
     """Replay logged requests on a cache model, a real transformer, or an engine server."""
     try:
@@ -103,6 +106,7 @@ def replay(**options) -> None:
 def _run(options: dict):
     from prefixlint.replay import backends
     from prefixlint.replay.inputs import load_prompts
+    from prefixlint.replay.sim import cache_params
 
     backend = options["backend"]
     if backend == "server" and not options["url"]:
@@ -111,6 +115,18 @@ def _run(options: dict):
         raise ReplayError("--url is only used by --backend server")
     if backend == "server" and options["max_prompt_tokens"]:
         raise ReplayError("--max-prompt-tokens cannot apply to a server, which sees whole prompts")
+    params = cache_params(
+        options["cache"],
+        block_size=options["block_size"],
+        page_size=options["page_size"],
+        capacity_tokens=options["capacity_tokens"],
+    )
+    if backend == "torch" and (
+        options["cache"] != "vllm" or options["capacity_tokens"] or options["page_size"]
+    ):
+        raise ReplayError(
+            "--backend torch uses the vllm cache model, sized by --kv-memory/--kv-fraction"
+        )
     inputs = load_prompts(
         options["logs"],
         log_format=options["log_format"],
@@ -120,17 +136,8 @@ def _run(options: dict):
         limit=options["limit"],
     )
     if backend == "sim":
-        return backends.run_sim(
-            inputs,
-            cache=options["cache"],
-            block_size=options["block_size"],
-            capacity_tokens=options["capacity_tokens"],
-        )
+        return backends.run_sim(inputs, cache=options["cache"], params=params)
     if backend == "torch":
-        if options["cache"] != "vllm" or options["capacity_tokens"]:
-            raise ReplayError(
-                "--backend torch uses the vllm cache model, sized by --kv-memory/--kv-fraction"
-            )
         torch_options = backends.TorchOptions(
             model=options["model"],
             weights=options["weights"],
@@ -138,7 +145,7 @@ def _run(options: dict):
             dtype=options["dtype"],
             kv_memory=options["kv_memory"],
             kv_fraction=options["kv_fraction"],
-            block_size=options["block_size"],
+            block_size=options["block_size"] or DEFAULT_BLOCK_SIZE,
             seed=options["seed"],
         )
         vocab = getattr(get_tokenizer(options["tokenizer"]), "vocab_size", 0)
@@ -159,8 +166,7 @@ def _run(options: dict):
         inputs,
         server_options,
         cache=options["cache"],
-        block_size=options["block_size"],
-        capacity_tokens=options["capacity_tokens"],
+        params=params,
         template=options["template"],
         tokenizer=options["tokenizer"],
     )

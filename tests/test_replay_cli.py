@@ -70,6 +70,25 @@ def test_sim_backend(log):
     assert all(later > 0 for later in cached[2:])
 
 
+@pytest.mark.parametrize(
+    ("args", "settings"),
+    [
+        (["--cache", "sglang", "--page-size", 16], {"cache": "sglang", "page_size": 16}),
+        (["--cache", "llamacpp", "--block-size", 32], {"cache": "llamacpp"}),
+        (
+            ["--block-size", 32, "--capacity-tokens", 2048],
+            {"cache": "vllm", "block_size": 32, "capacity_tokens": 2048},
+        ),
+    ],
+)
+def test_sim_backend_cache_models(log, args, settings):
+    code, output = run(log, *args, "--format", "json")
+    report = json.loads(output)
+    assert code == 0
+    assert report["settings"] == {"logs": [str(log)], **settings}
+    assert report["summary"]["cached_tokens"] > 0
+
+
 def test_sim_terminal_report(log):
     code, output = run(log, "--capacity-tokens", 4096)
     assert code == 0
@@ -113,6 +132,7 @@ def test_torch_backend_matches_simulator(log, tiny_torch, tmp_path, kv_memory):
         (["--url", "http://127.0.0.1:9"], "--url is only used by --backend server"),
         (["--backend", "torch", "--model", "nope", "--device", "cpu"], "nope: not a preset"),
         (["--log-format", "yaml"], "unknown log format 'yaml'"),
+        (["--cache", "nope"], "unknown cache model 'nope'"),
         (["--backend", "torch", "--capacity-tokens", "64"], "sized by --kv-memory"),
     ],
 )

@@ -48,8 +48,9 @@ def replayer_for(tiny, num_blocks):
 
 
 def prompts_of(token_lists):
+    request = ChatRequest(line=0, format="openai-chat")
     return [
-        Prompt("log.jsonl", line, ChatRequest(line=line, format="openai-chat"), tuple(tokens))
+        Prompt("log.jsonl", line, request, tuple(tokens), CacheQuery(tokens=tuple(tokens)))
         for line, tokens in enumerate(token_lists, start=1)
     ]
 

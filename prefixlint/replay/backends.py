@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from prefixlint.cache.base import CacheQuery
 from prefixlint.chat import get_renderer
 from prefixlint.replay.inputs import Inputs
 from prefixlint.replay.report import ReplayReport, percentile, token_summary
-from prefixlint.replay.sim import cache_options, simulate
+from prefixlint.replay.sim import cache_params, simulate
 
 
 def _logs(inputs: Inputs) -> list[str]:
@@ -19,19 +20,17 @@ def _ms(seconds: float | None) -> float | None:
     return None if seconds is None else round(seconds * 1000.0, 3)
 
 
-def run_sim(
-    inputs: Inputs, *, cache: str, block_size: int | None, capacity_tokens: int | None
-) -> ReplayReport:
-    options = cache_options(block_size, capacity_tokens)
+def run_sim(inputs: Inputs, *, cache: str, params: dict[str, Any]) -> ReplayReport:
+    """The logged requests (timestamps, cache keys, output lengths) on the ``cache`` model."""
     prompt_tokens = [len(p.tokens) for p in inputs.prompts]
-    cached = simulate(cache, ((p.where, p.tokens) for p in inputs.prompts), **options)
+    cached = simulate(cache, ((p.where, p.query) for p in inputs.prompts), **params)
     rows = [
         {"path": p.path, "line": p.line, "prompt_tokens": n, "cached_tokens": c}
         for p, n, c in zip(inputs.prompts, prompt_tokens, cached, strict=True)
     ]
     return ReplayReport(
         backend="sim",
-        settings={"logs": _logs(inputs), "cache": cache, **options},
+        settings={"logs": _logs(inputs), "cache": cache, **params},
         summary=token_summary(prompt_tokens, cached),
         checks={},
         requests=rows,
@@ -52,6 +51,7 @@ class TorchOptions:
 
 
 def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) -> ReplayReport:
+    """Prefill with reuse from a device block pool, then without; compare with ``vllm``."""
     from prefixlint.replay.block_table import VllmBlockTable
     from prefixlint.replay.kv_pool import (
         DeviceBlockPool,
@@ -84,8 +84,10 @@ def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) ->
     compared = replay_with_baseline(replayer, inputs.prompts)
     sim_cached = simulate(
         "vllm",
-        ((p.where, p.tokens) for p in inputs.prompts),
-        **cache_options(options.block_size, table.capacity_tokens),
+        ((p.where, CacheQuery(tokens=p.tokens)) for p in inputs.prompts),
+        **cache_params(
+            "vllm", block_size=options.block_size, capacity_tokens=table.capacity_tokens
+        ),
     )
     rows = [
         {
@@ -177,11 +179,11 @@ def run_server(
     options: ServerOptions,
     *,
     cache: str,
-    block_size: int | None,
-    capacity_tokens: int | None,
+    params: dict[str, Any],
     template: str,
     tokenizer: str,
 ) -> ReplayReport:
+    """Send the requests to ``options.url`` and compare what it reused with ``cache``'s model."""
     from prefixlint.replay.server import (
         EngineClient,
         request_body,
@@ -205,9 +207,10 @@ def run_server(
         after = client.prefix_cache_counters() if options.scrape_metrics else None
     renderer = get_renderer(template, tokenizer)
     sent = [renderer.render(request_from_body(body)).tokens for body in bodies]
-    sim_options = cache_options(block_size, capacity_tokens)
     predicted = simulate(
-        cache, ((p.where, t) for p, t in zip(inputs.prompts, sent, strict=True)), **sim_options
+        cache,
+        ((p.where, CacheQuery(tokens=t)) for p, t in zip(inputs.prompts, sent, strict=True)),
+        **params,
     )
     rows = [
         {
@@ -257,7 +260,7 @@ def run_server(
             "concurrency": options.concurrency,
             "cache_reset": reset,
             "cache": cache,
-            **sim_options,
+            **params,
         },
         summary=summary,
         checks={

@@ -1,10 +1,18 @@
-"""Logged requests, rendered to the token sequences that every replay backend consumes."""
+"""Logged requests, rendered to the token sequences that every replay backend consumes.
+
+Each prompt also carries the cache query the audit builds for it (timestamp, cache key,
+Anthropic breakpoints, logged output length), which the ``sim`` backend feeds to the cache
+models. ``--max-prompt-tokens`` cuts the tokens and drops the positions beyond the cut.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from prefixlint.audit.pipeline import build_query
+from prefixlint.cache.base import CacheQuery
 from prefixlint.chat import TemplateError, get_renderer
 from prefixlint.replay import ReplayError
 from prefixlint.request import ChatRequest
@@ -19,6 +27,7 @@ class Prompt:
     line: int
     request: ChatRequest
     tokens: tuple[int, ...]
+    query: CacheQuery
 
     @property
     def where(self) -> str:
@@ -29,6 +38,17 @@ class Prompt:
 class Inputs:
     prompts: list[Prompt]
     skipped: list[dict]
+
+
+def _cut(query: CacheQuery, max_tokens: int | None) -> CacheQuery:
+    if max_tokens is None or len(query.tokens) <= max_tokens:
+        return query
+    return dataclasses.replace(
+        query,
+        tokens=query.tokens[:max_tokens],
+        breakpoints=tuple(b for b in query.breakpoints if b[0] <= max_tokens),
+        boundaries=tuple(b for b in query.boundaries if b <= max_tokens),
+    )
 
 
 def _read(path: str, log_format: str):
@@ -63,9 +83,10 @@ def load_prompts(
                     f"{path}:{item.line}: hash-id traces carry no tokens and cannot be replayed"
                 )
             try:
-                tokens = tuple(renderer.render(item).tokens)
+                rendered = renderer.render(item)
             except TemplateError as exc:
                 skipped.append({"path": path, "line": item.line, "reason": str(exc)})
                 continue
-            prompts.append(Prompt(path, item.line, item, tokens[:max_prompt_tokens]))
+            query = _cut(build_query(item, rendered), max_prompt_tokens)
+            prompts.append(Prompt(path, item.line, item, tuple(query.tokens), query))
     return Inputs(prompts, skipped)

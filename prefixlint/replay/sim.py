@@ -1,32 +1,47 @@
-"""The ``sim`` backend: feed rendered requests, in log order, to one of the cache models."""
+"""The cache models behind every backend: the ``sim`` replay and the predictions that the
+``torch`` and ``server`` replays are compared with.
+
+Which options a model takes (``block_size`` for vLLM, ``page_size`` for SGLang,
+``capacity_tokens``) is decided as in ``prefixlint audit``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from prefixlint.cache import CacheQuery, make_cache_model
-from prefixlint.cache.base import InvalidQuery
+from prefixlint.audit.pipeline import AuditError, AuditOptions, new_cache_model
+from prefixlint.cache.base import CacheQuery, InvalidQuery
 from prefixlint.replay import ReplayError
 
 
-def cache_options(block_size: int | None, capacity_tokens: int | None) -> dict[str, Any]:
-    """Keyword options for ``make_cache_model``; unset ones keep the model's defaults."""
-    options: dict[str, Any] = {}
-    if block_size is not None:
-        options["block_size"] = block_size
-    if capacity_tokens is not None:
-        options["capacity_tokens"] = capacity_tokens
-    return options
+def cache_params(
+    cache: str,
+    *,
+    block_size: int | None = None,
+    page_size: int | None = None,
+    capacity_tokens: int | None = None,
+) -> dict[str, Any]:
+    """The options among those given that ``cache``'s model takes."""
+    options = AuditOptions(
+        block_size=block_size, page_size=page_size, capacity_tokens=capacity_tokens
+    )
+    try:
+        return options.cache_params(cache)
+    except AuditError as exc:
+        raise ReplayError(str(exc)) from None
 
 
-def simulate(cache: str, prompts: Iterable[tuple[str, Sequence[int]]], **options: Any) -> list[int]:
-    """Cached tokens the ``cache`` model predicts for each ``(where, tokens)``, in order."""
-    model = make_cache_model(cache, **options)
+def simulate(cache: str, queries: Iterable[tuple[str, CacheQuery]], **params: Any) -> list[int]:
+    """Cached tokens the ``cache`` model predicts for each ``(where, query)``, in order."""
+    try:
+        model = new_cache_model(cache, AuditOptions(extra_cache_params=params))
+    except AuditError as exc:
+        raise ReplayError(str(exc)) from None
     cached = []
-    for where, tokens in prompts:
+    for where, query in queries:
         try:
-            cached.append(model.process(CacheQuery(tokens=tuple(tokens))).cached_tokens)
+            cached.append(model.process(query).cached_tokens)
         except InvalidQuery as exc:
             raise ReplayError(f"{where}: {exc}") from None
     return cached
