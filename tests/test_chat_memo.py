@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from test_chat_qwen3 import CASES, REQUESTS
 
 from prefixlint.chat import Renderer, render
@@ -88,3 +90,36 @@ def test_fixture_logs_memoized_tokens_equal_full_encode(name):
         rendered = renderer.render(request)
         assert list(rendered.tokens) == tokenizer.encode(rendered.text), request.line
     assert renderer.encoder.hits > renderer.encoder.misses
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab é東京😀\n\t.,\u0301Å\u212b", max_size=40))
+def test_token_starts_match_tokenizer_offsets(text):
+    tokenizer = get_tokenizer("qwen")
+    segment = SegmentEncoder(tokenizer).segment(text)
+    seen = unicodedata.normalize("NFC", text)
+    offsets = tokenizer.offsets(text)
+    assert list(segment.ids) == tokenizer.encode(text)
+    assert list(segment.starts) == [start for start, _ in offsets]
+    assert segment.normalized == (seen != text)
+
+
+@pytest.mark.parametrize(
+    "pieces",
+    [
+        ["<|im_start|>system\nS", "\n\n# Tools", "\n{}", "<|im_end|>\n"],
+        ["a", "b", "c"],
+        ["<|im_start|>user\nx<|im_end|>\n", "<|im_start|>assistant\n"],
+        ["x</tool_response>", "\n<tool_response>\ny", "</tool_response><|im_end|>\n"],
+    ],
+)
+def test_encode_pieces_matches_encoding_the_joined_text(pieces):
+    tokenizer = get_tokenizer("qwen")
+    encoder = SegmentEncoder(tokenizer)
+    for _ in range(2):  # cold, then from the memo
+        tokens, starts = encoder.encode_pieces(pieces)
+        assert tokens == tokenizer.encode("".join(pieces))
+        offsets = tokenizer.offsets("".join(pieces))
+        for index, start in enumerate(starts):
+            position = sum(map(len, pieces[:index]))
+            assert start == sum(1 for first, _ in offsets if first < position)

@@ -4,8 +4,10 @@ A BPE tokenizer cuts its input at special tokens before anything else (tiktoken,
 Face tokenizers for added tokens), so ``encode(a + "<|im_end|>" + b)`` is ``encode(a)``,
 the special id, then ``encode(b)``. Successive requests of a conversation repeat almost all
 of their segments (the system turn, every earlier message), so remembering each segment's ids
-makes tokenizing a log cost about as much as tokenizing its distinct text once. The memo is
-an LRU of ``cache_size`` segments, so memory stays bounded on a long stream.
+makes tokenizing a log cost about as much as tokenizing its distinct text once. A second memo
+keeps whole runs of rendered pieces (a message, the system-and-tools turn) that special
+tokens delimit, so a repeated message costs one lookup. Both memos are LRUs of ``cache_size``
+entries, so memory stays bounded on a long stream.
 
 NFC normalisation (the default Qwen tokenizer) is applied per segment, as Hugging Face
 tokenizers do after splitting off added tokens.
@@ -19,8 +21,11 @@ from bisect import bisect_left
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 
-from prefixlint.tokenizers import TiktokenTokenizer, Tokenizer, _char_offsets
+from prefixlint.tokenizers import TiktokenTokenizer, Tokenizer
+
+CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
 
 
 @dataclass(frozen=True)
@@ -36,25 +41,53 @@ class Segment:
     normalized: bool
 
 
+class LRU(OrderedDict):
+    """A dict that forgets its least recently used entries beyond ``size``."""
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.size = size
+
+    def recall(self, key):
+        found = self.get(key)
+        if found is not None:
+            self.move_to_end(key)
+        return found
+
+    def remember(self, key, value) -> None:
+        self[key] = value
+        if len(self) > self.size:
+            self.popitem(last=False)
+
+
 class SegmentEncoder:
-    """Encodes rendered prompts through a bounded memo of segment token ids."""
+    """Encodes rendered prompts through bounded memos of token ids.
+
+    Two memos: one per segment (ordinary text between special tokens), and one per run of
+    rendered pieces that a special token closes or opens on both sides, so that a message
+    seen before costs one lookup.
+    """
 
     def __init__(self, tokenizer: Tokenizer, *, cache_size: int = 4096) -> None:
         self.tokenizer = tokenizer
-        self.cache_size = cache_size
         self.hits = 0
         self.misses = 0
-        self._cache: OrderedDict[str, Segment] = OrderedDict()
+        self._segments = LRU(cache_size)
+        self._runs = LRU(cache_size)
+        self._lengths: dict[int, int] = {}
         specials = dict(getattr(tokenizer, "special_tokens", None) or {})
         self._special_ids = specials
         self._splitter = None
+        self._edges: tuple[str, ...] = ()
         if specials and isinstance(tokenizer, TiktokenTokenizer):
             alternatives = "|".join(map(re.escape, sorted(specials, key=len, reverse=True)))
             self._splitter = re.compile(f"({alternatives})")
+            if all(not any(t[0] in other[1:] for other in specials) for t in specials):
+                self._edges = tuple(specials)  # no special token can overlap another
 
     def __len__(self) -> int:
         """How many segments are remembered."""
-        return len(self._cache)
+        return len(self._segments)
 
     def split(self, text: str) -> list[str]:
         """``text`` as alternating ordinary text and special tokens (odd indexes)."""
@@ -62,16 +95,43 @@ class SegmentEncoder:
 
     def segment(self, text: str) -> Segment:
         """The (remembered) encoding of one stretch of text without special tokens."""
-        found = self._cache.get(text)
+        found = self._segments.recall(text)
         if found is not None:
             self.hits += 1
-            self._cache.move_to_end(text)
             return found
         self.misses += 1
         found = self._encode_segment(text)
-        self._cache[text] = found
-        if len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+        self._segments.remember(text, found)
+        return found
+
+    def encode_pieces(self, texts: Sequence[str]) -> tuple[list[int], list[int]]:
+        """Token ids of ``"".join(texts)`` and the index of the first token of each text.
+
+        Pieces are grouped into runs cut where a piece ends or the next one starts with a
+        special token; BPE never merges across one, so each run is encoded (once) alone.
+        """
+        tokens: list[int] = []
+        token_at: list[int] = []
+        run_start = 0
+        for index, text in enumerate(texts):
+            last = index == len(texts) - 1
+            if last or text.endswith(self._edges) or texts[index + 1].startswith(self._edges):
+                ids, starts = self._run(tuple(texts[run_start : index + 1]))
+                base = len(tokens)
+                token_at.extend([base + start for start in starts])
+                tokens.extend(ids)
+                run_start = index + 1
+        return tokens, token_at
+
+    def _run(self, texts: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        found = self._runs.recall(texts)
+        if found is not None:
+            self.hits += 1
+        else:
+            positions = [0, *accumulate(map(len, texts))][:-1]
+            ids, starts = self.encode("".join(texts), positions)
+            found = (tuple(ids), tuple(starts))
+            self._runs.remember(texts, found)
         return found
 
     def _encode_segment(self, text: str) -> Segment:
@@ -79,10 +139,32 @@ class SegmentEncoder:
         ids = tokenizer.encode(text)
         if isinstance(tokenizer, TiktokenTokenizer):
             seen = tokenizer._prepare(text)
-            starts = [start for start, _ in _char_offsets(seen, tokenizer.token_bytes(ids))]
-            return Segment(tuple(ids), tuple(starts), seen != text)
+            return Segment(tuple(ids), tuple(self._starts(seen, ids)), seen != text)
         starts = [start for start, _ in tokenizer.offsets(text)]
         return Segment(tuple(ids), tuple(starts), False)
+
+    def _token_length(self, token: int) -> int:
+        length = self._lengths.get(token)
+        if length is None:
+            length = self._lengths[token] = len(self.tokenizer.token_bytes([token])[0])
+        return length
+
+    def _starts(self, text: str, ids: Sequence[int]) -> list[int]:
+        """Character offset in ``text`` where each token starts (a token that starts inside
+        a multi-byte character starts at that character)."""
+        lengths = self._lengths
+        sizes = [lengths.get(token) or self._token_length(token) for token in ids]
+        if text.isascii():
+            return [0, *accumulate(sizes)][:-1]
+        data = text.encode("utf-8")
+        starts = []
+        position = characters = 0
+        for size in sizes:
+            inside = position < len(data) and data[position] & 0xC0 == 0x80
+            starts.append(characters - inside)
+            characters += len(data[position : position + size].translate(None, CONTINUATION))
+            position += size
+        return starts
 
     def encode(self, text: str, boundaries: Sequence[int] = ()) -> tuple[list[int], list[int]]:
         """Token ids of ``text``, and for each boundary (ascending character positions) the

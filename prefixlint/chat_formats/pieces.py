@@ -33,19 +33,14 @@ def assemble(pieces: Sequence[Piece], encoder: SegmentEncoder, template: str) ->
     ranges partition the tokens even when a token straddles two components.
     """
     merged = merge_pieces(pieces)
-    char_starts = []
-    position = 0
-    for _, text in merged:
-        char_starts.append(position)
-        position += len(text)
-    text = "".join(piece_text for _, piece_text in merged)
-    tokens, token_starts = encoder.encode(text, char_starts)
+    texts = [text for _, text in merged]
+    tokens, token_starts = encoder.encode_pieces(texts)
     components = []
-    for index, (name, piece_text) in enumerate(merged):
+    char_start = 0
+    for index, (name, text) in enumerate(merged):
         last = index == len(merged) - 1
         token_end = len(tokens) if last else token_starts[index + 1]
-        start = char_starts[index]
-        components.append(
-            Component(name, start, start + len(piece_text), token_starts[index], token_end)
-        )
-    return Rendered(text, tuple(tokens), tuple(components), template)
+        char_end = char_start + len(text)
+        components.append(Component(name, char_start, char_end, token_starts[index], token_end))
+        char_start = char_end
+    return Rendered("".join(texts), tuple(tokens), tuple(components), template)
