@@ -15,10 +15,6 @@ search, and a bounded index of conversation hashes.
 
 from __future__ import annotations
 
-import json
-import re
-import unicodedata
-from array import array
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -26,7 +22,6 @@ from dataclasses import dataclass
 from prefixlint.audit import classify
 from prefixlint.audit.diff import common_prefix_length, escape, window
 from prefixlint.cache.base import CacheResult
-from prefixlint.chat import content_text
 from prefixlint.request import ChatRequest, Rendered
 
 # The longest-prefix index keys every 64-token block, and the first 256 tokens also in blocks
@@ -34,7 +29,6 @@ from prefixlint.request import ChatRequest, Rendered
 INDEX_BLOCK = 64
 HEAD_BLOCK, HEAD_TOKENS = 16, 256
 ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
-_SPACES = re.compile(r"\s+")
 
 
 class LRU(OrderedDict):
@@ -66,7 +60,7 @@ class Snapshot:
     conversation: int
     request: ChatRequest
     rendered: Rendered | None
-    units: array
+    units: tuple[int, ...]
 
 
 @dataclass(slots=True)
@@ -80,9 +74,8 @@ class Divergence:
     component: str | None = None
     char: int | None = None
     token: int | None = None
-    before: str = ""
-    after: str = ""
     routing_changed: str | None = None
+    renderings: tuple[Rendered, Rendered] | None = None
 
     @property
     def diverged(self) -> bool:
@@ -90,20 +83,24 @@ class Divergence:
 
 
 def _message_signature(message: dict) -> int:
-    text = unicodedata.normalize("NFC", content_text(message.get("content")))
+    content = message.get("content")
     calls = message.get("tool_calls")
     return hash(
         (
             message.get("role"),
-            _SPACES.sub(" ", text).strip(),
+            content if isinstance(content, str) else repr(content),
             message.get("tool_call_id"),
-            json.dumps(calls, sort_keys=True, ensure_ascii=False) if calls else None,
+            repr(calls) if calls else None,
         )
     )
 
 
 def conversation_hashes(messages: Sequence[dict]) -> list[int]:
-    """Chained hashes of the non-system messages: entry ``i`` stands for the first ``i+1``."""
+    """Chained hashes of the non-system messages: entry ``i`` stands for the first ``i+1``.
+
+    Messages compare as logged; a predecessor that differs in whitespace is still found by
+    the longest-prefix search.
+    """
     hashes, parent = [], 0
     for message in messages:
         if message.get("role") in classify.SYSTEM_ROLES:
@@ -113,19 +110,18 @@ def conversation_hashes(messages: Sequence[dict]) -> list[int]:
     return hashes
 
 
-def block_keys(units: array, block: int, limit: int | None = None) -> list[int]:
+def block_keys(units: tuple[int, ...], block: int, limit: int | None = None) -> list[int]:
     """Chained hashes of every full ``block`` of ``units`` (up to ``limit`` units), one key per
     block; the block size is part of the key."""
-    data = units.tobytes() if limit is None else units[:limit].tobytes()
-    step = block * units.itemsize
+    end = len(units) if limit is None else min(limit, len(units))
     keys, parent = [], block
-    for start in range(0, len(data) - step + 1, step):
-        parent = hash((parent, data[start : start + step]))
+    for start in range(0, end - block + 1, block):
+        parent = hash((parent, units[start : start + block]))
         keys.append(parent)
     return keys
 
 
-def prefix_keys(units: array, unit_tokens: int) -> list[list[int]]:
+def prefix_keys(units: tuple[int, ...], unit_tokens: int) -> list[list[int]]:
     """The longest-prefix index keys of a request: fine keys over its head, coarse ones over
     all of it (block hashes are already one unit per block)."""
     if unit_tokens != 1:
@@ -136,10 +132,7 @@ def prefix_keys(units: array, unit_tokens: int) -> list[list[int]]:
 class Attributor:
     """Finds each request's predecessor and where, and why, the two diverge."""
 
-    def __init__(
-        self, *, max_snapshots: int = 1024, max_index: int = 200_000, full_text: bool = False
-    ) -> None:
-        self.full_text = full_text
+    def __init__(self, *, max_snapshots: int = 1024, max_index: int = 200_000) -> None:
         self.snapshots: LRU = LRU(max_snapshots)
         self.sessions: LRU = LRU(max_snapshots * 4)
         self.conversations: LRU = LRU(max_index)
@@ -160,7 +153,7 @@ class Attributor:
         traces); returns the divergence and the request's conversation number.
         """
         self.seq += 1
-        packed = array("q", units)
+        packed = tuple(units)
         talk = conversation_hashes(request.messages) if rendered is not None else []
         keys = prefix_keys(packed, unit_tokens)
         predecessor, same_conversation = self._predecessor(session, talk, keys)
@@ -211,7 +204,7 @@ class Attributor:
         predecessor: Snapshot,
         request: ChatRequest,
         rendered: Rendered | None,
-        units: array,
+        units: tuple[int, ...],
         unit_tokens: int,
         same_conversation: bool,
     ) -> Divergence:
@@ -234,7 +227,7 @@ class Attributor:
         before_text, after_text = predecessor.rendered.text, rendered.text
         char = common_prefix_length(before_text, after_text)
         divergence.char = char
-        divergence.before, divergence.after = self._views(predecessor.rendered, rendered, char)
+        divergence.renderings = (predecessor.rendered, rendered)
         if char >= len(before_text):
             # The texts agree; the tokens differ where BPE merged across the old ending.
             divergence.code, divergence.component = "PFX404", _component_at(rendered, char)
@@ -249,16 +242,21 @@ class Attributor:
         )
         return divergence
 
-    def _views(self, before: Rendered, after: Rendered, char: int) -> tuple[str, str]:
-        """Escaped windows at ``char`` or, with ``full_text``, both whole components there."""
-        if not self.full_text:
-            return window(before.text, char), window(after.text, char)
-        views = []
-        for rendered in (before, after):
-            component = rendered.component_at_char(min(char, len(rendered.text) - 1))
-            start, end = (component.char_start, component.char_end) if component else (0, 0)
-            views.append(escape(rendered.text[start:end]))
-        return views[0], views[1]
+
+def example_views(divergence: Divergence, full_text: bool = False) -> tuple[str, str]:
+    """Escaped windows of both requests at the divergence or, with ``full_text``, the whole
+    components there."""
+    if divergence.renderings is None or divergence.char is None:
+        return "", ""
+    char = divergence.char
+    if not full_text:
+        return tuple(window(r.text, char) for r in divergence.renderings)
+    views = []
+    for rendered in divergence.renderings:
+        component = rendered.component_at_char(min(char, len(rendered.text) - 1))
+        start, end = (component.char_start, component.char_end) if component else (0, 0)
+        views.append(escape(rendered.text[start:end]))
+    return views[0], views[1]
 
 
 def _component_at(rendered: Rendered, char: int) -> str | None:

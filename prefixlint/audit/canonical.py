@@ -23,7 +23,7 @@ import dataclasses
 import json
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from prefixlint.audit.attribution import LRU
 from prefixlint.audit.classify import SYSTEM_ROLES, tool_name
@@ -237,8 +237,17 @@ class Together(Canonicaliser):
         return request
 
 
-def canonicalisers() -> list[Canonicaliser]:
-    """A fresh canonicaliser per family, then one that applies them all."""
-    families = [Volatile, Order, Whitespace, History, Params]
-    together_order = [Whitespace, Order, Volatile, Params, History]
-    return [*(f() for f in families), Together([f() for f in together_order])]
+FAMILIES: tuple[type[Canonicaliser], ...] = (Volatile, Order, Whitespace, History, Params)
+# The order in which the families are applied together: each sees the others' output.
+TOGETHER_ORDER: tuple[type[Canonicaliser], ...] = (Whitespace, Order, Volatile, Params, History)
+
+
+def canonicalisers(causes: Iterable[str] | None = None) -> list[Canonicaliser]:
+    """A fresh canonicaliser per family (only those that remove one of ``causes``, when
+    given), then, for more than one, one that applies them all."""
+    wanted = None if causes is None else set(causes)
+    chosen = [f for f in FAMILIES if wanted is None or wanted & set(f.codes)]
+    fixes: list[Canonicaliser] = [f() for f in chosen]
+    if len(chosen) > 1:
+        fixes.append(Together([f() for f in TOGETHER_ORDER if f in chosen]))
+    return fixes

@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from prefixlint.audit.attribution import Attributor, Divergence, cause_for
+from prefixlint.audit.attribution import Attributor, Divergence, cause_for, example_views
+from prefixlint.audit.canonical import canonicalisers
 from prefixlint.audit.prices import PriceTable
-from prefixlint.audit.results import AuditReport, Example, RequestRecord, Skipped
+from prefixlint.audit.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
 from prefixlint.audit.whatif import WhatIfRunner
 from prefixlint.cache import CACHE_MODELS, CacheModel, CacheQuery, make_cache_model
 from prefixlint.cache.base import CacheResult, InvalidQuery
@@ -147,16 +148,15 @@ class Auditor:
         self.options = options
         self.models = {name: new_cache_model(name, options) for name in options.caches}
         self.renderer = None
-        self.attributor = Attributor(
-            max_snapshots=options.max_snapshots, full_text=options.full_text
-        )
+        self.attributor = Attributor(max_snapshots=options.max_snapshots)
         self.prices = options.prices or PriceTable.load()
         self.report = AuditReport(
             files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
         )
-        self.what_if = WhatIfRunner(options, self._render) if options.what_if else None
+        self.what_if: WhatIfRunner | None = None
+        self.conversations: list[int] = []
 
-    def _render(self, request: ChatRequest) -> Rendered:
+    def render(self, request: ChatRequest) -> Rendered:
         if self.renderer is None:
             self.renderer = get_renderer(self.options.template, self.options.tokenizer)
         return self.renderer.render(request)
@@ -173,7 +173,7 @@ class Auditor:
                 model=request.model,
             )
             return Prepared(request, query, None, request.hash_ids, self.options.trace_block_tokens)
-        rendered = self._render(request)
+        rendered = self.render(request)
         return Prepared(request, build_query(request, rendered), rendered, rendered.tokens, 1)
 
     def skip(self, file: str, line: int, reason: str) -> None:
@@ -209,8 +209,13 @@ class Auditor:
                     result.prompt_tokens, result.cached_tokens, result.cache_write_tokens
                 )
             self.report.records.append(record)
+        self.conversations.append(conversation)
         if self.what_if is not None and prepared.rendered is not None:
-            self.what_if.feed(request, conversation, results, price)
+            logged = {
+                name: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
+                for name, r in results.items()
+            }
+            self.what_if.feed(request, conversation, logged, price)
 
     def _record(
         self,
@@ -253,6 +258,7 @@ class Auditor:
     def _keep_example(self, file: str, record: RequestRecord, divergence: Divergence) -> None:
         examples = self.report.examples.setdefault((record.model_cache, record.cause), [])
         if len(examples) < self.options.examples_per_cause:
+            before, after = example_views(divergence, self.options.full_text)
             examples.append(
                 Example(
                     file=file,
@@ -261,8 +267,8 @@ class Auditor:
                     component=record.component,
                     char=divergence.char,
                     token=divergence.token,
-                    before=divergence.before,
-                    after=divergence.after,
+                    before=before,
+                    after=after,
                 )
             )
 
@@ -284,37 +290,75 @@ def run_audit(
     ``on_line`` is called once per log line (progress); ``on_prepared`` once per request that
     rendered (token dumps). Raises ``LogReadError`` for an unreadable file and
     :class:`AuditError` for bad options.
+
+    The what-if re-simulation reads the files a second time, for the fixes whose causes the
+    audit found; standard input is read once, with every fix simulated along the way.
     """
     auditor = Auditor(options, files)
+    rereadable = "-" not in files
     offline = [m for m in auditor.models.values() if hasattr(m, "prepare")]
     if offline:
-        if "-" in files:
+        if not rereadable:
             raise AuditError("offline cache models (belady) read the log twice: give a file, not -")
-        queries = [prepared.query for _, prepared in _prepared(auditor, files, None)]
+        queries = [prepared.query for _, prepared in _prepared(auditor, files)]
         for model in offline:
             model.prepare(queries)
-        auditor.report.skipped.clear()
-    for file, prepared in _prepared(auditor, files, on_line):
+    if options.what_if and not rereadable:
+        auditor.what_if = WhatIfRunner(options, auditor.render, canonicalisers())
+    for file, prepared in _prepared(auditor, files, on_line, auditor.skip):
         if on_prepared is not None:
             on_prepared(prepared)
         auditor.feed(file, prepared)
-    return auditor.finish()
+    report = auditor.finish()
+    if options.what_if and rereadable:
+        report.what_if = _what_if_pass(auditor, files)
+    return report
+
+
+def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
+    """Re-read the logs and simulate the fixes for the causes found (nothing to fix: none)."""
+    report = auditor.report
+    found = {record.cause for record in report.records if record.cause}
+    fixes = canonicalisers(found)
+    if not fixes:
+        return []
+    runner = WhatIfRunner(auditor.options, auditor.render, fixes)
+    models = len(report.cache_models)
+    fed = 0
+    for _, prepared in _prepared(auditor, files):
+        records = report.records[fed * models : (fed + 1) * models]
+        if fed >= len(auditor.conversations) or records[0].line != prepared.request.line:
+            continue  # rejected by a cache model in the first pass
+        if prepared.rendered is not None:
+            logged = {
+                r.model_cache: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
+                for r in records
+            }
+            price = auditor.prices.lookup(prepared.request.model)
+            runner.feed(prepared.request, auditor.conversations[fed], logged, price)
+        fed += 1
+    return runner.results(report)
 
 
 def _prepared(
-    auditor: Auditor, files: Sequence[str], on_line: Callable[[], None] | None
+    auditor: Auditor,
+    files: Sequence[str],
+    on_line: Callable[[], None] | None = None,
+    on_skip: Callable[[str, int, str], None] | None = None,
 ) -> Iterator[tuple[str, Prepared]]:
-    """Every request of ``files`` that renders, in order; other lines are counted as skipped."""
-    auditor.report.lines_read = 0
+    """Every request of ``files`` that renders, in order; ``on_skip`` hears of the others."""
     for file in files:
         for item in read_log(file, format=auditor.options.log_format):
-            auditor.report.lines_read += 1
             if on_line is not None:
                 on_line()
+            if on_skip is not None:
+                auditor.report.lines_read += 1
             if isinstance(item, SkippedLine):
-                auditor.skip(file, item.line, item.reason)
+                if on_skip is not None:
+                    on_skip(file, item.line, item.reason)
                 continue
             try:
                 yield file, auditor.prepare(item)
             except (TemplateError, InvalidQuery) as exc:
-                auditor.skip(file, item.line, str(exc))
+                if on_skip is not None:
+                    on_skip(file, item.line, str(exc))

@@ -1,0 +1,221 @@
+"""Benchmark ``prefixlint audit`` on a realistic request log built from tau-bench.
+
+    .venv/bin/python bench/audit.py [--replicas 4] [--scale 10] [--skip-mooncake]
+
+The log: the 200 GPT-4o airline conversations of tau-bench, each replayed turn by turn (one
+request whenever the agent answers), with tau-bench's long shared system prompt and an airline
+tool list derived from the logged tool calls. Each conversation is replayed ``--replicas``
+times as separate sessions (a ticket number in the first user message makes every replica its
+own conversation), sessions interleaved by time: 4 replicas give 10,616 requests.
+
+Measured in one run, each in a fresh process (peak RSS is per process):
+
+* floor: the log's distinct text (system prompt, tool list, each distinct message) encoded
+  once with the same tokenizer (tiktoken-backed Qwen BPE);
+* naive: every request rendered and its whole prompt encoded from scratch;
+* audit: ``run_audit`` with the vllm model, without and with the what-if re-simulation;
+* memory: the audit (no what-if) on a log ``--scale`` times larger, to show that memory does
+  not grow with the log beyond one small record per request;
+* Mooncake: the conversation trace through vllm and sglang by the audit, and the cache-model
+  comparison with kvcache-simulator (``bench/cache_models.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TAU = Path("/work/shared/corpora/traces/sierra-research_tau-bench/gpt-4o-airline.json")
+MOONCAKE = Path("/work/shared/corpora/traces/kvcache-ai_Mooncake/conversation_trace.jsonl")
+START = 1_741_000_000.0
+TURN_SECONDS = 20.0
+
+
+def airline_tools(conversations: list[dict]) -> list[dict]:
+    """One function schema per tool name in the logged calls, with the arguments seen."""
+    arguments: dict[str, dict[str, str]] = {}
+    for conversation in conversations:
+        for message in conversation["traj"]:
+            for call in message.get("tool_calls") or ():
+                function = call["function"]
+                fields = arguments.setdefault(function["name"], {})
+                for key, value in json.loads(function["arguments"] or "{}").items():
+                    kind = {bool: "boolean", int: "integer", float: "number", list: "array"}
+                    fields.setdefault(key, kind.get(type(value), "string"))
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": name,
+                "description": f"Airline tool {name.replace('_', ' ')}.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {k: {"type": t} for k, t in sorted(fields.items())},
+                    "required": sorted(fields),
+                },
+            },
+        }
+        for name, fields in sorted(arguments.items())
+    ]
+
+
+def build_log(path: Path, replicas: int) -> int:
+    """Write the interleaved log; returns the number of requests."""
+    conversations = json.loads(TAU.read_text(encoding="utf-8"))
+    tools = airline_tools(conversations)
+    entries = []
+    for replica in range(replicas):
+        for number, conversation in enumerate(conversations):
+            session = f"tau-{number}-{replica}"
+            start = START + (replica * len(conversations) + number) * 7.0
+            messages = [dict(m) for m in conversation["traj"]]
+            if replica:
+                first_user = next(i for i, m in enumerate(messages) if m["role"] == "user")
+                ticket = f"[ticket {replica:03d}-{number:03d}] "
+                messages[first_user]["content"] = ticket + messages[first_user]["content"]
+            turn = 0
+            for index in range(1, len(messages)):
+                if (
+                    messages[index]["role"] != "assistant"
+                    or messages[index - 1]["role"] == "assistant"
+                ):
+                    continue
+                request = {"model": "gpt-4o", "messages": messages[:index], "tools": tools}
+                timestamp = start + turn * TURN_SECONDS
+                entries.append((timestamp, session, request))
+                turn += 1
+    entries.sort(key=lambda e: e[0])
+    with path.open("w", encoding="utf-8") as out:
+        for timestamp, session, request in entries:
+            envelope = {"timestamp": timestamp, "session_id": session, "request": request}
+            out.write(json.dumps(envelope) + "\n")
+    return len(entries)
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def worker(mode: str, log: str) -> dict:
+    """Run one measurement in this process and return its figures."""
+    from prefixlint.audit.pipeline import AuditOptions, run_audit
+    from prefixlint.chat import Renderer
+    from prefixlint.sources.logs import read_log
+    from prefixlint.tokenizers import get_tokenizer
+
+    tokenizer = get_tokenizer("qwen")
+    tokenizer.encode("warm up")
+    if mode == "floor":
+        distinct: set[str] = set()
+        for request in read_log(log):
+            distinct.add(json.dumps(request.tools))
+            for message in request.messages:
+                distinct.add(json.dumps(message, sort_keys=True))
+        started = time.perf_counter()
+        tokens = sum(len(tokenizer.encode(text)) for text in distinct)
+        return {"seconds": time.perf_counter() - started, "tokens": tokens, "texts": len(distinct)}
+    if mode == "naive":
+        renderer = Renderer("qwen3", tokenizer)
+        started = time.perf_counter()
+        tokens = requests = 0
+        for request in read_log(log):
+            tokens += len(tokenizer.encode(renderer.render(request).text))
+            requests += 1
+        return {"seconds": time.perf_counter() - started, "tokens": tokens, "requests": requests}
+    what_if = mode == "audit-what-if"
+    started = time.perf_counter()
+    report = run_audit([log], AuditOptions(caches=("vllm",), what_if=what_if))
+    seconds = time.perf_counter() - started
+    totals = report.totals("vllm")
+    return {
+        "seconds": seconds,
+        "requests": totals.requests,
+        "tokens": totals.prompt_tokens,
+        "hit_rate": totals.hit_rate,
+        "causes": {c: e.requests for c, e in report.by_cause("vllm").items()},
+        "what_if": {w.fix: round(w.fixed.hit_rate, 4) for w in report.what_if},
+    }
+
+
+def measure(mode: str, log: Path) -> dict:
+    command = [sys.executable, __file__, "--worker", mode, str(log)]
+    output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def mooncake_audit() -> dict:
+    from prefixlint.audit.pipeline import AuditOptions, run_audit
+
+    started = time.perf_counter()
+    report = run_audit([str(MOONCAKE)], AuditOptions(caches=("vllm", "sglang"), what_if=False))
+    seconds = time.perf_counter() - started
+    return {
+        "seconds": seconds,
+        "requests": report.totals("vllm").requests,
+        "hit_rates": {m: round(report.totals(m).hit_rate, 4) for m in report.cache_models},
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--replicas", type=int, default=4)
+    parser.add_argument("--scale", type=int, default=10, help="size factor of the memory run")
+    parser.add_argument("--skip-mooncake", action="store_true")
+    parser.add_argument("--worker", nargs=2, metavar=("MODE", "LOG"), help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        figures = worker(*args.worker)
+        figures["peak_rss_mib"] = round(peak_rss_mib(), 1)
+        print(json.dumps(figures))
+        return 0
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "tau.jsonl"
+        count = build_log(log, args.replicas)
+        print(f"log: {count:,} requests, {log.stat().st_size / 2**20:.1f} MiB")
+        floor = measure("floor", log)
+        naive = measure("naive", log)
+        audit = measure("audit", log)
+        what_if = measure("audit-what-if", log)
+        rows = [("floor (distinct text once)", floor), ("naive (full prompt per request)", naive)]
+        rows += [("audit, vllm", audit), ("audit, vllm + what-if", what_if)]
+        for name, figures in rows:
+            requests = figures.get("requests", count)
+            print(
+                f"{name:34s} {figures['seconds']:7.2f} s  {requests / figures['seconds']:9,.0f} req/s"
+                f"  {figures['tokens'] / figures['seconds'] / 1e6:6.2f} M tok/s"
+                f"  x{figures['seconds'] / floor['seconds']:5.2f} floor"
+                f"  peak RSS {figures['peak_rss_mib']:7.1f} MiB"
+            )
+        print(f"hit rate {audit['hit_rate']:.2%}; causes {audit['causes']}")
+        print(f"what-if hit rates {what_if['what_if']}")
+        large = Path(folder) / "tau-large.jsonl"
+        large_count = build_log(large, args.replicas * args.scale)
+        big = measure("audit", large)
+        print(
+            f"memory: {count:,} requests {audit['peak_rss_mib']:.0f} MiB; "
+            f"{large_count:,} requests {big['peak_rss_mib']:.0f} MiB "
+            f"(x{big['peak_rss_mib'] / audit['peak_rss_mib']:.2f} for x{large_count / count:.1f}"
+            f" requests; {big['seconds']:.1f} s)"
+        )
+    if not args.skip_mooncake:
+        mooncake = mooncake_audit()
+        print(
+            f"mooncake conversation trace: {mooncake['requests']:,} requests in "
+            f"{mooncake['seconds']:.1f} s, hit rates {mooncake['hit_rates']}"
+        )
+        sys.path.insert(0, str(Path(__file__).resolve().parent))
+        import cache_models
+
+        cache_models.main([str(MOONCAKE)])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
