@@ -121,7 +121,7 @@ class TorchReplayer:
         self.cuda = loaded.device.type == "cuda"
 
     def warm_up(self, tokens: Sequence[int]) -> None:
-        """Run the kernels once so that the first timed request does not pay for their setup."""
+        """Prefill ``tokens`` untimed, so the first timed request does not pay for kernel setup."""
         for _ in range(2):
             self.prefill(tokens, None)
         if self.cuda:
@@ -178,7 +178,7 @@ def replay_with_baseline(
     """Replay the prompts with reuse, then without, and compare each request."""
     if not prompts:
         return []
-    replayer.warm_up(prompts[0].tokens[: replayer.pool.block_size * 4])
+    replayer.warm_up(prompts[0].tokens)
     reused = [_run_at(replayer, prompt, reuse=True) for prompt in prompts]
     compared = []
     for prompt, (with_reuse, logits) in zip(prompts, reused, strict=True):
