@@ -31,9 +31,17 @@ Providers that do not use ChatML still get Qwen-vocabulary tokens, as a proxy fo
 ``template="hf:PATH"`` renders with a local Hugging Face tokenizer's own chat template (see
 :mod:`prefixlint.chat_formats.hf`).
 
-Token ids of the default renderer come from a per-renderer memo: the rendered text is cut at
-the tokenizer's special tokens (``<|im_start|>``, ``<|im_end|>``, ``<tool_call>``, ...), each
-stretch of ordinary text between two special tokens is encoded once and remembered (LRU,
+Components, in prefix order, cover the whole text: ``system`` (the request's ``system``
+field), ``messages[i]`` (``request.messages[i]``, its role header and end marker included; a
+run of tool results shares Qwen's one ``user`` turn, which opens in the first and closes in
+the last), ``tools`` (the tool block's fixed header and footer, a name that can occur twice),
+``tools[i]``, and ``generation_prompt``. A token belongs to the component holding its first
+character, so component token ranges partition the tokens even where BPE merges across a
+boundary.
+
+Token ids come from a per-renderer memo (:mod:`prefixlint.chat_formats.memo`): the text is cut
+at the tokenizer's special tokens (``<|im_start|>``, ``<|im_end|>``, ``<tool_call>``, ...),
+each stretch of ordinary text between two special tokens is encoded once and remembered (LRU,
 bounded), and the ids are concatenated. A BPE tokenizer never merges across a special token,
 so this equals encoding the whole text (``tests/test_chat_memo.py`` checks it).
 """

@@ -72,6 +72,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import os
 import sys
 import zlib
 from collections.abc import Iterator
@@ -887,7 +888,7 @@ def open_log(path: str, stack: contextlib.ExitStack) -> BinaryIO:
     return raw
 
 
-def read_log(path_or_dash: str, *, format: str = "auto") -> Iterator[LogItem]:
+def read_log(path_or_dash: str | os.PathLike, *, format: str = "auto") -> Iterator[LogItem]:
     """Stream a JSONL log: one :data:`LogItem` per line (see the module docstring).
 
     The file is opened before this returns, so a missing or unreadable file raises
@@ -895,13 +896,14 @@ def read_log(path_or_dash: str, *, format: str = "auto") -> Iterator[LogItem]:
     """
     if format != "auto" and format not in READERS:
         raise ValueError(f"unknown log format {format!r}: use auto or one of {', '.join(FORMATS)}")
+    path = os.fspath(path_or_dash)
     stack = contextlib.ExitStack()
     try:
-        stream = open_log(path_or_dash, stack)
+        stream = open_log(path, stack)
     except BaseException:
         stack.close()
         raise
-    return _items(path_or_dash, stream, stack, format)
+    return _items(path, stream, stack, format)
 
 
 def _items(
