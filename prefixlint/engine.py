@@ -22,7 +22,7 @@ from prefixlint.fixer import apply_edits
 from prefixlint.noqa import apply_noqa
 from prefixlint.textio import SourceText, UnreadableText, encode, read_source, write_atomic
 from prefixlint.tokenizers import TokenizerError
-from prefixlint.types import Applicability, Diagnostic, Fix, Span
+from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 
 MAX_ITERATIONS = 100
 PARSE_ERROR = "PFX902"
@@ -145,7 +145,7 @@ def _in_line_ending(fix: Fix, newline: str) -> Fix:
     """``fix`` with its inserted line breaks written as ``newline``."""
     if newline == "\n" or not any("\n" in e.replacement for e in fix.edits):
         return fix
-    edits = tuple(type(e)(e.start, e.end, _BARE_LF.sub(newline, e.replacement)) for e in fix.edits)
+    edits = tuple(Edit(e.start, e.end, _BARE_LF.sub(newline, e.replacement)) for e in fix.edits)
     return Fix(edits, fix.applicability, fix.message)
 
 

@@ -1,6 +1,6 @@
 """Suppression comments: ``prefixlint: noqa`` on a line, ``prefixlint: noqa-file`` for a file.
 
-Forms, found anywhere on a line of any source kind::
+Forms::
 
     text  # prefixlint: noqa: PFX101, PFX102   (Python, YAML, TOML comments)
     text  {# prefixlint: noqa: PFX101 #}       (Jinja comments, in any template)
@@ -8,13 +8,19 @@ Forms, found anywhere on a line of any source kind::
     # prefixlint: noqa-file: PFX402            (these codes in the whole file)
     # prefixlint: noqa-file                    (every code in the whole file)
 
-A line directive suppresses findings whose span starts on its line. Directives that suppress
-nothing are reported as PFX901, with a fix that removes the unused codes or the directive.
+Where a directive counts: in Python only inside comments (found with ``tokenize``); in YAML
+and TOML only after a ``#`` comment marker or inside a Jinja comment; in templates and JSON
+anywhere on a line. A directive right after a backtick is documentation quoting it, not a
+directive. A line directive suppresses findings whose span starts on its line. Directives
+that suppress nothing are reported as PFX901, with a fix that removes the unused codes or the
+directive.
 """
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -33,6 +39,8 @@ _CODE = re.compile(r"[A-Z]+[0-9]+")
 _JINJA_OPEN = re.compile(r"[ \t]*\{#(?P<ws>[-+]?)[ \t]*$")
 _JINJA_CLOSE = re.compile(r"^[ \t]*(?P<ws>[-+]?)#\}")
 _HASH_OPEN = re.compile(r"[ \t]*#[ \t]*$")
+_HASH_COMMENT_START = re.compile(r"(?:^|[ \t])#")
+_PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
 
 
 @dataclass(frozen=True)
@@ -77,15 +85,44 @@ def _removal(text: str, index: LineIndex, line: int, start: int, end: int, hash_
     return (start, end), False
 
 
+def _python_comments(text: str, index: LineIndex) -> list[tuple[int, int]] | None:
+    """Offsets of the comments of Python source, or None when it does not tokenize."""
+    try:
+        tokens = tokenize.generate_tokens(io.StringIO(text).readline)
+        comments = [t for t in tokens if t.type == tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    return [
+        (index.offset(t.start[0], t.start[1] + 1), index.offset(t.end[0], t.end[1] + 1))
+        for t in comments
+    ]
+
+
+def _counts(text: str, start: int, line_start: int, hash_comments: bool, comments) -> bool:
+    """Whether the directive text at ``start`` is a directive in this kind of file."""
+    if start > 0 and text[start - 1] == "`":
+        return False
+    if comments is not None:
+        return any(begin <= start < end for begin, end in comments)
+    if not hash_comments:
+        return True
+    before = text[line_start:start]
+    return bool(_JINJA_OPEN.search(before) or _HASH_COMMENT_START.search(before))
+
+
 def find_directives(text: str, path: str) -> list[Directive]:
     """Every noqa directive in ``text``, in order."""
     if "noqa" not in text.lower():
         return []
     index = LineIndex(text)
-    hash_comments = PurePath(path).suffix.lower() in _HASH_COMMENT_SUFFIXES
+    suffix = PurePath(path).suffix.lower()
+    hash_comments = suffix in _HASH_COMMENT_SUFFIXES
+    comments = _python_comments(text, index) if suffix in _PYTHON_SUFFIXES else None
     directives = []
     for match in _DIRECTIVE.finditer(text):
         line, column = index.position(match.start())
+        if not _counts(text, match.start(), index.starts[line - 1], hash_comments, comments):
+            continue
         codes = tuple(_CODE.findall(match["codes"])) if match["codes"] else None
         codes_span = match.span("codes") if match["codes"] else (match.end(), match.end())
         removal, safe = _removal(text, index, line, match.start(), match.end(), hash_comments)

@@ -140,3 +140,21 @@ def test_directive_positions():
     assert (directive.line, directive.column) == (1, 8)
     assert directive.codes == ("PFX101", "PFX102")
     assert not directive.file_level
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "found"),
+    (
+        pytest.param("p.py", "x = 1  # prefixlint: noqa\n", 1, id="python comment"),
+        pytest.param("p.py", 's = "prefixlint: noqa"\n', 0, id="python string"),
+        pytest.param("p.py", 's = """\nprefixlint: noqa\n"""\n', 0, id="python docstring"),
+        pytest.param("p.py", "x = (  # prefixlint: noqa\n", 1, id="python that does not tokenize"),
+        pytest.param("p.yaml", "a: b  # prefixlint: noqa\n", 1, id="yaml comment"),
+        pytest.param("p.yaml", "a: b prefixlint: noqa\n", 0, id="yaml value"),
+        pytest.param("p.toml", 'a = "x {# prefixlint: noqa #}"\n', 1, id="jinja comment in toml"),
+        pytest.param("p.md", "Write `prefixlint: noqa` to suppress.\n", 0, id="quoted in markdown"),
+        pytest.param("p.txt", "Be brief. prefixlint: noqa\n", 1, id="plain text"),
+    ),
+)
+def test_where_directives_count(path, text, found):
+    assert len(find_directives(text, path)) == found
