@@ -13,7 +13,12 @@ rendering variants of the request and comparing them with the full prompt:
   without tools, and ends at the last one (common suffix); ``tools[j + 1]`` starts where the
   rendering with only ``tools[:j + 1]`` departs from the full prompt.
 
-Limits: it costs one render per message and per tool; a template that is not
+Limits: boundaries are character comparisons, so a tool block that starts with the same
+word as the system text it replaces (Hermes: ``You are a function calling AI`` against ``You
+book flights``) starts a word late; a template that makes tools change text far apart (Llama
+3: ``Environment: ipython`` in the system header, the schemas in the first user message)
+gets one tool span covering both and what lies between. It costs one render per message and
+per tool; a template that is not
 prefix-monotonic (Qwen3 drops earlier reasoning, Mistral moves the system prompt to the last
 user turn) or that refuses a partial conversation gives coarser components, never wrong
 text or tokens: boundaries are clamped to be ordered, and a failing partial render merges
