@@ -16,9 +16,15 @@ Why the rates differ (all on the same trace and capacity):
   serves a repeated prompt completely; vLLM caches only full blocks and recomputes at least
   the last token (a repeat of N tokens hits ``floor((N-1)/B)*B``); SGLang also keeps the
   last token out. So at infinite capacity the engines sit below its ceiling.
-* Its LRU evicts trie leaves and gives up inserting when only the running request's path is
-  left; vLLM evicts freed blocks from an LRU queue in which a request's tail goes first and
-  needs room for the whole request before it runs; SGLang evicts whole radix nodes.
+* Under pressure the engines that do not keep partial blocks (vLLM at the trace's block
+  size) waste no capacity on a request's unique last block, so they beat its LRU slightly;
+  SGLang at page size 1 keeps the partial block as it does. Its LRU evicts trie leaves and
+  gives up inserting when only the running request's path is left; vLLM evicts freed blocks
+  from an LRU queue in which a request's tail goes first and needs room for the whole request
+  before it runs; SGLang evicts whole radix nodes.
+* Its optimal policy may decline to insert a block needed later than everything cached;
+  ``belady`` always caches the running request (as an engine must) and so sits a little
+  below it.
 * ``--outputs`` also feeds each request's output tokens, which engines keep in their cache
   (here as blocks nothing can hit, as the trace has no ids for them): they take capacity.
 
