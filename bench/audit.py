@@ -14,8 +14,8 @@ Measured in one run, each in a fresh process (peak RSS is per process):
   once with the same tokenizer (tiktoken-backed Qwen BPE);
 * naive: every request rendered and its whole prompt encoded from scratch;
 * audit: ``run_audit`` with the vllm model, without and with the what-if re-simulation;
-* memory: the audit (no what-if) on a log ``--scale`` times larger, to show that memory does
-  not grow with the log beyond one small record per request;
+* memory: the audit (no what-if) on ``--memory-replicas`` replicas and on ``--scale`` times
+  as many, to show that memory does not grow with the log beyond one small record per request;
 * Mooncake: the conversation trace through vllm and sglang by the audit, and the cache-model
   comparison with kvcache-simulator (``bench/cache_models.py``).
 """
@@ -166,6 +166,7 @@ def mooncake_audit() -> dict:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, default=4)
+    parser.add_argument("--memory-replicas", type=int, default=1, help="replicas, memory run")
     parser.add_argument("--scale", type=int, default=10, help="size factor of the memory run")
     parser.add_argument("--skip-mooncake", action="store_true")
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "LOG"), help=argparse.SUPPRESS)
@@ -187,22 +188,26 @@ def main(argv: list[str] | None = None) -> int:
         rows += [("audit, vllm", audit), ("audit, vllm + what-if", what_if)]
         for name, figures in rows:
             requests = figures.get("requests", count)
+            seconds = figures["seconds"]
             print(
-                f"{name:34s} {figures['seconds']:7.2f} s  {requests / figures['seconds']:9,.0f} req/s"
-                f"  {figures['tokens'] / figures['seconds'] / 1e6:6.2f} M tok/s"
+                f"{name:34s} {seconds:7.2f} s  {requests / seconds:9,.0f} req/s"
+                f"  {figures['tokens'] / seconds / 1e6:6.2f} M tok/s"
                 f"  x{figures['seconds'] / floor['seconds']:5.2f} floor"
                 f"  peak RSS {figures['peak_rss_mib']:7.1f} MiB"
             )
         print(f"hit rate {audit['hit_rate']:.2%}; causes {audit['causes']}")
         print(f"what-if hit rates {what_if['what_if']}")
-        large = Path(folder) / "tau-large.jsonl"
-        large_count = build_log(large, args.replicas * args.scale)
-        big = measure("audit", large)
+        sizes = []
+        for replicas in (args.memory_replicas, args.memory_replicas * args.scale):
+            path = Path(folder) / f"tau-{replicas}.jsonl"
+            sizes.append((build_log(path, replicas), measure("audit", path)))
+            path.unlink()
+        (small, first), (large, second) = sizes
         print(
-            f"memory: {count:,} requests {audit['peak_rss_mib']:.0f} MiB; "
-            f"{large_count:,} requests {big['peak_rss_mib']:.0f} MiB "
-            f"(x{big['peak_rss_mib'] / audit['peak_rss_mib']:.2f} for x{large_count / count:.1f}"
-            f" requests; {big['seconds']:.1f} s)"
+            f"memory (audit, vllm): {small:,} requests {first['peak_rss_mib']:.0f} MiB in "
+            f"{first['seconds']:.0f} s; {large:,} requests {second['peak_rss_mib']:.0f} MiB in "
+            f"{second['seconds']:.0f} s (x{second['peak_rss_mib'] / first['peak_rss_mib']:.2f} "
+            f"memory for x{large / small:.0f} requests)"
         )
     if not args.skip_mooncake:
         mooncake = mooncake_audit()

@@ -1,0 +1,10 @@
+"""Audit logged requests against prefix-cache models: hit rates, miss causes, what-if fixes.
+
+``run_audit(files, AuditOptions(...))`` returns an :class:`AuditReport`; the ``audit``
+command (:mod:`prefixlint.cli_audit`) renders it for people, as JSON or as HTML.
+"""
+
+from prefixlint.audit.pipeline import AuditError, AuditOptions, run_audit
+from prefixlint.audit.results import AuditReport
+
+__all__ = ["AuditError", "AuditOptions", "AuditReport", "run_audit"]

@@ -305,7 +305,13 @@ def run_audit(
             model.prepare(queries)
     if options.what_if and not rereadable:
         auditor.what_if = WhatIfRunner(options, auditor.render, canonicalisers())
-    for file, prepared in _prepared(auditor, files, on_line, auditor.skip):
+
+    def count_line() -> None:
+        auditor.report.lines_read += 1
+        if on_line is not None:
+            on_line()
+
+    for file, prepared in _prepared(auditor, files, count_line, auditor.skip):
         if on_prepared is not None:
             on_prepared(prepared)
         auditor.feed(file, prepared)
@@ -325,9 +331,9 @@ def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
     runner = WhatIfRunner(auditor.options, auditor.render, fixes)
     models = len(report.cache_models)
     fed = 0
-    for _, prepared in _prepared(auditor, files):
+    for file, prepared in _prepared(auditor, files):
         records = report.records[fed * models : (fed + 1) * models]
-        if fed >= len(auditor.conversations) or records[0].line != prepared.request.line:
+        if not records or (records[0].file, records[0].line) != (file, prepared.request.line):
             continue  # rejected by a cache model in the first pass
         if prepared.rendered is not None:
             logged = {
@@ -351,8 +357,6 @@ def _prepared(
         for item in read_log(file, format=auditor.options.log_format):
             if on_line is not None:
                 on_line()
-            if on_skip is not None:
-                auditor.report.lines_read += 1
             if isinstance(item, SkippedLine):
                 if on_skip is not None:
                     on_skip(file, item.line, item.reason)
