@@ -167,3 +167,34 @@ def test_features_fall_back_when_the_template_refuses_tools():
     [document] = chat_template.parse("t.jinja", text)
     assert document.features == conversation.Features(tools=False)
     assert _findings("t.jinja", text) == []
+
+
+STRIPS_EVERYWHERE = """\
+{%- for message in messages %}
+{%- if message.role == 'assistant' %}
+{%- set content = message.content.split('</think>')[-1].lstrip() %}
+{{- '<|im_start|>assistant\\n' + content + '<|im_end|>\\n' }}
+{%- else %}
+{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
+{%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}
+"""
+
+
+def test_reasoning_stripped_even_from_the_last_turn_still_breaks_the_cache():
+    """The model wrote the reasoning and the engine cached it, whatever the template shows."""
+    [found] = _findings("r1.jinja", STRIPS_EVERYWHERE, frozenset({"PFX503"}))
+    assert found.span.line == 4
+    assert found.extra["turn"] == 1
+    assert "reasoning of message 2" in found.extra["cause"]
+
+
+@pytest.mark.parametrize(
+    ("name", "knows"),
+    (("qwen3.jinja", True), ("chatml.jinja", False), ("hermes.jinja", False)),
+)
+def test_only_reasoning_templates_get_reasoning_conversations(name, knows):
+    [document] = chat_template.parse(name, _fixture(name))
+    assert document.knows_reasoning is knows
+    assert (document.with_reasoning("field") is not None) is knows

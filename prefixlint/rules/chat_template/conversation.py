@@ -86,6 +86,8 @@ class Conversation:
     tools: tuple[dict, ...] | None
     reasoning: dict[int, str]
     """Message index -> the reasoning text of that assistant message."""
+    answers: dict[int, str]
+    """Message index -> the answer of that assistant message, without its reasoning."""
 
     def assistant_indices(self) -> list[int]:
         return [i for i, m in enumerate(self.messages) if m["role"] == "assistant"]
@@ -102,13 +104,15 @@ class Conversation:
         return copy.deepcopy(list(self.tools)) if self.tools is not None else None
 
 
+def think_block(thought: str) -> str:
+    """Reasoning as Qwen3, QwQ and DeepSeek-R1 models write it before their answer."""
+    return f"<think>\n{thought}\n</think>\n\n"
+
+
 def _assistant(index: int, content: str, style: str) -> tuple[dict, str | None]:
     thought = f"Reasoning {index}: work out what the user needs before answering."
     if style == "content":
-        return {
-            "role": "assistant",
-            "content": f"<think>\n{thought}\n</think>\n\n{content}",
-        }, thought
+        return {"role": "assistant", "content": think_block(thought) + content}, thought
     if style == "field":
         message = {"role": "assistant", "content": content}
         message["reasoning_content"] = thought
@@ -121,12 +125,14 @@ def build(features: Features, *, first_tool_description: str = FIRST_TOOL_DESCRI
     """The conversation for ``features``: three user questions, one answered through a tool."""
     messages: list[dict] = []
     reasoning: dict[int, str] = {}
+    answers: dict[int, str] = {}
 
     def add_assistant(content: str, **extra) -> None:
         message, thought = _assistant(len(messages), content, features.reasoning)
         message.update(extra)
         if thought is not None:
             reasoning[len(messages)] = thought
+        answers[len(messages)] = content
         messages.append(message)
 
     if features.system:
@@ -158,4 +164,4 @@ def build(features: Features, *, first_tool_description: str = FIRST_TOOL_DESCRI
     if features.tools:
         tools = copy.deepcopy(list(TOOLS))
         tools[0]["function"]["description"] = first_tool_description
-    return Conversation(tuple(messages), tuple(tools) if tools else None, reasoning)
+    return Conversation(tuple(messages), tuple(tools) if tools else None, reasoning, answers)

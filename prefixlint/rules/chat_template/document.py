@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -13,6 +14,7 @@ from prefixlint.context import SourceError
 from prefixlint.rules.chat_template import conversation, sandbox
 from prefixlint.types import Span
 
+_REASONING_WORDS = re.compile(r"think|reasoning", re.IGNORECASE)
 REFERENCE_TIME = datetime(2026, 1, 15, 10, 30, 15)
 """The fake clock's time for every rendering that is not about the clock."""
 
@@ -94,7 +96,18 @@ class ChatTemplateDocument:
             line=self.file_line(first_failure.line),
         )
 
+    @property
+    def knows_reasoning(self) -> bool:
+        """Whether the template handles reasoning at all (``<think>``, ``reasoning_content``,
+        ``thinking``): the sign of a model that writes it. Templates of models that do not
+        reason are not given conversations with reasoning."""
+        return bool(_REASONING_WORDS.search(self.source))
+
     def with_reasoning(self, style: str) -> conversation.Features | None:
         """The working features with reasoning given in ``style``, if the template renders it."""
+        if style == "none":
+            return self.features
+        if not self.knows_reasoning:
+            return None
         features = replace(self.features, reasoning=style)
-        return features if style == "none" or self.renders(features) else None
+        return features if self.renders(features) else None

@@ -9,7 +9,9 @@ What the engine generated is modelled per message: an assistant message without 
 what the model produced, as the client sends it back, so only turn N's prompt must be a
 prefix of turn N+1's. With reasoning, the model produced it too: the generated text is what
 the template renders for that message when it is the last one (its training format),
-reasoning included, up to the end-of-turn marker (trailing whitespace is not generated).
+reasoning included, up to the end-of-turn marker (trailing whitespace is not generated); a
+template that leaves reasoning out even there gets it back as a ``<think>`` block before the
+answer, since the model wrote it and the engine cached it.
 Token differences that only come from re-tokenising the same text at the boundary between
 prompt and answer are not reported (the text is a prefix; the cost is a token or two).
 """
@@ -41,13 +43,24 @@ class Break:
 
 
 def _generated(document, convo: Conversation, index: int, prompt: str) -> tuple[str, object]:
-    """The text the model generated for assistant message ``index`` and its rendering."""
+    """The text the model generated for assistant message ``index`` and its rendering.
+
+    That is what the template renders for the message when it is the last one, after the
+    prompt, without trailing whitespace. When even that rendering leaves the reasoning out
+    (DeepSeek-R1 style templates strip it everywhere), the model still wrote it: it is put
+    back before the answer as a ``<think>`` block.
+    """
     if index not in convo.reasoning:
         return "", None
     full = document.render(convo, index + 1, add_generation_prompt=False)
     if not full.text.startswith(prompt):
         return "", None
-    return full.text[len(prompt) :].rstrip(), full
+    generated = full.text[len(prompt) :].rstrip()
+    thought, answer = convo.reasoning[index], convo.answers[index]
+    if thought not in generated:
+        at = max(generated.find(answer), 0) if answer else 0
+        generated = generated[:at] + conversation.think_block(thought) + generated[at:]
+    return generated, full
 
 
 def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
