@@ -1,12 +1,12 @@
 """Benchmark ``prefixlint audit`` on a realistic request log built from tau-bench.
 
-    .venv/bin/python bench/audit.py [--replicas 4] [--scale 10] [--skip-mooncake]
+    .venv/bin/python bench/audit.py [--replicas 5] [--scale 10] [--skip-mooncake]
 
 The log: the 200 GPT-4o airline conversations of tau-bench, each replayed turn by turn (one
 request whenever the agent answers), with tau-bench's long shared system prompt and an airline
 tool list derived from the logged tool calls. Each conversation is replayed ``--replicas``
 times as separate sessions (a ticket number in the first user message makes every replica its
-own conversation), sessions interleaved by time: 4 replicas give 10,616 requests.
+own conversation), sessions interleaved by time: 5 replicas give 12,270 requests.
 
 Measured in one run, each in a fresh process (peak RSS is per process):
 
@@ -165,7 +165,7 @@ def mooncake_audit() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--replicas", type=int, default=4)
+    parser.add_argument("--replicas", type=int, default=5)
     parser.add_argument("--memory-replicas", type=int, default=1, help="replicas, memory run")
     parser.add_argument("--scale", type=int, default=10, help="size factor of the memory run")
     parser.add_argument("--skip-mooncake", action="store_true")

@@ -67,7 +67,8 @@ def _print_causes(report: AuditReport, model: str, console: Console) -> None:
         )
     console.print(table)
     for cause in causes:
-        for example in report.examples.get((model, cause), ()):
+        # One example per cause here; the JSON report keeps a few more.
+        for example in report.examples.get((model, cause), ())[:1]:
             where = f"{example.file}:{example.line} {example.component or ''}".rstrip()
             since = f" (vs line {example.predecessor_line})" if example.predecessor_line else ""
             console.print(Text(f"  {cause} at {where}, token {example.token}{since}"))
@@ -88,22 +89,27 @@ def _print_usage(report: AuditReport, model: str, console: Console) -> None:
 
 
 def _print_what_if(report: AuditReport, console: Console) -> None:
-    if not report.what_if:
-        return
-    table = Table(title="What if the application fixed ...", title_justify="left")
-    for column in ("cache model", "fix", "codes", "hit rate", "gain", "prefill saved", "saved"):
-        table.add_column(column, justify="right" if column in ("gain", "prefill saved") else "left")
-    for entry in report.what_if:
-        table.add_row(
-            entry.model_cache,
-            entry.fix,
-            ", ".join(entry.codes) if entry.fix != "all" else "all of them",
-            f"{percent(entry.base.hit_rate)} -> {percent(entry.fixed.hit_rate)}",
-            f"{entry.gain * 100:+.1f} pts",
-            f"{entry.prefill_saved:,}",
-            dollars(entry.cost_saved),
-        )
-    console.print(table)
-    best = next((w for w in report.what_if if w.fix != "all" and w.gain > 0), None)
-    if best is not None:
-        console.print(headline(best, report.by_cause(best.model_cache)))
+    for model in report.cache_models:
+        entries = [w for w in report.what_if if w.model_cache == model]
+        if not entries:
+            continue
+        found = report.by_cause(model)
+        table = Table(title=f"What if the application fixed ... ({model})", title_justify="left")
+        for column in ("fix", "causes", "hit rate", "gain", "prefill saved", "saved"):
+            table.add_column(
+                column, justify="right" if column in ("gain", "prefill saved") else "left"
+            )
+        for entry in entries:
+            causes = [code for code in entry.codes if code in found]
+            table.add_row(
+                entry.fix,
+                "all of them" if entry.fix == "all" else ", ".join(causes) or "-",
+                f"{percent(entry.base.hit_rate)} -> {percent(entry.fixed.hit_rate)}",
+                f"{entry.gain * 100:+.1f} pts",
+                f"{entry.prefill_saved:,}",
+                dollars(entry.cost_saved),
+            )
+        console.print(table)
+        best = next((w for w in entries if w.fix != "all" and w.gain > 0), None)
+        if best is not None:
+            console.print(headline(best, found), soft_wrap=True)
