@@ -127,7 +127,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=2000)
     args = parser.parse_args()
     print(
-        f"{'prompt':<8} {'JSON bytes':>10} {'observe p50':>12} {'p99':>6}"
+        f"{'prompt':<8} {'JSON chars':>10} {'observe p50':>12} {'p99':>6}"
         f" {'json p50':>9} {'transport p50':>14} {'p99':>6}  (microseconds of CPU)"
     )
     for size in SIZES:

@@ -9,7 +9,7 @@ import pytest
 
 from prefixlint.monitor import Monitor
 from prefixlint.monitor.causes import divergence
-from prefixlint.monitor.fingerprint import BLOCK_BYTES, fingerprint, request_format
+from prefixlint.monitor.fingerprint import BLOCK_CHARS, fingerprint, request_format
 from prefixlint.monitor.usage import StreamUsage, usage_from
 
 SYSTEM = "You are the support assistant of Example Corp. Today is 2026-01-15."
@@ -100,13 +100,13 @@ def test_uuid_change_in_anthropic_system_is_an_id():
     )
 
 
-def test_stable_bytes_stop_at_the_block_of_the_first_difference():
-    long_system = "x" * (10 * BLOCK_BYTES)
+def test_stable_chars_stop_at_the_block_of_the_first_difference():
+    long_system = "x" * (10 * BLOCK_CHARS)
     old = _changed(messages__0__content=long_system + " 1")
     new = _changed(messages__0__content=long_system + " 2")
     a, b = fingerprint(old, "openai-chat"), fingerprint(new, "openai-chat")
-    assert 10 * BLOCK_BYTES <= a.stable_bytes(b) < a.size
-    assert a.stable_bytes(a) == a.size
+    assert 10 * BLOCK_CHARS <= a.stable_chars(b) < a.chars
+    assert a.stable_chars(a) == a.chars
 
 
 def test_fingerprints_hold_no_prompt_text():

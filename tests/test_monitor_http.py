@@ -289,7 +289,7 @@ def test_growing_conversation_is_quiet_and_counted(provider, caplog):
     assert _warnings(caplog) == []
     assert _sample(registry, "prefixlint_monitor_requests_total", route="chat") == 3
     assert _sample(registry, "prefixlint_monitor_cached_tokens_total", route="chat") > 0
-    assert _sample(registry, "prefixlint_monitor_stable_prefix_bytes", route="chat") > len(SYSTEM)
+    assert _sample(registry, "prefixlint_monitor_stable_prefix_chars", route="chat") > len(SYSTEM)
 
 
 def test_requests_reach_the_provider_unchanged(provider):
@@ -315,7 +315,7 @@ def test_timestamp_in_the_system_prompt_warns_once(provider, caplog):
         "messages[0]",
     )
     assert event["route"] == f"{__name__}:test_timestamp_in_the_system_prompt_warns_once"
-    assert event["stable_prefix_bytes"] < event["request_bytes"]
+    assert event["stable_prefix_chars"] < event["request_chars"]
     assert "The time is" not in record.getMessage()
     labels = {"route": event["route"], "cause": "PFX101", "component": "messages"}
     assert _sample(registry, "prefixlint_monitor_prefix_breaks_total", **labels) == 2
@@ -438,7 +438,7 @@ def test_opentelemetry_metrics(provider):
                 values[metric.name] = sum(p.value for p in metric.data.data_points)
     assert values["prefixlint.monitor.requests"] == 2
     assert values["prefixlint.monitor.cached_tokens"] > 0
-    assert values["prefixlint.monitor.stable_prefix_bytes"] > len(SYSTEM)
+    assert values["prefixlint.monitor.stable_prefix_chars"] > len(SYSTEM)
 
 
 def test_other_endpoints_pass_through_unobserved(provider):

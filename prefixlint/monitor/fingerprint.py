@@ -13,8 +13,12 @@ name the cause when two components differ:
 - hex digits masked: equal means an id, hash or UUID changed (PFX102).
 
 The concatenated serialisation is also cut into fixed-size blocks with chained hashes, so the
-stable prefix between two requests is measured in bytes (to a block), even inside a large
-component.
+stable prefix between two requests is measured in characters of serialised JSON (to a block),
+even inside a large component.
+
+Hashes are Python's own string hashes: fast, and salted per process (``PYTHONHASHSEED``),
+which is fine because fingerprints are only compared within the process that made them and
+are never written anywhere.
 """
 
 from __future__ import annotations
@@ -22,13 +26,13 @@ from __future__ import annotations
 import json
 import json.encoder
 import re
+from array import array
 from dataclasses import dataclass
-from hashlib import blake2b
 from typing import NamedTuple
 
 from prefixlint.audit.diff import common_prefix_length
 
-BLOCK_BYTES = 512
+BLOCK_CHARS = 512
 _PARAMS = {
     "openai-chat": (
         "tool_choice",
@@ -77,8 +81,7 @@ def _serialise(value) -> str:
 _SORTED_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def _digest(text: str) -> bytes:
-    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+_digest = hash
 
 
 class _VariantMemo:
@@ -87,9 +90,9 @@ class _VariantMemo:
 
     def __init__(self, size: int = 16384) -> None:
         self.size = size
-        self._data: dict[bytes, tuple[bytes, ...]] = {}
+        self._data: dict[int, tuple[int, ...]] = {}
 
-    def get(self, digest: bytes, text: str, value) -> tuple[bytes, ...]:
+    def get(self, digest: int, text: str, value) -> tuple[int, ...]:
         variants = self._data.get(digest)
         if variants is None:
             variants = _variants(text, value)
@@ -99,7 +102,7 @@ class _VariantMemo:
         return variants
 
 
-def _variants(text: str, value) -> tuple[bytes, ...]:
+def _variants(text: str, value) -> tuple[int, ...]:
     if len(text) > _VARIANT_LIMIT:
         return ()
     sorted_text = _SORTED_ENCODER.encode(value) if isinstance(value, (dict, list)) else text
@@ -121,8 +124,8 @@ class ComponentPrint(NamedTuple):
     kind: str
     role: str | None
     chars: int
-    digest: bytes
-    variants: tuple[bytes, ...] = ()
+    digest: int
+    variants: tuple[int, ...] = ()
     """Hashes with keys sorted, whitespace removed, digits masked, hex masked (or empty)."""
 
 
@@ -142,27 +145,28 @@ class RequestPrint:
 
     format: str
     components: tuple[ComponentPrint, ...]
-    blocks: bytes
-    """8 bytes per full or final partial block of :data:`BLOCK_BYTES` serialised bytes."""
-    size: int
-    """Bytes of the serialised components."""
+    blocks: array
+    """Chained hash of each block of :data:`BLOCK_CHARS` serialised characters (the last
+    block may be shorter)."""
+    chars: int
+    """Characters of the serialised components."""
 
     def shared_blocks(self, other: RequestPrint) -> int:
-        """Leading blocks equal in both (a partial last block counts when equal)."""
-        return common_prefix_length(self.blocks, other.blocks) // 8
+        """Leading blocks equal in both (a shorter last block counts when equal)."""
+        return common_prefix_length(self.blocks, other.blocks)
 
-    def stable_bytes(self, other: RequestPrint) -> int:
-        """Bytes of serialised prefix shared with ``other``, to a block."""
-        return min(self.shared_blocks(other) * BLOCK_BYTES, self.size, other.size)
+    def stable_chars(self, other: RequestPrint) -> int:
+        """Characters of serialised prefix shared with ``other``, to a block."""
+        return min(self.shared_blocks(other) * BLOCK_CHARS, self.chars, other.chars)
 
 
-def _chained_blocks(data: bytes) -> bytes:
-    out = bytearray()
-    previous = b""
-    for start in range(0, len(data), BLOCK_BYTES):
-        previous = blake2b(previous + data[start : start + BLOCK_BYTES], digest_size=8).digest()
-        out += previous
-    return bytes(out)
+def _chained_blocks(text: str) -> array:
+    blocks = array("q")
+    previous = 0
+    for start in range(0, len(text), BLOCK_CHARS):
+        previous = hash((previous, text[start : start + BLOCK_CHARS]))
+        blocks.append(previous)
+    return blocks
 
 
 def _system_parts(body: dict, request_format: str) -> list[tuple[str, object]]:
@@ -203,8 +207,8 @@ def fingerprint(body: dict, request_format: str) -> RequestPrint:
         component, text = _component(name, kind, value, role)
         components.append(component)
         texts.append(text)
-    data = "\x1e".join(texts).encode("utf-8", "surrogatepass")
-    return RequestPrint(request_format, tuple(components), _chained_blocks(data), len(data))
+    text = "\x1e".join(texts)
+    return RequestPrint(request_format, tuple(components), _chained_blocks(text), len(text))
 
 
 def request_format(path: str) -> str | None:

@@ -4,8 +4,8 @@ Metrics (label or attribute ``route``; events add ``cause`` and ``component``, t
 component: ``model``, ``params``, ``tools``, ``system`` or ``messages``):
 
 - ``prefixlint_monitor_requests_total``: requests observed;
-- ``prefixlint_monitor_stable_prefix_bytes``: gauge, serialised bytes shared with the best
-  matching recent request of the route;
+- ``prefixlint_monitor_stable_prefix_chars``: gauge, characters of serialised request shared
+  with the best matching recent request of the route;
 - ``prefixlint_monitor_prompt_tokens_total`` / ``prefixlint_monitor_cached_tokens_total``: as
   reported by the provider;
 - ``prefixlint_monitor_prefix_breaks_total``: requests whose prefix broke, by cause;
@@ -23,7 +23,7 @@ from prefixlint.request import Usage
 
 
 class MetricsSink(Protocol):
-    def request(self, route: str, stable_bytes: int) -> None: ...
+    def request(self, route: str, stable_chars: int) -> None: ...
 
     def usage(self, route: str, usage: Usage) -> None: ...
 
@@ -41,8 +41,8 @@ class PrometheusMetrics:
             f"{namespace}_requests", "Requests observed", ["route"], **kwargs
         )
         self.stable = prom.Gauge(
-            f"{namespace}_stable_prefix_bytes",
-            "Serialised bytes shared with the best matching recent request",
+            f"{namespace}_stable_prefix_chars",
+            "Serialised characters shared with the best matching recent request",
             ["route"],
             **kwargs,
         )
@@ -65,9 +65,9 @@ class PrometheusMetrics:
             **kwargs,
         )
 
-    def request(self, route: str, stable_bytes: int) -> None:
+    def request(self, route: str, stable_chars: int) -> None:
         self.requests.labels(route).inc()
-        self.stable.labels(route).set(stable_bytes)
+        self.stable.labels(route).set(stable_chars)
 
     def usage(self, route: str, usage: Usage) -> None:
         self.prompt_tokens.labels(route).inc(usage.prompt_tokens or 0)
@@ -89,18 +89,18 @@ class OpenTelemetryMetrics:
         meter = metrics.get_meter("prefixlint.monitor", meter_provider=meter_provider)
         self.requests = meter.create_counter(f"{prefix}.requests", description="Requests observed")
         self.stable = meter.create_gauge(
-            f"{prefix}.stable_prefix_bytes",
-            unit="By",
-            description="Serialised bytes shared with the best matching recent request",
+            f"{prefix}.stable_prefix_chars",
+            unit="{char}",
+            description="Serialised characters shared with the best matching recent request",
         )
         self.prompt_tokens = meter.create_counter(f"{prefix}.prompt_tokens", unit="{token}")
         self.cached_tokens = meter.create_counter(f"{prefix}.cached_tokens", unit="{token}")
         self.breaks = meter.create_counter(f"{prefix}.prefix_breaks")
         self.drops = meter.create_counter(f"{prefix}.cache_drops")
 
-    def request(self, route: str, stable_bytes: int) -> None:
+    def request(self, route: str, stable_chars: int) -> None:
         self.requests.add(1, {"route": route})
-        self.stable.set(stable_bytes, {"route": route})
+        self.stable.set(stable_chars, {"route": route})
 
     def usage(self, route: str, usage: Usage) -> None:
         self.prompt_tokens.add(usage.prompt_tokens or 0, {"route": route})

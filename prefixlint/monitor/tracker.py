@@ -73,8 +73,8 @@ class MonitorEvent:
     kind: str
     cause: str
     component: str | None
-    stable_prefix_bytes: int
-    request_bytes: int
+    stable_prefix_chars: int
+    request_chars: int
     prompt_tokens: int | None = None
     cached_tokens: int | None = None
     previous_cached_tokens: int | None = None
@@ -90,7 +90,7 @@ class MonitorEvent:
             cached = f"; cached tokens {self.previous_cached_tokens} -> {self.cached_tokens}"
         return (
             f"prefix cache {self.kind} on route {self.route!r}: {self.cause}{where}"
-            f" (stable prefix {self.stable_prefix_bytes} of {self.request_bytes} bytes{cached})"
+            f" (stable prefix {self.stable_prefix_chars} of {self.request_chars} chars{cached})"
         )
 
 
@@ -114,7 +114,7 @@ class Observation:
     route: str
     record: _Record
     match: _Record | None
-    stable_bytes: int
+    stable_chars: int
     cause: str | None
     component: str | None
 
@@ -179,13 +179,13 @@ class Monitor:
             match, best = None, -1
             blocks = record.print.blocks
             for earlier in reversed(state.recent):
-                wanted = 8 * (best + 1)  # to beat the match, share one more block than it
+                wanted = best + 1  # to beat the match, share one more block than it
                 if earlier.print.blocks[:wanted] != blocks[:wanted]:
                     continue
                 shared = record.print.shared_blocks(earlier.print)
                 if shared > best:
                     match, best = earlier, shared
-            stable = record.print.stable_bytes(match.print) if match else 0
+            stable = record.print.stable_chars(match.print) if match else 0
             state.recent.append(record)
         cause, component = divergence(match.print, record.print) if match else (None, None)
         for sink in self.metrics:
@@ -215,8 +215,8 @@ class Monitor:
         common = {
             "route": observation.route,
             "component": observation.component,
-            "stable_prefix_bytes": observation.stable_bytes,
-            "request_bytes": observation.record.print.size,
+            "stable_prefix_chars": observation.stable_chars,
+            "request_chars": observation.record.print.chars,
             "prompt_tokens": usage.prompt_tokens if usage else None,
             "cached_tokens": cached,
             "previous_cached_tokens": previous,
@@ -233,12 +233,12 @@ class Monitor:
     @staticmethod
     def _prefix_covers(observation: Observation, previous_cached: int) -> bool:
         """Whether the stable prefix is at least what the matching request had cached,
-        converting bytes to tokens at that request's own bytes-per-token ratio."""
+        converting characters to tokens at that request's own characters-per-token ratio."""
         match = observation.match
         prompt = match.usage.prompt_tokens if match and match.usage else None
         if not prompt:
-            return observation.stable_bytes >= match.print.size
-        stable_tokens = observation.stable_bytes * prompt / max(match.print.size, 1)
+            return observation.stable_chars >= match.print.chars
+        stable_tokens = observation.stable_chars * prompt / max(match.print.chars, 1)
         return stable_tokens >= 0.9 * previous_cached
 
     def _report(self, event: MonitorEvent) -> None:
