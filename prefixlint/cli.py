@@ -195,6 +195,8 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
         results = [_check_stdin(settings, mode, options["stdin_filename"])]
     else:
         files, errors = collect_files(paths, settings, options["force_exclude"])
+        if not files and not errors:
+            click.echo("warning: no files to check under the given paths", err=True)
         results = _check_files(files, settings, mode, options["jobs"])
     errors += [r.error for r in results if r.error]
     skipped = [r.path for r in results if r.skipped]

@@ -87,7 +87,7 @@ def test_concise_output(project):
         "dirty.txt:2:1: PFX991 found 'TODAY'\n"
         "Found 2 findings.\n"
         "[*] 1 fixable with the `--fix` option.\n"
-        "1 hidden fixes can be enabled with the `--unsafe-fixes` option.\n"
+        "1 hidden fix can be enabled with the `--unsafe-fixes` option.\n"
     )
 
 
@@ -110,7 +110,7 @@ def test_fix_writes_and_reports(project):
     assert (project / "dirty.txt").read_text() == "spaces\nTODAY\n"
     assert result.stdout.splitlines()[-2:] == [
         "Found 2 findings (1 fixed, 1 remaining).",
-        "1 hidden fixes can be enabled with the `--unsafe-fixes` option.",
+        "1 hidden fix can be enabled with the `--unsafe-fixes` option.",
     ]
 
 
@@ -179,3 +179,10 @@ def test_files_without_a_checker_are_named_once(project, monkeypatch):
     assert result.stderr == (
         "warning: not checked, no checker for these kinds of file: clean.txt, dirty.txt\n"
     )
+
+
+def test_nothing_to_check_is_said(project):
+    (project / "empty").mkdir()
+    result = run("check", "empty")
+    assert result.exit_code == 0
+    assert result.stderr == "warning: no files to check under the given paths\n"

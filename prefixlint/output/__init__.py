@@ -76,7 +76,8 @@ def summary(report: Report) -> list[str]:
         lines.append(f"[*] {fixable} fixable with the `--fix` option.")
     hidden = sum(report.hidden_unsafe(d) for d in report.diagnostics)
     if hidden:
-        lines.append(f"{hidden} hidden fixes can be enabled with the `--unsafe-fixes` option.")
+        fixes = "fix" if hidden == 1 else "fixes"
+        lines.append(f"{hidden} hidden {fixes} can be enabled with the `--unsafe-fixes` option.")
     return lines
 
 
