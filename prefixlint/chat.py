@@ -51,7 +51,7 @@ from __future__ import annotations
 from prefixlint.chat_formats import TemplateError
 from prefixlint.chat_formats.memo import SegmentEncoder
 from prefixlint.chat_formats.pieces import assemble
-from prefixlint.chat_formats.qwen3 import qwen3_pieces
+from prefixlint.chat_formats.qwen3 import qwen3_pieces, tojson
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.tokenizers import Tokenizer, get_tokenizer
 
@@ -63,23 +63,32 @@ ROLE_ALIASES = {"developer": "system", "function": "tool"}
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
+def part_text(part) -> str:
+    """One content part as text: text parts as is, media as a placeholder, data as JSON."""
+    if isinstance(part, str):
+        return part
+    if isinstance(part, dict) and "type" in part:
+        if part["type"] in TEXT_PART_TYPES:
+            return str(part.get("text", ""))
+        return IMAGE_PLACEHOLDER
+    if isinstance(part, dict) and set(part) == {"text"}:
+        return str(part["text"])
+    return tojson(part)
+
+
 def content_text(content) -> str:
-    """The text a chat template sees for a message's ``content`` (string, parts or None)."""
+    """The text a chat template sees for a message's ``content``.
+
+    A string stays as is, None is empty, a list of parts is joined by newlines (vLLM), and
+    structured data without a part ``type`` (a tool result logged as an object) is JSON.
+    """
     if content is None:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, dict):
-        content = [content]
-    texts = []
-    for part in content:
-        if isinstance(part, str):
-            texts.append(part)
-        elif isinstance(part, dict) and part.get("type", "text") in TEXT_PART_TYPES:
-            texts.append(str(part.get("text", "")))
-        else:
-            texts.append(IMAGE_PLACEHOLDER)
-    return "\n".join(texts)
+    if isinstance(content, list):
+        return "\n".join(part_text(part) for part in content)
+    return part_text(content)
 
 
 def template_messages(request: ChatRequest) -> list[dict]:

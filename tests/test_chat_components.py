@@ -122,6 +122,13 @@ def test_component_lookup_outside_the_prompt():
         ),
         ({"type": "text", "text": "one part"}, "one part"),
         (["bare", "strings"], "bare\nstrings"),
+        ([{"text": "untyped"}], "untyped"),
+        (
+            {"reservation_id": "UM3OG5", "cabin": "économie"},
+            '{"reservation_id": "UM3OG5", "cabin": "économie"}',
+        ),
+        ([1, {"a": None}], '1\n{"a": null}'),
+        (42, "42"),
     ],
 )
 def test_content_text(content, text):
