@@ -121,18 +121,29 @@ def register(code: str, source: str) -> Callable[[Checker], Checker]:
     return decorate
 
 
+# The sub-package of ``prefixlint.rules`` that holds each source kind's checkers.
+RULE_PACKAGES = {"template": "templates", "python": "python", "chat-template": "chat_template"}
+
+
 @cache
-def load_rule_modules() -> None:
-    """Import every module under ``prefixlint.rules`` so that their checkers register."""
+def load_rule_modules(source: str | None = None) -> None:
+    """Import the checker modules of one source kind (or of all) so that they register.
+
+    Loading by kind keeps a template-only run from importing libcst and the Python analysis.
+    """
     import prefixlint.rules as package
 
-    for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
-        importlib.import_module(info.name)
+    kinds = [source] if source is not None else list(RULE_PACKAGES)
+    for kind in kinds:
+        name = f"{package.__name__}.{RULE_PACKAGES[kind]}"
+        module = importlib.import_module(name)
+        for info in pkgutil.walk_packages(module.__path__, name + "."):
+            importlib.import_module(info.name)
 
 
 def checkers(source: str, enabled: Iterable[str]) -> list[tuple[str, Checker]]:
     """The registered checkers for ``source`` whose code is in ``enabled``."""
-    load_rule_modules()
+    load_rule_modules(source)
     wanted = set(enabled)
     return [(code, fn) for code, fn in _CHECKERS.get(source, []) if code in wanted]
 
