@@ -1,10 +1,11 @@
-"""The ``prefixlint`` command line: check, fix, rule, rules, tokens.
+"""The ``prefixlint`` command line: check, fix, rule, rules, tokens, audit, replay.
 
 Exit codes: 0 clean, 1 findings (or changes with ``--diff``), 2 usage or input errors.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import sys
@@ -14,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from multiprocessing import get_context
 from pathlib import Path
+from typing import ClassVar
 
 import click
 
@@ -45,7 +47,24 @@ class UserError(click.ClickException):
 
 
 class PrefixlintGroup(click.Group):
-    """Turns configuration and tokenizer errors from any command into :class:`UserError`."""
+    """Turns configuration and tokenizer errors from any command into :class:`UserError`.
+
+    ``audit`` and ``replay`` are imported only when used, so ``check`` starts fast.
+    """
+
+    lazy_commands: ClassVar[dict[str, tuple[str, str]]] = {
+        "audit": ("prefixlint.cli_audit", "audit"),
+        "replay": ("prefixlint.cli_replay", "replay"),
+    }
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted([*super().list_commands(ctx), *self.lazy_commands])
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        if name in self.lazy_commands:
+            module, attribute = self.lazy_commands[name]
+            return getattr(importlib.import_module(module), attribute)
+        return super().get_command(ctx, name)
 
     def invoke(self, ctx: click.Context):
         try:
