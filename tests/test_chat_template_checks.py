@@ -198,3 +198,24 @@ def test_only_reasoning_templates_get_reasoning_conversations(name, knows):
     [document] = chat_template.parse(name, _fixture(name))
     assert document.knows_reasoning is knows
     assert (document.with_reasoning("field") is not None) is knows
+
+
+INDENTED_TOOL_END = """\
+{%- for message in messages %}
+{%- if message.role == 'tool' %}
+{{- '<|im_start|>tool\\n' + message.content + '<|im_end|>\\n' }}
+{%- elif message.role == 'assistant' and loop.previtem and loop.previtem.role == 'tool' %}
+    {{ '<|im_start|>assistant\\n' + message.content + '<|im_end|>\\n' }}
+{%- else %}
+{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}
+{%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}
+"""
+
+
+def test_whitespace_that_differs_between_turns_is_named():
+    [found] = _findings("ws.jinja", INDENTED_TOOL_END, frozenset({"PFX503"}))
+    assert found.extra["cause"] == (
+        "the whitespace around earlier turns is rendered differently in the next request"
+    )

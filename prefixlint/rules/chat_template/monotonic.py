@@ -84,7 +84,20 @@ def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
         parts.append(f"{', '.join(dropped)} {verb} dropped from the next prompt")
     if moved:
         parts.append(f"{' and '.join(moved)} move{'s' if len(moved) == 1 else ''} every turn")
-    return "; ".join(parts) or "earlier turns are rendered differently in the next request"
+    if parts:
+        return "; ".join(parts)
+    if _whitespace_only(cached[at:], following[at:]):
+        return "the whitespace around earlier turns is rendered differently in the next request"
+    return "earlier turns are rendered differently in the next request"
+
+
+def _whitespace_only(cached_rest: str, following_rest: str, window: int = 200) -> bool:
+    """Whether the two texts agree from here on once whitespace is ignored (what the cached
+    text still holds, up to ``window`` characters)."""
+    a = "".join(cached_rest[:window].split())
+    b = "".join(following_rest[:window].split())
+    shared = min(len(a), len(b))
+    return a[:shared] == b[:shared]
 
 
 def _responsible_lines(prompt, full, following, at: int) -> tuple[int, int]:
