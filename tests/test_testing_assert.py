@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import subprocess
 import sys
@@ -217,8 +218,13 @@ def test_frozen_clock_fixture_through_the_plugin(tmp_path):
         "import time\n\ndef now():\n    return time.time()\n"
     )
     (tmp_path / "test_plugin.py").write_text(PLUGIN_TEST)
+    installed = any(
+        entry.value == "prefixlint.testing"
+        for entry in importlib.metadata.entry_points(group="pytest11")
+    )
+    load = [] if installed else ["-p", "prefixlint.testing"]
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "prefixlint.testing", "-q", str(tmp_path)],
+        [sys.executable, "-m", "pytest", *load, "-q", str(tmp_path)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
