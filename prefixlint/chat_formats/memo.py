@@ -152,8 +152,10 @@ class SegmentEncoder:
     def _starts(self, text: str, ids: Sequence[int]) -> list[int]:
         """Character offset in ``text`` where each token starts (a token that starts inside
         a multi-byte character starts at that character)."""
-        lengths = self._lengths
-        sizes = [lengths.get(token) or self._token_length(token) for token in ids]
+        try:
+            sizes = list(map(self._lengths.__getitem__, ids))
+        except KeyError:
+            sizes = [self._token_length(token) for token in ids]
         if text.isascii():
             return [0, *accumulate(sizes)][:-1]
         data = text.encode("utf-8")
