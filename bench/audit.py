@@ -6,7 +6,10 @@ The log: the 200 GPT-4o airline conversations of tau-bench, each replayed turn b
 request whenever the agent answers), with tau-bench's long shared system prompt and an airline
 tool list derived from the logged tool calls. Each conversation is replayed ``--replicas``
 times as separate sessions (a ticket number in the first user message makes every replica its
-own conversation), sessions interleaved by time: 5 replicas give 12,270 requests.
+own conversation), sessions interleaved by time: 5 replicas give 12,270 requests. Replica
+``r`` runs on day ``r`` and its system prompt says so ("The current time is 2024-05-15 ..."
+moves one day per replica), a common real-world cache breaker that the audit attributes
+(PFX101) and the what-if pass re-simulates.
 
 Measured in one run, each in a fresh process (peak RSS is per process):
 
@@ -36,6 +39,9 @@ TAU = Path("/work/shared/corpora/traces/sierra-research_tau-bench/gpt-4o-airline
 MOONCAKE = Path("/work/shared/corpora/traces/kvcache-ai_Mooncake/conversation_trace.jsonl")
 START = 1_741_000_000.0
 TURN_SECONDS = 20.0
+# The memory run gives vLLM a fixed KV capacity (about what an 80 GB GPU holds for an 8B
+# model), as a server has: an unlimited cache model would grow with the distinct text.
+MEMORY_RUN_CAPACITY = 500_000
 
 
 def airline_tools(conversations: list[dict]) -> list[dict]:
@@ -76,6 +82,8 @@ def build_log(path: Path, replicas: int) -> int:
             session = f"tau-{number}-{replica}"
             start = START + (replica * len(conversations) + number) * 7.0
             messages = [dict(m) for m in conversation["traj"]]
+            day = f"2024-05-{15 + replica % 15:02d}"
+            messages[0]["content"] = messages[0]["content"].replace("2024-05-15", day)
             if replica:
                 first_user = next(i for i, m in enumerate(messages) if m["role"] == "user")
                 ticket = f"[ticket {replica:03d}-{number:03d}] "
@@ -130,8 +138,10 @@ def worker(mode: str, log: str) -> dict:
             requests += 1
         return {"seconds": time.perf_counter() - started, "tokens": tokens, "requests": requests}
     what_if = mode == "audit-what-if"
+    capacity = MEMORY_RUN_CAPACITY if mode == "audit-capacity" else None
     started = time.perf_counter()
-    report = run_audit([log], AuditOptions(caches=("vllm",), what_if=what_if))
+    options = AuditOptions(caches=("vllm",), what_if=what_if, capacity_tokens=capacity)
+    report = run_audit([log], options)
     seconds = time.perf_counter() - started
     totals = report.totals("vllm")
     return {
@@ -200,11 +210,12 @@ def main(argv: list[str] | None = None) -> int:
         sizes = []
         for replicas in (args.memory_replicas, args.memory_replicas * args.scale):
             path = Path(folder) / f"tau-{replicas}.jsonl"
-            sizes.append((build_log(path, replicas), measure("audit", path)))
+            sizes.append((build_log(path, replicas), measure("audit-capacity", path)))
             path.unlink()
         (small, first), (large, second) = sizes
         print(
-            f"memory (audit, vllm): {small:,} requests {first['peak_rss_mib']:.0f} MiB in "
+            f"memory (audit, vllm, {MEMORY_RUN_CAPACITY:,}-token cache): "
+            f"{small:,} requests {first['peak_rss_mib']:.0f} MiB in "
             f"{first['seconds']:.0f} s; {large:,} requests {second['peak_rss_mib']:.0f} MiB in "
             f"{second['seconds']:.0f} s (x{second['peak_rss_mib'] / first['peak_rss_mib']:.2f} "
             f"memory for x{large / small:.0f} requests)"
