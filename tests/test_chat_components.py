@@ -5,9 +5,9 @@ from __future__ import annotations
 from itertools import pairwise
 
 import pytest
-from test_chat_qwen3 import CASES
+from test_chat_qwen3 import CASES, USER, jinja_render
 
-from prefixlint.chat import content_text, render
+from prefixlint.chat import content_text, render, template_messages
 from prefixlint.request import ChatRequest
 
 TOOLS = (
@@ -133,3 +133,21 @@ def test_component_lookup_outside_the_prompt():
 )
 def test_content_text(content, text):
     assert content_text(content) == text
+
+
+def test_remembered_tool_blocks_keep_key_order_and_types():
+    function = {"name": "f", "description": "d", "parameters": {"type": "object", "x": 1}}
+    variants = [
+        {"type": "function", "function": function},
+        {"function": function, "type": "function"},
+        {"type": "function", "function": {**function, "parameters": {"x": 1, "type": "object"}}},
+        {"type": "function", "function": {**function, "parameters": {"type": "object", "x": 1.0}}},
+        {"type": "function", "function": {**function, "parameters": {"type": "object", "x": True}}},
+    ]
+    texts = set()
+    for tool in variants * 2:  # the second round comes from the memo
+        request = ChatRequest(line=1, format="openai-chat", messages=(USER,), tools=(tool,))
+        rendered = render(request)
+        assert rendered.text == jinja_render(template_messages(request), request.tools)
+        texts.add(rendered.text)
+    assert len(texts) == len(variants)
