@@ -72,12 +72,13 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import math
 import os
 import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 from typing import Any, BinaryIO, Union
 
 from prefixlint.request import ChatRequest, Usage
@@ -146,7 +147,8 @@ def first_present(mapping: dict, keys) -> Any:
 
 
 def parse_timestamp(value) -> float | None:
-    """Epoch seconds from an ISO 8601 string or an epoch number in s, ms, us or ns."""
+    """Epoch seconds from an ISO 8601 string (UTC unless it says otherwise) or an epoch
+    number in s, ms, us or ns."""
     if value is None or isinstance(value, bool):
         return None
     if isinstance(value, str):
@@ -156,10 +158,13 @@ def parse_timestamp(value) -> float | None:
         except ValueError:
             pass
         try:
-            return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+            moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
         except ValueError:
             return None
-    if not isinstance(value, (int, float)):
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=timezone.utc)
+        return moment.timestamp()
+    if not isinstance(value, (int, float)) or not math.isfinite(value):
         return None
     number = float(value)
     for limit, scale in ((1e17, 1e9), (1e14, 1e6), (1e11, 1e3)):
