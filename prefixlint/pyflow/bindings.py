@@ -9,6 +9,7 @@ earlier ones).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 from libcst.metadata import Assignment
@@ -37,22 +38,53 @@ class Mutation:
     receiver: cst.Name
 
 
-class _Indexer(cst.CSTVisitor):
-    def __init__(self) -> None:
+class _Index:
+    """Bindings of names and ``self`` attributes, from the document's nodes by type."""
+
+    def __init__(self, document: PythonDocument) -> None:
+        self.document = document
         self.targets: dict[int, list[Binding]] = {}
         self.attributes: dict[tuple[int, str], list[Binding]] = {}
-        self.returns: dict[int, list[cst.BaseExpression]] = {}
-        self.calls: list[cst.Call] = []
-        self._classes: list[cst.ClassDef] = []
-        self._functions: list[cst.FunctionDef] = []
-        self._frames: list[cst.CSTNode] = []
+        for node in document.nodes(cst.Assign):
+            for target in node.targets:
+                self._bind(target.target, node.value, "assign", node)
+                self._bind_class_attribute(target.target, node.value, "assign", node)
+        for node in document.nodes(cst.AnnAssign):
+            if node.value is not None:
+                self._bind(node.target, node.value, "assign", node)
+                self._bind_class_attribute(node.target, node.value, "assign", node)
+        for node in document.nodes(cst.AugAssign):
+            self._bind(node.target, node.value, "augment", node)
+        for node in document.nodes(cst.NamedExpr):
+            self._bind(node.target, node.value, "assign", node)
+        for node in document.nodes(cst.For, cst.CompFor):
+            self._bind(node.target, node.iter, "element", node)
+        for node in document.nodes(cst.WithItem):
+            if node.asname is not None:
+                self._bind(node.asname.name, node.item, "context", node)
+
+    def _frame(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        """The innermost function or class around ``node``."""
+        return next(
+            (
+                a
+                for a in self.document.ancestors(node)
+                if isinstance(a, (cst.FunctionDef, cst.ClassDef))
+            ),
+            None,
+        )
 
     def _bind(self, target: cst.BaseExpression, value, kind: str, statement) -> None:
         if isinstance(target, cst.Name):
             self.targets.setdefault(id(target), []).append(Binding(value, kind, statement))
-        elif isinstance(target, cst.Attribute) and self._classes:
-            if isinstance(target.value, cst.Name) and target.value.value in ("self", "cls"):
-                key = (id(self._classes[-1]), target.attr.value)
+        elif isinstance(target, cst.Attribute):
+            owner = self.document.enclosing_class(statement)
+            if (
+                owner is not None
+                and isinstance(target.value, cst.Name)
+                and target.value.value in ("self", "cls")
+            ):
+                key = (id(owner), target.attr.value)
                 binding = Binding(value, kind, statement, target)
                 self.attributes.setdefault(key, []).append(binding)
         elif isinstance(target, (cst.Tuple, cst.List)):
@@ -63,66 +95,12 @@ class _Indexer(cst.CSTVisitor):
                 else:
                     self._bind(element.value, value, "element", statement)
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.append(node)
-        self._frames.append(node)
-
-    def leave_ClassDef(self, node: cst.ClassDef) -> None:
-        self._classes.pop()
-        self._frames.pop()
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.append(node)
-        self._frames.append(node)
-        self.returns[id(node)] = []
-
-    def leave_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self._functions.pop()
-        self._frames.pop()
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if self._functions and node.value is not None:
-            self.returns[id(self._functions[-1])].append(node.value)
-
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._bind(target.target, node.value, "assign", node)
-            self._bind_class_attribute(target.target, node.value, "assign", node)
-
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if node.value is not None:
-            self._bind(node.target, node.value, "assign", node)
-            self._bind_class_attribute(node.target, node.value, "assign", node)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._bind(node.target, node.value, "augment", node)
-
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        self._bind(node.target, node.value, "assign", node)
-
-    def visit_For(self, node: cst.For) -> None:
-        self._bind(node.target, node.iter, "element", node)
-
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        self._bind(node.target, node.iter, "element", node)
-
-    def visit_WithItem(self, node: cst.WithItem) -> None:
-        if node.asname is not None:
-            self._bind(node.asname.name, node.item, "context", node)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
     def _bind_class_attribute(self, target, value, kind, statement) -> None:
         """``X = ...`` directly in a class body is also readable as ``self.X``."""
-        in_class_body = bool(self._frames) and isinstance(self._frames[-1], cst.ClassDef)
-        if in_class_body and isinstance(target, cst.Name):
-            key = (id(self._classes[-1]), target.value)
+        frame = self._frame(statement)
+        if isinstance(frame, cst.ClassDef) and isinstance(target, cst.Name):
             binding = Binding(value, kind, statement, target)
-            self.attributes.setdefault(key, []).append(binding)
+            self.attributes.setdefault((id(frame), target.value), []).append(binding)
 
 
 class Bindings:
@@ -130,34 +108,38 @@ class Bindings:
 
     def __init__(self, document: PythonDocument) -> None:
         self.document = document
-        index = _Indexer()
-        document.module.visit(index)
+        index = _Index(document)
         self._targets = index.targets
         self._attributes = index.attributes
-        self._returns = index.returns
-        self.calls = index.calls
-        self._mutations: dict[int, list[Mutation]] = {}
-        for call in index.calls:
-            self._index_mutation(call)
+        self.calls = document.nodes(cst.Call)
 
-    def _index_mutation(self, call: cst.Call) -> None:
+    @cached_property
+    def _mutations(self) -> dict[int, list[Mutation]]:
+        """In-place changes by the assignment (id) of the name they change."""
+        found: dict[int, list[Mutation]] = {}
+        for call in self.calls:
+            for mutation in self._mutations_in(call):
+                for assignment in self.assignments(mutation.receiver):
+                    found.setdefault(id(assignment), []).append(mutation)
+        return found
+
+    @staticmethod
+    def _mutations_in(call: cst.Call) -> list[Mutation]:
         func = call.func
+        found = []
         if (
             isinstance(func, cst.Attribute)
             and isinstance(func.value, cst.Name)
             and func.attr.value in MUTATING_METHODS
         ):
-            self._record(Mutation(call, func.attr.value, func.value))
+            found.append(Mutation(call, func.attr.value, func.value))
         if call.args and isinstance(call.args[0].value, cst.Name):
             name = func.attr.value if isinstance(func, cst.Attribute) else None
             if isinstance(func, cst.Name):
                 name = func.value
             if name in ("shuffle", "permutation"):
-                self._record(Mutation(call, "shuffle", call.args[0].value))
-
-    def _record(self, mutation: Mutation) -> None:
-        for assignment in self.assignments(mutation.receiver):
-            self._mutations.setdefault(id(assignment), []).append(mutation)
+                found.append(Mutation(call, "shuffle", call.args[0].value))
+        return found
 
     def assignments(self, name: cst.Name) -> list:
         """Every assignment (libcst scope analysis) that ``name`` can refer to."""
@@ -199,9 +181,8 @@ class Bindings:
                 return True
         return False
 
-    def _position(self, node: cst.CSTNode) -> tuple[int, int]:
-        where = self.document.positions.get(node)
-        return (where.start.line, where.start.column) if where else (0, 0)
+    def _position(self, node: cst.CSTNode) -> int:
+        return self.document.order(node)
 
     def values_of(self, assignment) -> list[Binding]:
         return list(self._targets.get(id(getattr(assignment, "node", None)), ()))
@@ -217,7 +198,7 @@ class Bindings:
         return list(self._attributes.get((id(owner), node.attr.value), ()))
 
     def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
-        return list(self._returns.get(id(function), ()))
+        return self.document.returns_of(function)
 
     def local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
         """The function defined in this file that ``func(...)`` calls, if any."""

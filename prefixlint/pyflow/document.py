@@ -9,7 +9,6 @@ import libcst as cst
 from libcst._metadata_dependent import LazyValue
 from libcst.metadata import (
     MetadataWrapper,
-    ParentNodeProvider,
     PositionProvider,
     QualifiedNameProvider,
     ScopeProvider,
@@ -21,8 +20,30 @@ from prefixlint.types import Span
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
+class _NodeIndex(cst.CSTVisitor):
+    """One walk: every node's parent and preorder number, and the nodes of each type."""
+
+    def __init__(self) -> None:
+        self.parents: dict[int, cst.CSTNode] = {}
+        self.order: dict[int, int] = {}
+        self.by_type: dict[type, list[cst.CSTNode]] = {}
+        self._stack: list[cst.CSTNode] = []
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        if self._stack:
+            self.parents[id(node)] = self._stack[-1]
+        self.order[id(node)] = len(self.order)
+        self.by_type.setdefault(type(node), []).append(node)
+        self._stack.append(node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        self._stack.pop()
+
+
 class PythonDocument:
-    """A module parsed once, with qualified names, scopes, parents and positions resolved."""
+    """A module parsed once and walked once; scopes, qualified names and positions are
+    resolved by libcst on first use, so a file without prompt sinks never pays for them."""
 
     def __init__(self, text: str, module: cst.Module, ctx: RuleContext) -> None:
         self.path = ctx.path
@@ -30,11 +51,35 @@ class PythonDocument:
         self.text = text
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.module = self.wrapper.module
-        self.positions = self.wrapper.resolve(PositionProvider)
-        self.scopes = self.wrapper.resolve(ScopeProvider)
-        self.parents = self.wrapper.resolve(ParentNodeProvider)
-        self._qualified = self.wrapper.resolve(QualifiedNameProvider)
+        index = _NodeIndex()
+        self.module.visit(index)
+        self._parents = index.parents
+        self._order = index.order
+        self._by_type = index.by_type
         self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def nodes(self, *types: type) -> list:
+        """The nodes of the given types, in source order."""
+        found = [node for kind in types for node in self._by_type.get(kind, ())]
+        if len(types) > 1:
+            found.sort(key=self.order)
+        return found
+
+    def order(self, node: cst.CSTNode) -> int:
+        """The node's number in a preorder walk (earlier in the file, smaller)."""
+        return self._order.get(id(node), -1)
+
+    @cached_property
+    def positions(self):
+        return self.wrapper.resolve(PositionProvider)
+
+    @cached_property
+    def scopes(self):
+        return self.wrapper.resolve(ScopeProvider)
+
+    @cached_property
+    def _qualified(self):
+        return self.wrapper.resolve(QualifiedNameProvider)
 
     @cached_property
     def analysis(self):
@@ -85,6 +130,12 @@ class PythonDocument:
         start, end = self.offsets(node)
         return self.text[start:end]
 
+    def code(self, node: cst.CSTNode) -> str:
+        """Source for ``node`` generated from the tree (no positions needed)."""
+        if getattr(node, "lpar", None):
+            node = node.with_changes(lpar=[], rpar=[])
+        return self.module.code_for_node(node)
+
     def span(self, node: cst.CSTNode) -> Span:
         where = self.positions[node]
         return Span(
@@ -96,13 +147,26 @@ class PythonDocument:
         )
 
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.parents.get(node)
+        return self._parents.get(id(node))
 
     def ancestors(self, node: cst.CSTNode):
-        node = self.parents.get(node)
+        node = self._parents.get(id(node))
         while node is not None:
             yield node
-            node = self.parents.get(node)
+            node = self._parents.get(id(node))
+
+    @cached_property
+    def _returns(self) -> dict[int, list[cst.BaseExpression]]:
+        found: dict[int, list[cst.BaseExpression]] = {}
+        for statement in self.nodes(cst.Return):
+            function = self.enclosing_function(statement)
+            if function is not None and statement.value is not None:
+                found.setdefault(id(function), []).append(statement.value)
+        return found
+
+    def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+        """The values ``function`` returns (not those of functions nested in it)."""
+        return list(self._returns.get(id(function), ()))
 
     def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
         return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)

@@ -9,7 +9,8 @@ name analysis, so ``from datetime import datetime as dt; dt.now()`` is ``datetim
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 from libcst.metadata import Assignment
@@ -26,22 +27,24 @@ from prefixlint.pyflow.origins import (
     merge,
     not_tail,
     stepped,
+    substituted,
     without_order,
 )
 from prefixlint.pyflow.sql import is_unordered_query
 
 TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
-MAX_CALL_DEPTH = 5
 NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
 
 
 @dataclass(eq=False)
 class Env:
-    """Arguments bound to the parameters of the function being explained."""
+    """Where an expression is explained: as is, or inside ``function``'s summary.
+
+    In a summary the function's parameters stand for whatever a call passes (``PARAMETER``
+    origins), so each function is explained once and every call substitutes its arguments.
+    """
 
     function: cst.FunctionDef | None = None
-    arguments: dict[str, tuple[cst.BaseExpression, Env]] = field(default_factory=dict)
-    depth: int = 0
 
 
 ROOT = Env()
@@ -64,10 +67,16 @@ class Flow:
         self.roots: dict[int, object] = {}
         self.root: object = None
         self._memo: dict[tuple[int, int], tuple[Origin, ...]] = {}
+        self._summaries: dict[int, Env] = {}
         self._active: set[tuple[int, int]] = set()
-        self._seeded = any(
-            call.args and document.qualified_names(call.func) & t.SEEDING_CALLS
-            for call in bindings.calls
+
+    @cached_property
+    def _seeded(self) -> bool:
+        """Whether the module seeds the shared random generator with a value."""
+        return any(
+            call.args and self.document.qualified_names(call.func) & t.SEEDING_CALLS
+            for call in self.bindings.calls
+            if _callee_name(call) == "seed"
         )
 
     def origins(self, node: cst.CSTNode, env: Env = ROOT) -> tuple[Origin, ...]:
@@ -95,11 +104,11 @@ class Flow:
         return self.document.where(node)
 
     def _label(self, node: cst.CSTNode) -> str:
-        text = " ".join(self.document.source(node).split())
+        text = " ".join(self.document.code(node).split())
         if len(text) <= 40:
             return text
         if isinstance(node, cst.Call):
-            return " ".join(self.document.source(node.func).split()) + "(...)"
+            return " ".join(self.document.code(node.func).split()) + "(...)"
         return text[:37] + "..."
 
     def _all(self, nodes, env: Env) -> tuple[Origin, ...]:
@@ -287,11 +296,10 @@ class Flow:
         return ()
 
     def _parameter(self, node: cst.Name, assignment, env: Env) -> tuple[Origin, ...]:
-        if env.function is not None and node.value in env.arguments:
+        if env.function is not None:
             function_scope = self.document.scopes.get(env.function.body)
             if assignment.scope is function_scope:
-                argument, caller = env.arguments[node.value]
-                return self.origins(argument, caller)
+                return (Origin(t.PARAMETER, node, node.value),)
         return self._named_value(node, node.value)
 
     def _named_value(self, node: cst.CSTNode, name: str) -> tuple[Origin, ...]:
@@ -488,12 +496,20 @@ class Flow:
         return False
 
     def _local_call(self, function: cst.FunctionDef, node: cst.Call, env: Env):
-        if env.depth >= MAX_CALL_DEPTH:
-            return without_order(self._arguments(node, env))
         self.visited.add(id(function))
-        inner = Env(function, self._bind_arguments(function, node, env), env.depth + 1)
-        found = merge(*(self.origins(value, inner) for value in self.bindings.returns_of(function)))
-        return stepped(found, f"return value of {function.name.value}()", boundary=True)
+        summary_env = self._summaries.setdefault(id(function), Env(function))
+        summary = merge(
+            *(self.origins(value, summary_env) for value in self.bindings.returns_of(function))
+        )
+        bound = self._bind_arguments(function, node, env)
+        found = []
+        for origin in summary:
+            if origin.code != t.PARAMETER:
+                found.append((origin,))
+            elif origin.label in bound:
+                argument, argument_env = bound[origin.label]
+                found.append(substituted(origin, self.origins(argument, argument_env)))
+        return stepped(merge(*found), f"return value of {function.name.value}()", boundary=True)
 
     @staticmethod
     def _bind_arguments(function: cst.FunctionDef, node: cst.Call, env: Env):
@@ -595,3 +611,10 @@ def _runs_git(call: cst.Call) -> bool:
         return first is not None and first.rsplit("/", 1)[-1] == "git"
     text = _string_value(command)
     return text is not None and text.lstrip().split(" ", 1)[0] == "git"
+
+
+def _callee_name(call: cst.Call) -> str | None:
+    func = call.func
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else None

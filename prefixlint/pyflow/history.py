@@ -14,6 +14,7 @@ list changed inside a loop it was created outside of (building a fresh list is f
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import libcst as cst
 from libcst.metadata import GlobalScope
@@ -84,15 +85,30 @@ def _int(node: cst.BaseExpression | None) -> int | None:
     return None
 
 
-class _Collector(cst.CSTVisitor):
-    """Every statement shape that can change a list in place, plus the appends that type it."""
+class _Collector:
+    """Every statement shape that can change a list in place, from the document's nodes."""
 
-    def __init__(self) -> None:
+    def __init__(self, document: PythonDocument) -> None:
         self.subscript_writes: list[tuple[cst.Subscript, cst.CSTNode]] = []
-        self.deletes: list[cst.Subscript] = []
-        self.method_calls: list[cst.Call] = []
         self.attribute_writes: list[cst.Attribute] = []
         self.reassignments: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
+        self.deletes: list[cst.Subscript] = []
+        for node in document.nodes(cst.Assign, cst.AugAssign):
+            targets = (
+                [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            )
+            for target in targets:
+                self._write_target(target, node)
+                if isinstance(node, cst.Assign):
+                    self.reassignments.append((target, node.value))
+        for node in document.nodes(cst.Del):
+            elements = node.target.elements if isinstance(node.target, cst.Tuple) else None
+            for target in [e.value for e in elements] if elements else [node.target]:
+                if isinstance(target, cst.Subscript):
+                    self.deletes.append(target)
+        self.method_calls = [
+            call for call in document.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+        ]
 
     def _write_target(self, target, statement) -> None:
         if isinstance(target, cst.Subscript):
@@ -100,23 +116,17 @@ class _Collector(cst.CSTVisitor):
         elif isinstance(target, cst.Attribute):
             self.attribute_writes.append(target)
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._write_target(target.target, node)
-            self.reassignments.append((target.target, node.value))
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._write_target(node.target, node)
-
-    def visit_Del(self, node: cst.Del) -> None:
-        targets = node.target.elements if isinstance(node.target, cst.Tuple) else None
-        for target in [e.value for e in targets] if targets else [node.target]:
-            if isinstance(target, cst.Subscript):
-                self.deletes.append(target)
-
-    def visit_Call(self, node: cst.Call) -> None:
-        if isinstance(node.func, cst.Attribute):
-            self.method_calls.append(node)
+    @property
+    def empty(self) -> bool:
+        """No statement that could edit a list in place (nothing for the rules to check)."""
+        edits = (
+            self.subscript_writes
+            or self.deletes
+            or self.attribute_writes
+            or any(isinstance(v, (cst.Subscript, cst.ListComp)) for _, v in self.reassignments)
+            or any(c.func.attr.value in ("insert", "pop", "remove") for c in self.method_calls)
+        )
+        return not edits
 
 
 class HistoryAnalysis:
@@ -125,22 +135,27 @@ class HistoryAnalysis:
     def __init__(self, document: PythonDocument, message_lists, min_cut_fraction: float) -> None:
         self.document = document
         self.min_cut_fraction = min_cut_fraction
-        self.collector = _Collector()
-        document.module.visit(self.collector)
-        self._lists: set = set()
-        for expr in message_lists:
-            for part in self._list_parts(expr):
-                self._lists.add(self._identity(part))
-        for call in self.collector.method_calls:
-            if call.func.attr.value in ("append", "extend", "insert") and self._adds_messages(call):
-                self._lists.add(self._identity(call.func.value))
-        self._lists.discard(None)
+        self.collector = _Collector(document)
+        self.message_lists = message_lists
         self._sending_loops = {
             id(a)
             for expr in message_lists
             for a in document.ancestors(expr)
             if isinstance(a, (cst.For, cst.While))
         }
+
+    @cached_property
+    def _lists(self) -> set:
+        """Identities of the lists known to hold messages (sent, or given role dicts)."""
+        found = set()
+        for expr in self.message_lists:
+            for part in self._list_parts(expr):
+                found.add(self._identity(part))
+        for call in self.collector.method_calls:
+            if call.func.attr.value in ("append", "extend", "insert") and self._adds_messages(call):
+                found.add(self._identity(call.func.value))
+        found.discard(None)
+        return found
 
     # -- identity of a list -----------------------------------------------------------------
 
@@ -177,7 +192,7 @@ class HistoryAnalysis:
             ):
                 return True
             if isinstance(value, cst.Call):
-                name = self.document.source(value.func).rsplit(".", 1)[-1]
+                name = self.document.code(value.func).rsplit(".", 1)[-1]
                 if name in _MESSAGE_CLASSES:
                     return True
         return False
@@ -229,6 +244,8 @@ class HistoryAnalysis:
 
     def edits(self) -> list[HistoryEdit]:
         found: list[HistoryEdit] = []
+        if self.collector.empty and not self.document.analysis.message_lists:
+            return found
         found += self._subscript_writes()
         found += self._deletes()
         found += self._method_edits()
@@ -238,7 +255,7 @@ class HistoryAnalysis:
         return found
 
     def _owner(self, node: cst.CSTNode) -> str:
-        return self.document.source(node)
+        return self.document.code(node)
 
     def _subscript_writes(self) -> list[HistoryEdit]:
         out = []
@@ -457,7 +474,7 @@ class HistoryAnalysis:
             if bound is True or kept is None:
                 # Unknown sizes: only the same expression on both sides is known to slide.
                 comparator = ancestor.test.comparisons[0].comparator
-                return self.document.source(comparator) != self.document.source(lower.expression)
+                return self.document.code(comparator) != self.document.code(lower.expression)
             cut = bound + 1 + kept  # kept is negative: -k keeps k messages
             return cut >= max(2, self.min_cut_fraction * -kept)
         return False

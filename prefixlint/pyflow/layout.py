@@ -150,5 +150,5 @@ class Layout:
             if origin.code in VARIABLE_CODES or (
                 origin.code == t.REQUEST_INPUT and is_request_input(origin.label, self.input_names)
             ):
-                return " ".join(self.document.source(node).split())
+                return " ".join(self.document.code(node).split())
         return None

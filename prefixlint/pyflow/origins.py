@@ -8,7 +8,14 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from prefixlint.pyflow.tables import DAILY, INSTANT, TIME_DIRECTIVES, UNORDERED
+from prefixlint.pyflow.tables import (
+    DAILY,
+    INSTANT,
+    PARAMETER,
+    TIME_DIRECTIVES,
+    TIMESTAMP,
+    UNORDERED,
+)
 
 _DIRECTIVE = re.compile(r"%[-_0^#]?([a-zA-Z])")
 
@@ -20,7 +27,12 @@ class Origin:
     ``node`` is the expression that produces it (the span a finding points at). ``via`` names
     the constructs it passed through, innermost first. ``tail`` is true while nothing
     substantial follows it in the text it ends up in. ``sort_by`` says how ``sorted`` can order
-    an unordered collection: ``"plain"``, ``"by name"`` or ``""`` (not known).
+    an unordered collection: ``"plain"``, ``"by name"`` or ``""`` (not known). ``consumer`` is
+    the expression where an unordered collection is first iterated into ordered output (the
+    argument of ``join``, ``list``, a comprehension or a ``for``); ``exact`` says whether
+    ordering it there leaves the output otherwise unchanged. A ``PARAMETER`` origin stands for
+    a function's argument in the function's summary; ``drops_order`` says the function sorts
+    or counts it, so the argument's order does not matter.
     """
 
     code: str
@@ -32,6 +44,7 @@ class Origin:
     sort_by: str = ""
     consumer: cst.CSTNode | None = field(default=None, repr=False)
     exact: bool = False
+    drops_order: bool = False
 
     def step(self, description: str, boundary: bool = False) -> Origin:
         """Record that the value went through ``description`` (a construct, or a return)."""
@@ -57,7 +70,11 @@ def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
 
 def without_order(origins: Iterable[Origin]) -> tuple[Origin, ...]:
     """``origins`` after something that does not depend on order (``sorted``, ``len``)."""
-    return tuple(o for o in origins if o.code != UNORDERED)
+    return tuple(
+        replace(o, drops_order=True) if o.code == PARAMETER else o
+        for o in origins
+        if o.code != UNORDERED
+    )
 
 
 def stepped(
@@ -74,7 +91,7 @@ def coarsened(origins: Iterable[Origin], granularity: str) -> tuple[Origin, ...]
     """Time origins reduced to ``granularity`` (a date keeps only the day)."""
     return tuple(
         replace(o, granularity=granularity)
-        if o.granularity == INSTANT and o.code == "PFX101"
+        if o.granularity == INSTANT and o.code in (TIMESTAMP, PARAMETER)
         else o
         for o in origins
     )
@@ -92,8 +109,27 @@ def consumed(
     """Unordered origins first iterated at ``node`` (``strings``: its items must be text)."""
     out = []
     for origin in origins:
-        if origin.code == UNORDERED and origin.consumer is None:
+        if origin.code in (UNORDERED, PARAMETER) and origin.consumer is None:
             sort_by = "plain" if strings and origin.sort_by != "by name" else origin.sort_by
             origin = replace(origin, consumer=node, exact=exact, sort_by=sort_by)
+        out.append(origin)
+    return tuple(out)
+
+
+def substituted(placeholder: Origin, argument: Iterable[Origin]) -> tuple[Origin, ...]:
+    """The origins of an argument, seen through what the function did with its parameter."""
+    out = []
+    for origin in argument:
+        if placeholder.drops_order and origin.code == UNORDERED:
+            continue
+        if not placeholder.tail and origin.tail:
+            origin = replace(origin, tail=False)
+        if placeholder.granularity != INSTANT:
+            origin = coarsened((origin,), placeholder.granularity)[0]
+        if placeholder.consumer is not None:
+            strings = placeholder.sort_by == "plain"
+            origin = consumed((origin,), placeholder.consumer, placeholder.exact, strings)[0]
+        for step in placeholder.via:
+            origin = origin.step(step, boundary=step.startswith("return value"))
         out.append(origin)
     return tuple(out)

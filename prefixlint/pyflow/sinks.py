@@ -16,6 +16,7 @@ preamble or tools.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import libcst as cst
@@ -184,13 +185,13 @@ def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
     return args[index].value if len(args) > index else None
 
 
-class _Finder(cst.CSTVisitor):
+class _Finder:
     def __init__(self, document: PythonDocument) -> None:
         self.document = document
         self.sinks: list[Sink] = []
         self.named: list[Sink] = []
         self._claimed: set[int] = set()
-        self.deferred: list[cst.CSTNode] = []
+        self._frameworks = any(name in document.text for name in _FRAMEWORKS)
         self.message_lists: list[cst.BaseExpression] = []
 
     def _add(self, expr, region, description, **more) -> None:
@@ -199,6 +200,8 @@ class _Finder(cst.CSTVisitor):
             self.sinks.append(Sink(expr, region, description, **more))
 
     def _framework_class(self, func: cst.BaseExpression) -> str | None:
+        if not self._frameworks:
+            return None
         for name in self.document.qualified_names(func):
             if name.split(".")[0] in _FRAMEWORKS:
                 parts = name.split(".")
@@ -207,8 +210,8 @@ class _Finder(cst.CSTVisitor):
 
     # -- calls ------------------------------------------------------------------------------
 
-    def visit_Call(self, node: cst.Call) -> None:
-        dotted = _dotted(node.func) or " ".join(self.document.source(node.func).split())
+    def call(self, node: cst.Call) -> None:
+        dotted = _dotted(node.func) or " ".join(self.document.code(node.func).split())
         api = self._api(node, dotted)
         if api is not None:
             self._api_call(node, dotted, api)
@@ -225,9 +228,9 @@ class _Finder(cst.CSTVisitor):
             self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
 
     def _api(self, node: cst.Call, dotted: str) -> str | None:
-        if self.document.qualified_names(node.func) & _LITELLM:
-            return "litellm"
         parts = dotted.split(".")
+        if parts[-1].endswith("completion") and self.document.qualified_names(node.func) & _LITELLM:
+            return "litellm"
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
         if len(parts) < 2 or parts[-1] not in _API_METHODS:
             return None
@@ -383,15 +386,9 @@ class _Finder(cst.CSTVisitor):
             return _keyword(element, "content") or _positional(element, 0)
         return None
 
-    def visit_Dict(self, node: cst.Dict) -> None:
-        self.deferred.append(node)
-
-    def visit_List(self, node: cst.List) -> None:
-        self.deferred.append(node)
-
-    def finish(self) -> None:
+    def unclaimed(self) -> None:
         """Role dicts and message lists not already seen as part of a request."""
-        for node in self.deferred:
+        for node in self.document.nodes(cst.Dict, cst.List):
             if isinstance(node, cst.Dict):
                 if self._role(node) in SYSTEM_ROLES:
                     self._add(self._content(node), SYSTEM, "a system message")
@@ -408,21 +405,18 @@ class _Finder(cst.CSTVisitor):
             name = target.attr.value
         region = name_region(name) if name else None
         if region is not None and value is not None:
-            label = self.document.source(target)
+            label = self.document.code(target)
             what = {SYSTEM: "system prompt", TOOLS: "tool definitions", PROMPT: "prompt"}[region]
             self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        for target in node.targets:
-            self._named(target.target, node.value, node)
+    def assignment(self, node) -> None:
+        targets = (
+            [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+        )
+        for target in targets:
+            self._named(target, node.value, node)
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        self._named(node.target, node.value, node)
-
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        self._named(node.target, node.value, node)
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+    def function(self, node: cst.FunctionDef) -> None:
         decorated = any(
             isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value in SYSTEM_DECORATORS
             for d in node.decorators
@@ -431,9 +425,7 @@ class _Finder(cst.CSTVisitor):
         if region is None:
             return
         what = {SYSTEM: "system prompt", TOOLS: "tool definitions", PROMPT: "prompt"}[region]
-        returns = _Returns()
-        node.body.visit(returns)
-        for value in returns.values:
+        for value in self.document.returns_of(node):
             sink = Sink(
                 value,
                 region,
@@ -441,21 +433,6 @@ class _Finder(cst.CSTVisitor):
                 named=None if decorated else node,
             )
             (self.sinks if decorated else self.named).append(sink)
-
-
-class _Returns(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.values: list[cst.BaseExpression] = []
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
-        return False
-
-    def visit_Lambda(self, node: cst.Lambda) -> bool:
-        return False
-
-    def visit_Return(self, node: cst.Return) -> None:
-        if node.value is not None:
-            self.values.append(node.value)
 
 
 @dataclass
@@ -473,6 +450,61 @@ class Sinks:
 
 def find_sinks(document: PythonDocument) -> Sinks:
     finder = _Finder(document)
-    document.module.visit(finder)
-    finder.finish()
+    for call in document.nodes(cst.Call):
+        finder.call(call)
+    finder.unclaimed()
+    for node in document.nodes(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.FunctionDef):
+        if isinstance(node, cst.FunctionDef):
+            finder.function(node)
+        else:
+            finder.assignment(node)
     return Sinks(finder.sinks, finder.named, finder.message_lists)
+
+
+# What the sinks above need in a file's text, checked before parsing (``may_hold_prompt``).
+# Fast literal tests come first; regexes run only where a literal matched.
+_LITERALS = ('"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(")
+_API_WORDS = ("completions", "messages", "responses")
+_API_CALL = re.compile(
+    r"\b(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
+)
+_DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
+_NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
+_ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
+_DEFINED = re.compile(r"\w*\s*\(")
+_DEF_BEFORE = re.compile(r"\bdef\s+\w*$")
+_HISTORY_WORDS = ("messages", "conversation", "transcript")
+_HISTORY_EDIT = re.compile(
+    r"""\bdel\s | \.(?:insert|pop|remove)\s*\( | \]\s*=(?!=) | \[\s*-
+      | \.content\s*=(?!=) | \s=\s*\[.*\bfor\b""",
+    re.VERBOSE,
+)
+
+
+def _named_text(lowered: str) -> bool:
+    """A name with a prompt word that is assigned, passed by keyword, or defined as a function."""
+    for match in _NAME_WORD.finditer(lowered):
+        if _ASSIGNED.match(lowered, match.end()):
+            return True
+        if _DEFINED.match(lowered, match.end()) and _DEF_BEFORE.search(
+            lowered, max(0, match.start() - 80), match.start()
+        ):
+            return True
+    return False
+
+
+def may_hold_prompt(text: str) -> bool:
+    """Whether ``text`` has what a sink, a prompt-named value or a history edit needs.
+
+    A superset test: a file for which it is false cannot produce a python finding.
+    """
+    if any(literal in text for literal in _LITERALS):
+        return True
+    if any(word in text for word in _API_WORDS) and _API_CALL.search(text):
+        return True
+    if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
+        return True
+    lowered = text.lower()
+    if _named_text(lowered):
+        return True
+    return any(word in lowered for word in _HISTORY_WORDS) and bool(_HISTORY_EDIT.search(text))

@@ -16,6 +16,7 @@ UNORDERED = "PFX201"
 KEY_ORDER = "PFX202"
 RANDOM_SELECTION = "PFX203"
 REQUEST_INPUT = "input"  # a per-request value (a parameter); only PFX301 reports it
+PARAMETER = "parameter"  # stands for an argument inside a function summary; never reported
 
 INSTANT = "instant"
 DAILY = "daily"

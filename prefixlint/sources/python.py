@@ -1,34 +1,23 @@
 """Python source that builds prompts: parsed once with libcst, checked by the python rules.
 
-A cheap text test skips files that cannot hold a prompt (no word a prompt sink, message list
-or prompt-named value needs); the rest are parsed once, wrapped with their scope, qualified
-name, parent and position metadata (:class:`~prefixlint.pyflow.document.PythonDocument`), and
-handed to every enabled checker registered for ``"python"``.
+A cheap text test (:func:`~prefixlint.pyflow.sinks.may_hold_prompt`) skips files that cannot
+hold a prompt (no call, role, keyword or name a sink needs, and no edit of a message list).
+The rest are parsed once, wrapped with their scope, qualified name, parent and position
+metadata (:class:`~prefixlint.pyflow.document.PythonDocument`), and handed to every enabled
+checker registered for ``"python"``.
 """
 
 from __future__ import annotations
-
-import re
 
 import libcst as cst
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.sinks import may_hold_prompt
 from prefixlint.types import Diagnostic
 
 SOURCE_KIND = "python"
-
-# Every sink, message list and prompt-named value contains one of these words.
-_MAY_HOLD_PROMPT = re.compile(
-    r"prompt|system|instruction|preamble|persona|tools|messages|history|role|completion",
-    re.IGNORECASE,
-)
-
-
-def may_hold_prompt(text: str) -> bool:
-    """False when ``text`` cannot contain anything the python rules look at."""
-    return _MAY_HOLD_PROMPT.search(text) is not None
 
 
 def parse(text: str, ctx: RuleContext) -> PythonDocument:
