@@ -383,3 +383,26 @@ def test_standard_input_is_read_once():
     assert set(streamed) == set(from_file) | {"params"}
     for fix in ("volatile", "order", "whitespace", "history"):
         assert streamed[fix]["hit_rate_after"] == from_file[fix]["hit_rate_after"]
+
+
+def test_hash_id_trace(tmp_path):
+    # Mooncake-style ids of 16-token blocks, vLLM blocks of 16. vLLM looks up at most
+    # floor((N - 1) / 16) blocks: 3 for a 64-token prompt, 2 for a 48-token one.
+    rows = [([1, 2, 3], 48), ([1, 2, 3, 4], 64), ([1, 2, 5, 6], 64), ([1, 2, 3, 4], 64)]
+    log = write_log(
+        tmp_path / "trace.jsonl",
+        [
+            {"timestamp": i, "input_length": n, "output_length": 0, "hash_ids": ids}
+            for i, (ids, n) in enumerate(rows)
+        ],
+    )
+    data = run_json(log, "--trace-block-size", "16", "--block-size", "16", "--no-what-if")
+    requests = data["requests"]
+    # 1: nothing cached, all new. 2: extends 1; its 3 looked-up blocks [1, 2, 3] are cached
+    # (48) and the 4th holds the last token, which vLLM always computes: nothing to explain.
+    # 3: shares [1, 2] and then differs: 32 cached, block 5 is new. Without text or a
+    # session a different block is a new conversation, not an edit: first-seen, not
+    # content-changed. 4: repeats 2: 48 cached.
+    assert [r["cached_tokens"] for r in requests] == [0, 48, 32, 48]
+    assert [r["cause"] for r in requests] == ["first-seen", None, "first-seen", None]
+    assert [r["cost_tokens"] for r in requests] == [0, 0, 0, 0]

@@ -222,7 +222,13 @@ class Attributor:
             return divergence
         divergence.token = shared_units * unit_tokens
         if rendered is None or predecessor.rendered is None:
-            divergence.code = classify.CONTENT_CHANGED
+            # Without text, a different conversation that shares the head cannot be told from
+            # an edit: only a known session makes the divergence a change of content.
+            if same_conversation:
+                divergence.code = classify.CONTENT_CHANGED
+            else:
+                divergence.code = classify.FIRST_SEEN
+                divergence.predecessor_tokens = divergence.shared_tokens
             return divergence
         before_text, after_text = predecessor.rendered.text, rendered.text
         char = common_prefix_length(before_text, after_text)

@@ -72,8 +72,9 @@ def _print_causes(report: AuditReport, model: str, console: Console) -> None:
             where = f"{example.file}:{example.line} {example.component or ''}".rstrip()
             since = f" (vs line {example.predecessor_line})" if example.predecessor_line else ""
             console.print(Text(f"  {cause} at {where}, token {example.token}{since}"))
-            console.print(Text(f"    was: {example.before}", style="dim"), soft_wrap=True)
-            console.print(Text(f"    now: {example.after}"), soft_wrap=True)
+            if example.before or example.after:
+                console.print(Text(f"    was: {example.before}", style="dim"), soft_wrap=True)
+                console.print(Text(f"    now: {example.after}"), soft_wrap=True)
 
 
 def _print_usage(report: AuditReport, model: str, console: Console) -> None:
