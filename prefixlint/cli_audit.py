@@ -105,18 +105,45 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
     show_default=True,
     help="Tokens per hash id in Mooncake traces.",
 )
-@click.option("--session-key", help="Field naming the session: route, user, metadata.user_id, ...")
 @click.option(
-    "--format", "output_format", type=click.Choice(["terminal", "json"]), default="terminal"
+    "--session-key",
+    help="Request field naming the session (route, prompt_cache_key, a.b for nested fields); "
+    "default: the log's session_id.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["terminal", "json"]),
+    default="terminal",
+    show_default=True,
 )
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 @click.option("--html", "html_path", type=click.Path(dir_okay=False), help="Write an HTML report.")
 @click.option("--what-if/--no-what-if", default=True, show_default=True)
-@click.option("--fail-under", type=parse_rate, help="Exit 1 if a hit rate is below (0.8 or 80%).")
-@click.option("--baseline", type=click.Path(dir_okay=False), help="Exit 1 only on regressions.")
+@click.option(
+    "--fail-under",
+    type=parse_rate,
+    metavar="RATE",
+    help="Exit 1 if a hit rate is below RATE (0.8 or 80%).",
+)
+@click.option(
+    "--baseline",
+    type=click.Path(dir_okay=False),
+    help="A saved --format json report: exit 1 only on regressions against it.",
+)
 @click.option("--prices", type=click.Path(dir_okay=False), help="Price table (TOML).")
-@click.option("--dump-tokens", type=click.Path(dir_okay=False, allow_dash=True))
-@click.option("--dump-format", type=click.Choice(DUMP_FORMATS), default="tokens")
+@click.option(
+    "--dump-tokens",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Write each request's tokens (or hash ids) as JSON lines to this file.",
+)
+@click.option(
+    "--dump-format",
+    type=click.Choice(DUMP_FORMATS),
+    default="tokens",
+    show_default=True,
+    help="mooncake: hash ids of --block-size tokens (default 512), as in Mooncake traces.",
+)
 @click.option("--skipped", "list_skipped", is_flag=True, help="List the skipped lines.")
 @click.option("--show-text", is_flag=True, help="Show whole differing components, not windows.")
 @click.option("--redact", is_flag=True, help="Hash logged text in JSON output.")
