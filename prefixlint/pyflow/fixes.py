@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+from libcst._nodes.internal import CodegenState
 
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.origins import Origin
@@ -24,16 +25,29 @@ _DATETIMES = frozenset(
 )
 
 
-def render(document: PythonDocument, node: cst.CSTNode) -> str:
-    """Source for ``node`` as it would replace a node's span (positions exclude parentheses)."""
+def render(document: PythonDocument, node: cst.CSTNode, at: cst.CSTNode | None = None) -> str:
+    """Source for ``node`` to replace the span of ``at`` (positions exclude parentheses).
+
+    Continuation lines are indented like the blocks around ``at``, as libcst would print them
+    in place (``Module.code_for_node`` alone prints them as if at module level).
+    """
     if getattr(node, "lpar", None):
         node = node.with_changes(lpar=[], rpar=[])
-    return document.module.code_for_node(node)
+    module = document.module
+    state = CodegenState(
+        default_indent=module.default_indent, default_newline=module.default_newline
+    )
+    if at is not None:
+        blocks = [a for a in document.ancestors(at) if isinstance(a, cst.IndentedBlock)]
+        for block in reversed(blocks):
+            state.increase_indent(module.default_indent if block.indent is None else block.indent)
+    node._codegen(state)
+    return "".join(state.tokens)
 
 
 def replace_node(document: PythonDocument, old: cst.CSTNode, new: cst.CSTNode) -> Edit:
     start, end = document.offsets(old)
-    return Edit(start, end, render(document, new))
+    return Edit(start, end, render(document, new, at=old))
 
 
 # -- json.dumps(..., sort_keys=True) -------------------------------------------------------------
@@ -54,7 +68,10 @@ def sort_keys(document: PythonDocument, call: cst.Call) -> Fix | None:
         args[existing[0]] = args[existing[0]].with_changes(value=cst.Name("True"))
     elif args:
         last = args[-1]
-        args[-1] = last.with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+        separator = cst.Comma(whitespace_after=cst.SimpleWhitespace(" "))
+        if len(args) > 1 and isinstance(args[-2].comma, cst.Comma):
+            separator = args[-2].comma  # one argument per line stays one per line
+        args[-1] = last.with_changes(comma=separator)
         args.append(flag.with_changes(comma=last.comma))
     else:
         args.append(flag)

@@ -68,21 +68,29 @@ def _same_meaning(document: PythonDocument, parts, destination: cst.CSTNode) -> 
 
 
 def _system_fstring(document: PythonDocument, hole, sink_expr) -> cst.FormattedString | None:
+    """The f-string holding ``hole``, if it is the sink's value used at this sink only.
+
+    The sink may name it through single-use names (``system = SYSTEM_PROMPT``), so changing
+    it changes no other request.
+    """
     fstring = document.parent(hole)
     if not isinstance(fstring, cst.FormattedString) or "r" in fstring.prefix.lower():
         return None
-    if fstring is sink_expr:
-        return fstring
-    if not isinstance(sink_expr, cst.Name):
-        return None
-    scope = document.scopes.get(sink_expr)
-    assignments = list(scope[sink_expr.value]) if scope and sink_expr.value in scope else []
-    if len(assignments) != 1 or len(assignments[0].references) != 1:
-        return None
-    target = assignments[0].node
-    statement = document.parent(document.parent(target)) if target is not None else None
-    if isinstance(statement, cst.Assign) and statement.value is fstring:
-        return fstring
+    value = sink_expr
+    for _ in range(4):
+        if value is fstring:
+            return fstring
+        if not isinstance(value, cst.Name):
+            return None
+        scope = document.scopes.get(value)
+        assignments = list(scope[value.value]) if scope and value.value in scope else []
+        if len(assignments) != 1 or len(assignments[0].references) != 1:
+            return None
+        target = assignments[0].node
+        statement = document.parent(document.parent(target)) if target is not None else None
+        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
+            return None
+        value = statement.value
     return None
 
 
@@ -195,7 +203,7 @@ def relocate(document: PythonDocument, reach) -> Fix | None:
         return None
     start, end = document.offsets(fstring)
     edits = (
-        Edit(start, end, render(document, fstring.with_changes(parts=kept))),
-        Edit(*document.offsets(sink.last_user), render(document, destination)),
+        Edit(start, end, render(document, fstring.with_changes(parts=kept), at=fstring)),
+        Edit(*document.offsets(sink.last_user), render(document, destination, at=sink.last_user)),
     )
     return Fix(edits, Applicability.UNSAFE, "Move the line to the end of the last user message")

@@ -9,6 +9,8 @@ checker registered for ``"python"``.
 
 from __future__ import annotations
 
+import ast
+
 import libcst as cst
 
 from prefixlint import registry
@@ -26,15 +28,27 @@ def parse(text: str, ctx: RuleContext) -> PythonDocument:
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
+        line, column = _error_position(text, exc)
+        message = exc.message.splitlines()[0] if exc.message else "syntax error"
         raise SourceError(
-            f"{path}:{exc.raw_line}:{exc.raw_column + 1}: not valid Python: {exc.message}",
-            exc.raw_line,
-            exc.raw_column + 1,
+            f"{path}:{line}:{column}: not valid Python: {message}", line, column
         ) from None
     try:
         return PythonDocument(text, module, ctx)
     except RecursionError:
         raise SourceError(f"{path}: too deeply nested to analyse") from None
+
+
+def _error_position(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int]:
+    """Where the syntax error is: CPython's compiler places tokenizer errors better than libcst."""
+    try:
+        compile(text, "<prompt source>", "exec", ast.PyCF_ONLY_AST)
+    except SyntaxError as error:
+        if error.lineno:
+            return error.lineno, max(error.offset or 1, 1)
+    except (ValueError, RecursionError, MemoryError):
+        pass
+    return exc.raw_line, exc.raw_column + 1
 
 
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:

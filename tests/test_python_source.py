@@ -1,0 +1,69 @@
+"""The Python source kind: prefilter, parse errors, spans and offsets, noqa, messages."""
+
+import pytest
+
+from prefixlint.config import Settings
+from prefixlint.engine import FixMode, check_text, fix_text
+from prefixlint.pyflow.sinks import may_hold_prompt
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    (
+        pytest.param("import math\nprint(math.pi)\n", False, id="plain code"),
+        pytest.param("x = client.chat.completions.create(model='m')\n", True, id="api call"),
+        pytest.param("m = {'role': 'system'}\n", True, id="role dict"),
+        pytest.param("SYSTEM_PROMPT = 'x'\n", True, id="prompt-named constant"),
+        pytest.param("def build_prompt():\n    pass\n", True, id="prompt-named function"),
+        pytest.param("@agent.instructions\ndef f():\n    pass\n", True, id="pydantic-ai hook"),
+        pytest.param("del messages[0]\n", True, id="message list edit"),
+        pytest.param("error messages are shown here\n", False, id="messages without an edit"),
+    ),
+)
+def test_prefilter(text, expected):
+    assert may_hold_prompt(text) is expected
+
+
+def test_parse_error_is_reported_with_its_position():
+    found = check_text("SYSTEM_PROMPT = (\n    'a',\n  ]\n", "bad.py", Settings())
+    assert [(d.code, d.span.line, d.span.column) for d in found] == [("PFX902", 3, 3)]
+    assert "not valid Python" in found[0].message
+
+
+def test_span_and_message_name_the_sink_and_the_path():
+    src = (
+        "from datetime import datetime as dt\n"
+        "from openai import OpenAI\n"
+        "client = OpenAI()\n"
+        "def build_prompt():\n"
+        "    return f'Now: {dt.now()}. Follow the rules below carefully.'\n"
+        "def ask(q):\n"
+        "    return client.chat.completions.create(model='m', messages=[\n"
+        "        {'role': 'system', 'content': build_prompt()},\n"
+        "        {'role': 'user', 'content': q}])\n"
+    )
+    (finding,) = check_text(src, "app.py", Settings())
+    span = finding.span
+    assert (span.line, span.column, span.end_line, span.end_column) == (5, 20, 5, 28)
+    assert finding.message.startswith(
+        "dt.now() reaches the system message of client.chat.completions.create via f-string "
+        "in build_prompt(), return value of build_prompt()"
+    )
+
+
+def test_noqa_suppresses_the_finding_on_its_line():
+    src = "import time\nSYSTEM_PROMPT = f'{time.time()} Rules.'  # prefixlint: noqa: PFX101\n"
+    assert check_text(src, "app.py", Settings()) == []
+
+
+@pytest.mark.parametrize("newline", ("\n", "\r\n"), ids=("lf", "crlf"))
+def test_fix_offsets_after_wide_characters(newline):
+    lines = [
+        "import json",
+        "# 🙂 é€ wide and multi-byte text before the fix",
+        "SYSTEM_PROMPT = '日本語: ' + json.dumps(data) + ' Answer briefly, cite your sources.'",
+        "",
+    ]
+    src = newline.join(lines)
+    outcome = fix_text(src, "app.py", Settings(), FixMode(fix=True), newline)
+    assert outcome.text == src.replace("json.dumps(data)", "json.dumps(data, sort_keys=True)")
