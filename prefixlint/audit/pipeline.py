@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from prefixlint.audit.attribution import Attributor, Divergence, cause_for, example_views
@@ -50,7 +50,6 @@ class AuditOptions:
     examples_per_cause: int = 3
     full_text: bool = False
     prices: PriceTable | None = None
-    extra_cache_params: dict[str, Any] = field(default_factory=dict)
 
     def cache_params(self, name: str) -> dict[str, Any]:
         """The options that ``name``'s model takes, among those that were set."""
@@ -61,7 +60,6 @@ class AuditOptions:
             "block_size": self.block_size,
             "page_size": self.page_size,
             "capacity_tokens": self.capacity_tokens,
-            **self.extra_cache_params,
         }
         accepted = {
             parameter.name

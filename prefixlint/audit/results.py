@@ -5,9 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-# Causes that are not rule codes (the cache's own reasons).
-CACHE_CAUSES = ("first-seen", "evicted", "ttl-expired", "below-minimum")
-
 
 @dataclass(slots=True)
 class RequestRecord:
