@@ -78,9 +78,6 @@ _TEXT_HEADS = frozenset(
         "text",
         "content",
         "template",
-        "system",
-        "str",
-        "string",
         "block",
         "blocks",
     }
