@@ -10,6 +10,7 @@ from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.flow import Flow
 from prefixlint.pyflow.origins import Origin
 from prefixlint.pyflow.sinks import PREFIX_REGIONS, PROMPT, Sink, find_sinks
+from prefixlint.pyflow.tables import UNORDERED
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,6 +25,8 @@ class Reach:
         """Whether the value lands where later requests would reuse what follows it."""
         if self.sink.region not in PREFIX_REGIONS:
             return False
+        if self.origin.code == UNORDERED and self.sink.named and self.origin.consumer is None:
+            return False  # a set kept under a prompt-like name, never iterated into the prompt
         return not (self.sink.region == PROMPT and self.origin.tail)
 
 

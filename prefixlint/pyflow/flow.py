@@ -401,6 +401,8 @@ class Flow:
             return self._unordered_call(name, node, env)
         if name == "json.dumps":
             return self._json_dumps(node, env)
+        if name == "json.loads":  # parsed back into objects: the text's key order is gone
+            return tuple(o for o in self._arguments(node, env) if o.code != t.KEY_ORDER)
         loaded = positional and self._loaded_mapping(positional[0].value)
         if name in ("builtins.str", "builtins.repr") and loaded:
             order = Origin(t.KEY_ORDER, node, self._label(node))

@@ -30,6 +30,7 @@ TOOL_OUTPUT = "PFX504"
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
 _NOT_CHAT_WORDS = frozenset(
     {
+        "by",
         "error",
         "errors",
         "warning",
@@ -83,6 +84,17 @@ def _int(node: cst.BaseExpression | None) -> int | None:
     if _negative(node) and isinstance(node.expression, cst.Integer):
         return -int(node.expression.value, 0)
     return None
+
+
+def _positional_index(node: cst.BaseExpression) -> bool:
+    """An index that can be a list position (not a string key or an ``id``/``key``/``name``)."""
+    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return False
+    if isinstance(node, (cst.Name, cst.Attribute)):
+        name = node.value if isinstance(node, cst.Name) else node.attr.value
+        words = split_words(name)
+        return not words or words[-1] not in ("id", "key", "name", "uuid")
+    return True
 
 
 class _Collector:
@@ -296,7 +308,7 @@ class HistoryAnalysis:
         while isinstance(node, cst.Subscript):
             if isinstance(node.value, (cst.Name, cst.Attribute)) and self._identity(node.value):
                 index = node.slice[0].slice if len(node.slice) == 1 else None
-                if isinstance(index, cst.Index):
+                if isinstance(index, cst.Index) and _positional_index(index.value):
                     return node.value, index.value
                 return None, None
             node = node.value

@@ -53,6 +53,10 @@ SYSTEM_DECORATORS = frozenset({"system_prompt", "instructions"})
 _API_METHODS = frozenset({"create", "parse", "stream", "count_tokens"})
 _LITELLM = frozenset({"litellm.completion", "litellm.acompletion", "litellm.text_completion"})
 _FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "llama_index")
+# Packages whose calls take ``tools=`` meant for a model (beyond the request calls above).
+_AGENT_PACKAGES = frozenset(
+    {*_FRAMEWORKS, "pydantic_ai", "agents", "langgraph", "crewai", "autogen", "smolagents", "dspy"}
+)
 _SYSTEM_CLASSES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
 _MESSAGE_CLASSES = {
     "SystemMessage": "system",
@@ -189,6 +193,7 @@ class _Finder:
         self.named: list[Sink] = []
         self._claimed: set[int] = set()
         self._frameworks = any(name in document.text for name in _FRAMEWORKS)
+        self._agents = any(name in document.text for name in _AGENT_PACKAGES)
         self.message_lists: list[cst.BaseExpression] = []
 
     def _add(self, expr, region, description, **more) -> None:
@@ -219,10 +224,17 @@ class _Finder:
             keyword = argument.keyword.value if argument.keyword is not None else None
             if keyword in SYSTEM_KEYWORDS:
                 self._add(argument.value, SYSTEM, f"the {keyword} of {dotted}", call=node)
-            elif keyword in TOOL_KEYWORDS:
+            elif keyword in TOOL_KEYWORDS and (api is not None or self._agent_call(node)):
                 self._add(argument.value, TOOLS, f"the tool definitions of {dotted}", call=node)
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "bind_tools":
             self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
+
+    def _agent_call(self, node: cst.Call) -> bool:
+        """A call into an LLM framework (an agent or model constructor that takes tools)."""
+        if not self._agents:
+            return False
+        roots = {name.split(".")[0] for name in self.document.qualified_names(node.func)}
+        return bool(roots & _AGENT_PACKAGES)
 
     def _api(self, node: cst.Call, dotted: str) -> str | None:
         parts = dotted.split(".")
