@@ -66,6 +66,21 @@ def test_volatile_moves_values_after_the_stable_part():
     assert fixed.messages[1]["content"] == "Book it.\n\n2024-05-15; req_8fJ2kL9x"
 
 
+def test_volatile_values_stay_with_the_message_that_carried_them():
+    fix = canonical.Volatile()
+    first = (m("system", "Today is 2024-05-15."), m("user", "Hi"))
+    fix.rewrite(request(messages=first), conversation=1)
+    second = (m("system", "Today is 2024-05-16."), m("user", "Hi"), m("assistant", "Hello"))
+    second += (m("user", "Book"),)
+    fixed = fix.rewrite(request(messages=second), conversation=1)
+    assert [x["content"] for x in fixed.messages] == [
+        "Today is .",
+        "Hi\n\n2024-05-15",
+        "Hello",
+        "Book\n\n2024-05-16",
+    ]
+
+
 def test_volatile_leaves_a_request_without_values_alone():
     messages = ({"role": "system", "content": "Be kind."}, {"role": "user", "content": "Hi"})
     original = request(messages=messages)

@@ -149,7 +149,16 @@ def _sorted_json(message: dict) -> dict:
 
 
 class Volatile(Canonicaliser):
+    """Values leave the system prompt and tools for the newest message, and stay with it.
+
+    A message the conversation already sent is sent again as it was rewritten then, so the
+    values it carried stay in history and the history stays a prefix.
+    """
+
     family, codes = "volatile", ("PFX101", "PFX102", "PFX103", "PFX104")
+
+    def __init__(self) -> None:
+        self.previous: LRU = LRU(MAX_CONVERSATIONS)
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
         moved: list[str] = []
@@ -161,17 +170,21 @@ class Volatile(Canonicaliser):
 
         system = None if request.system is None else strip(request.system)
         tools = tuple(_map_strings(t, strip) for t in request.tools)
-        messages = list(request.messages)
-        for index, message in enumerate(messages):
-            if message.get("role") not in SYSTEM_ROLES:
-                break
-            messages[index] = _map_text(message, strip)
-        if moved and messages and messages[-1].get("role") not in SYSTEM_ROLES:
-            last = messages[-1]
+        raw = list(request.messages)
+        head = len(_split_system(raw)[0])
+        before_raw, before = self.previous.fetch(conversation) or ((), ())
+        messages = [_map_text(m, strip) for m in raw[:head]]
+        for index in range(head, len(raw)):
+            sent = index < len(before_raw) and before_raw[index] == raw[index]
+            messages.append(before[index] if sent else raw[index])
+        newest_is_new = len(raw) > head and not (
+            len(raw) <= len(before_raw) and before_raw[len(raw) - 1] == raw[-1]
+        )
+        if moved and newest_is_new:
+            newest = messages[-1]
             tail = "\n\n" + "; ".join(moved)
-            messages[-1] = {**last, "content": content_text(last.get("content")) + tail}
-        elif moved:
-            return request
+            messages[-1] = {**newest, "content": content_text(newest.get("content")) + tail}
+        self.previous.put(conversation, (raw, messages))
         return dataclasses.replace(request, system=system, tools=tools, messages=tuple(messages))
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 
 from prefixlint import vocabulary
 
@@ -83,10 +84,12 @@ def value_at(text: str, offset: int) -> VolatileValue | None:
     return best
 
 
-def without_values(text: str) -> tuple[str, list[str]]:
+@lru_cache(maxsize=4096)
+def without_values(text: str) -> tuple[str, tuple[str, ...]]:
     """``text`` with its date/time and id values removed (labelled ones too), and the values.
 
-    Overlapping values are merged, so every character is removed at most once.
+    Overlapping values are merged, so every character is removed at most once. Remembered
+    per text: system prompts and tool descriptions repeat on every request.
     """
     kept, removed, position = [], [], 0
     for value in find_values(text):
@@ -97,4 +100,4 @@ def without_values(text: str) -> tuple[str, list[str]]:
         removed.append(text[start : value.end])
         position = value.end
     kept.append(text[position:])
-    return "".join(kept), removed
+    return "".join(kept), tuple(removed)
