@@ -53,6 +53,12 @@ def _send(system: str, user: str = "question") -> str:
             id="helper return through a local and str.format",
         ),
         pytest.param(
+            "from uuid import uuid4 as make_id\nimport platform as pf\n"
+            'SYSTEM_PROMPT = f"Run {make_id()} on {pf.node()}. Follow the rules below, always."\n',
+            [(3, 24, "PFX102"), (3, 39, "PFX104")],
+            id="functions and modules imported under other names",
+        ),
+        pytest.param(
             "import uuid\n" + CHAT + _send('"Run %s. Be brief." % uuid.uuid4()'),
             [(8, 65, "PFX102")],
             id="uuid through %-formatting",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from functools import cached_property
 
@@ -20,25 +21,55 @@ from prefixlint.types import Span
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
-class _NodeIndex(cst.CSTVisitor):
-    """One walk: every node's parent and preorder number, and the nodes of each type."""
+# Fields that hold only punctuation, whitespace or comments: never walked.
+_PUNCTUATION_FIELDS = frozenset(
+    {
+        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
+        "header", "footer", "trailing_whitespace", "equal", "colon", "dot", "operator",
+        "lbracket", "rbracket", "lbrace", "rbrace", "asynchronous", "first_line",
+        "empty_lines", "last_line", "between", "comment", "newline",
+    }
+)  # fmt: skip
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
-    def __init__(self) -> None:
-        self.parents: dict[int, cst.CSTNode] = {}
-        self.order: dict[int, int] = {}
-        self.by_type: dict[type, list[cst.CSTNode]] = {}
-        self._stack: list[cst.CSTNode] = []
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self._stack:
-            self.parents[id(node)] = self._stack[-1]
-        self.order[id(node)] = len(self.order)
-        self.by_type.setdefault(type(node), []).append(node)
-        self._stack.append(node)
-        return True
+def _child_fields(kind: type) -> tuple[str, ...]:
+    names = _CHILD_FIELDS.get(kind)
+    if names is None:
+        names = tuple(
+            f.name
+            for f in dataclasses.fields(kind)
+            if f.name not in _PUNCTUATION_FIELDS and not f.name.startswith("whitespace")
+        )
+        _CHILD_FIELDS[kind] = names
+    return names
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self._stack.pop()
+
+def _index(module: cst.Module):
+    """One preorder walk: parents, preorder numbers and the nodes of each type.
+
+    Walks the dataclass fields directly (skipping punctuation and whitespace), which is several
+    times faster than a libcst visitor that calls hooks for every attribute of every node.
+    """
+    parents: dict[int, cst.CSTNode] = {}
+    order: dict[int, int] = {}
+    by_type: dict[type, list[cst.CSTNode]] = {}
+    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(module, None)]
+    while stack:
+        node, parent = stack.pop()
+        if parent is not None:
+            parents[id(node)] = parent
+        order[id(node)] = len(order)
+        by_type.setdefault(type(node), []).append(node)
+        children = []
+        for name in _child_fields(type(node)):
+            value = getattr(node, name)
+            if isinstance(value, cst.CSTNode):
+                children.append(value)
+            elif isinstance(value, (list, tuple)):
+                children.extend(item for item in value if isinstance(item, cst.CSTNode))
+        stack.extend((child, node) for child in reversed(children))
+    return parents, order, by_type
 
 
 class PythonDocument:
@@ -51,11 +82,7 @@ class PythonDocument:
         self.text = text
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.module = self.wrapper.module
-        index = _NodeIndex()
-        self.module.visit(index)
-        self._parents = index.parents
-        self._order = index.order
-        self._by_type = index.by_type
+        self._parents, self._order, self._by_type = _index(self.module)
         self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
 
     def nodes(self, *types: type) -> list:

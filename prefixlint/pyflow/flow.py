@@ -71,10 +71,40 @@ class Flow:
         self._active: set[tuple[int, int]] = set()
 
     @cached_property
+    def _import_aliases(self) -> frozenset[str]:
+        """Names bound by ``import ... as NAME`` or ``from ... import x as NAME``."""
+        found = set()
+        for statement in self.document.nodes(cst.Import, cst.ImportFrom):
+            if isinstance(statement.names, cst.ImportStar):
+                continue
+            for alias in statement.names:
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    found.add(alias.asname.name.value)
+        return frozenset(found)
+
+    def _names(self, node: cst.CSTNode) -> frozenset[str]:
+        """Qualified names of ``node``, looked up only when its spelling could be in a table."""
+        root = node
+        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+            root = root.func if isinstance(root, cst.Call) else root.value
+        leaf = node.attr.value if isinstance(node, cst.Attribute) else None
+        if isinstance(node, cst.Name):
+            leaf = node.value
+        root_name = root.value if isinstance(root, cst.Name) else None
+        if (
+            leaf in t.KNOWN_LEAVES
+            or root_name in t.KNOWN_ROOTS
+            or leaf in self._import_aliases
+            or root_name in self._import_aliases
+        ):
+            return self.document.qualified_names(node)
+        return frozenset()
+
+    @cached_property
     def _seeded(self) -> bool:
         """Whether the module seeds the shared random generator with a value."""
         return any(
-            call.args and self.document.qualified_names(call.func) & t.SEEDING_CALLS
+            call.args and self._names(call.func) & t.SEEDING_CALLS
             for call in self.bindings.calls
             if _callee_name(call) == "seed"
         )
@@ -311,7 +341,7 @@ class Flow:
         return tuple(found)
 
     def _Attribute(self, node: cst.Attribute, env: Env) -> tuple[Origin, ...]:
-        for name in self.document.qualified_names(node):
+        for name in self._names(node):
             if name in t.VOLATILE_ATTRIBUTES:
                 code, granularity = t.VOLATILE_ATTRIBUTES[name]
                 return (Origin(code, node, self._label(node), granularity),)
@@ -339,7 +369,7 @@ class Flow:
         return None
 
     def _Subscript(self, node: cst.Subscript, env: Env) -> tuple[Origin, ...]:
-        for name in self.document.qualified_names(node.value):
+        for name in self._names(node.value):
             if name in t.VOLATILE_ATTRIBUTES:
                 code, granularity = t.VOLATILE_ATTRIBUTES[name]
                 return (Origin(code, node, self._label(node), granularity),)
@@ -356,7 +386,7 @@ class Flow:
     # -- calls ------------------------------------------------------------------------------
 
     def _Call(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
-        names = self.document.qualified_names(node.func)
+        names = self._names(node.func)
         for name in names:
             known = self._known_call(name, node, env)
             if known is not None:
@@ -491,7 +521,7 @@ class Flow:
                 value = value.expression
             if not isinstance(value, cst.Call):
                 continue
-            if "json.loads" in self.document.qualified_names(value.func):
+            if "json.loads" in self._names(value.func):
                 return True
             if isinstance(value.func, cst.Attribute) and value.func.attr.value == "json":
                 return True
@@ -582,7 +612,7 @@ class Flow:
     def _unseeded_selector(self, call: cst.Call) -> bool:
         """Whether ``call`` draws from the shared generator or from one built without a seed."""
         func = call.func
-        names = self.document.qualified_names(func)
+        names = self._names(func)
         if names & t.RANDOM_SELECTORS:
             return not self._seeded
         if not isinstance(func, cst.Attribute):
@@ -598,8 +628,7 @@ class Flow:
         constructed = [
             m
             for m in makers
-            if isinstance(m, cst.Call)
-            and self.document.qualified_names(m.func) & t.RANDOM_CONSTRUCTORS
+            if isinstance(m, cst.Call) and self._names(m.func) & t.RANDOM_CONSTRUCTORS
         ]
         return bool(constructed) and any(not m.args for m in constructed)
 

@@ -210,14 +210,27 @@ class HistoryAnalysis:
         return False
 
     def is_message_list(self, node: cst.CSTNode) -> bool:
-        identity = self._identity(node)
-        if identity is None:
+        if isinstance(node, cst.Name):
+            name = node.value
+        elif isinstance(node, cst.Attribute):
+            name = node.attr.value
+        else:
             return False
-        if identity in self._lists:
-            return True
-        name = node.value if isinstance(node, cst.Name) else node.attr.value
         words = split_words(name)
-        return bool(words) and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words)
+        if words and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words):
+            return self._identity(node) is not None
+        if not self._typed_lists_possible:
+            return False
+        identity = self._identity(node)
+        return identity is not None and identity in self._lists
+
+    @cached_property
+    def _typed_lists_possible(self) -> bool:
+        """Whether any list is sent as messages or gets messages appended (no scopes needed)."""
+        return bool(self.message_lists) or any(
+            call.func.attr.value in ("append", "extend", "insert") and self._adds_messages(call)
+            for call in self.collector.method_calls
+        )
 
     def outlives_request(self, node: cst.CSTNode, at: cst.CSTNode) -> bool:
         """Whether the list at ``node`` is sent again after the change at ``at``."""
@@ -306,7 +319,7 @@ class HistoryAnalysis:
     def _element(self, node) -> tuple[cst.CSTNode | None, cst.BaseExpression | None]:
         """``(messages, i)`` for ``messages[i]`` or ``messages[i]["content"]``."""
         while isinstance(node, cst.Subscript):
-            if isinstance(node.value, (cst.Name, cst.Attribute)) and self._identity(node.value):
+            if isinstance(node.value, (cst.Name, cst.Attribute)):
                 index = node.slice[0].slice if len(node.slice) == 1 else None
                 if isinstance(index, cst.Index) and _positional_index(index.value):
                     return node.value, index.value

@@ -175,3 +175,18 @@ SUBPROCESS_CALLS = frozenset(
         """
     )
 )
+
+
+def _parts(names) -> tuple[set[str], set[str]]:
+    return {n.split(".")[0] for n in names}, {n.rsplit(".", 1)[-1] for n in names}
+
+
+_EVERY_NAME = (
+    *VOLATILE_CALLS, *VOLATILE_ATTRIBUTES, *PURE_WITH_ARGUMENTS, *RANDOM_SELECTORS,
+    *RANDOM_CONSTRUCTORS, *SEEDING_CALLS, *UNORDERED_CALLS, *ORDER_PRESERVING,
+    *ORDER_INSENSITIVE, *SUBPROCESS_CALLS, "json.dumps", "json.loads",
+)  # fmt: skip
+# A call or attribute can only match the tables when its first or last name is one of these
+# (or is bound by an import under another name), so other names skip qualified-name lookup.
+KNOWN_ROOTS = frozenset(_parts(_EVERY_NAME)[0] | set(VOLATILE_MODULES))
+KNOWN_LEAVES = frozenset(_parts(_EVERY_NAME)[1])
