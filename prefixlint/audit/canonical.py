@@ -148,6 +148,17 @@ def _sorted_json(message: dict) -> dict:
     return {**message, "tool_calls": rewritten}
 
 
+def _stripper(sink: list[str]) -> Callable[[str], str]:
+    """A function that removes volatile values from a text and collects them in ``sink``."""
+
+    def strip(text: str) -> str:
+        kept, removed = without_values(text)
+        sink.extend(removed)
+        return kept
+
+    return strip
+
+
 class Volatile(Canonicaliser):
     """Values leave the system prompt and tools for the newest message, and stay with it.
 
@@ -159,17 +170,24 @@ class Volatile(Canonicaliser):
 
     def __init__(self) -> None:
         self.previous: LRU = LRU(MAX_CONVERSATIONS)
+        self.tool_lists: LRU = LRU(64)
+
+    def _stripped_tools(self, tools: tuple[dict, ...]) -> tuple[tuple[dict, ...], list[str]]:
+        """The tools without values, and the values; remembered, as tool lists repeat."""
+        key = repr(tools)
+        known = self.tool_lists.fetch(key)
+        if known is None:
+            values: list[str] = []
+            known = (tuple(_map_strings(t, _stripper(values)) for t in tools), values)
+            self.tool_lists.put(key, known)
+        return known[0], list(known[1])
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
         moved: list[str] = []
-
-        def strip(text: str) -> str:
-            kept, removed = without_values(text)
-            moved.extend(removed)
-            return kept
-
+        strip = _stripper(moved)
         system = None if request.system is None else strip(request.system)
-        tools = tuple(_map_strings(t, strip) for t in request.tools)
+        tools, tool_values = self._stripped_tools(request.tools)
+        moved.extend(tool_values)
         raw = list(request.messages)
         head = len(_split_system(raw)[0])
         before_raw, before = self.previous.fetch(conversation) or ((), ())
