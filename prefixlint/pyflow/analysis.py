@@ -25,8 +25,12 @@ class Reach:
         """Whether the value lands where later requests would reuse what follows it."""
         if self.sink.region not in PREFIX_REGIONS:
             return False
-        if self.origin.code == UNORDERED and self.sink.named and self.origin.consumer is None:
-            return False  # a set kept under a prompt-like name, never iterated into the prompt
+        if self.sink.named and (
+            self.origin.opaque or (self.origin.code == UNORDERED and self.origin.consumer is None)
+        ):
+            # Known only by its name, the sink needs a direct flow: not a value passed into an
+            # unknown call, nor a set that is never iterated into the prompt.
+            return False
         return not (self.sink.region == PROMPT and self.origin.tail)
 
 

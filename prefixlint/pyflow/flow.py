@@ -26,6 +26,7 @@ from prefixlint.pyflow.origins import (
     format_granularity,
     merge,
     not_tail,
+    opaque,
     stepped,
     substituted,
     without_order,
@@ -396,7 +397,7 @@ class Flow:
             return self._local_call(function, node, env)
         if isinstance(node.func, cst.Attribute):
             return self._method(node, env)
-        return without_order(self._arguments(node, env))
+        return opaque(without_order(self._arguments(node, env)))
 
     def _arguments(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
         return self._all((a.value for a in node.args), env)
@@ -607,7 +608,7 @@ class Flow:
             return stepped(found, f"{step} {self._here(node)}") if step else found
         if name == "sort":
             return ()
-        return without_order(merge(receiver, arguments))
+        return without_order(merge(receiver, opaque(arguments)))
 
     def _unseeded_selector(self, call: cst.Call) -> bool:
         """Whether ``call`` draws from the shared generator or from one built without a seed."""

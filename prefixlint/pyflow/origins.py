@@ -32,7 +32,8 @@ class Origin:
     argument of ``join``, ``list``, a comprehension or a ``for``); ``exact`` says whether
     ordering it there leaves the output otherwise unchanged. A ``PARAMETER`` origin stands for
     a function's argument in the function's summary; ``drops_order`` says the function sorts
-    or counts it, so the argument's order does not matter.
+    or counts it, so the argument's order does not matter. ``opaque`` says the value passed
+    through a call this analysis does not know (it may or may not survive into the result).
     """
 
     code: str
@@ -45,6 +46,7 @@ class Origin:
     consumer: cst.CSTNode | None = field(default=None, repr=False)
     exact: bool = False
     drops_order: bool = False
+    opaque: bool = False
 
     def step(self, description: str, boundary: bool = False) -> Origin:
         """Record that the value went through ``description`` (a construct, or a return)."""
@@ -75,6 +77,11 @@ def without_order(origins: Iterable[Origin]) -> tuple[Origin, ...]:
         for o in origins
         if o.code != UNORDERED
     )
+
+
+def opaque(origins: Iterable[Origin]) -> tuple[Origin, ...]:
+    """``origins`` passed as arguments to a call whose result may or may not carry them."""
+    return tuple(o if o.opaque else replace(o, opaque=True) for o in origins)
 
 
 def stepped(
@@ -124,6 +131,8 @@ def substituted(placeholder: Origin, argument: Iterable[Origin]) -> tuple[Origin
             continue
         if not placeholder.tail and origin.tail:
             origin = replace(origin, tail=False)
+        if placeholder.opaque and not origin.opaque:
+            origin = replace(origin, opaque=True)
         if placeholder.granularity != INSTANT:
             origin = coarsened((origin,), placeholder.granularity)[0]
         if placeholder.consumer is not None:
