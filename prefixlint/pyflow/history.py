@@ -421,8 +421,11 @@ class HistoryAnalysis:
         seen: set[int] = set()
         candidates = []
         for target, value in self.collector.reassignments:
-            if isinstance(value, cst.Subscript) and self._identity(target) == self._identity(
-                value.value
+            if (
+                isinstance(value, cst.Subscript)
+                and self._is_tail_slice(value)
+                and self.document.code(target) == self.document.code(value.value)
+                and self._identity(target) == self._identity(value.value)
             ):
                 candidates.append(value)
         for expr in self.document.analysis.message_lists:

@@ -32,18 +32,6 @@ class Misplaced:
     sink: object
 
 
-class _Texts(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.texts: list[cst.BaseExpression] = []
-
-    def visit_FormattedString(self, node: cst.FormattedString) -> None:
-        self.texts.append(node)
-
-    def visit_BinaryOperation(self, node: cst.BinaryOperation) -> None:
-        if isinstance(node.operator, cst.Add):
-            self.texts.append(node)
-
-
 class Layout:
     """Static text resolution and the search for input-before-static layouts."""
 
@@ -102,10 +90,12 @@ class Layout:
         yield ("text", static) if static is not None else ("value", node)
 
     def misplaced(self, min_chars: int) -> Iterator[Misplaced]:
-        texts = _Texts()
-        self.document.module.visit(texts)
+        if not self.analysis.flow.roots:
+            return  # nothing reaches a request
         inner: set[int] = set()
-        for node in texts.texts:
+        for node in self.document.nodes(cst.FormattedString, cst.BinaryOperation):
+            if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Add):
+                continue
             if id(node) in inner:
                 continue
             if isinstance(node, cst.BinaryOperation):
