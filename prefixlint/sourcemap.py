@@ -78,14 +78,21 @@ class SourceMap:
             return piece.rendered_start + min(offset - piece.source_start, piece.rendered_end)
         return piece.rendered_start
 
+    def slice_at_source(self, offset: int) -> Slice | None:
+        """The slice whose source range holds ``offset``."""
+        index = bisect.bisect_right(self._source_starts, offset) - 1
+        if index < 0 or offset >= self.slices[index].source_end:
+            return None
+        return self.slices[index]
+
     def is_literal(self, start: int, end: int) -> bool:
-        """Whether ``rendered[start:end]`` comes from literal slices only."""
-        first = bisect.bisect_right(self._visible_starts, start) - 1
-        for piece in self._visible[max(first, 0) :]:
-            if piece.rendered_start >= end:
-                break
-            if piece.rendered_end > start and piece.kind != LITERAL:
+        """Whether ``source[start:end]`` lies in literal slices only (copied unchanged)."""
+        index = max(bisect.bisect_right(self._source_starts, start) - 1, 0)
+        while index < len(self.slices) and self.slices[index].source_start < end:
+            piece = self.slices[index]
+            if piece.source_end > start and piece.kind != LITERAL:
                 return False
+            index += 1
         return True
 
 

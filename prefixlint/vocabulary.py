@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 
 TIMESTAMP = "PFX101"
 UNIQUE_ID = "PFX102"
@@ -172,14 +173,24 @@ def split_words(name: str) -> tuple[str, ...]:
     return tuple(word.lower() for word in _WORD.findall(name))
 
 
-def _phrase_table(extra: Mapping[str, Iterable[str]] | None) -> dict[str, set[tuple[str, ...]]]:
-    table = {code: {tuple(p.split()) for p in phrases} for code, phrases in _PHRASES.items()}
-    for code, names in (extra or {}).items():
-        table.setdefault(code, set()).update(split_words(n) for n in names if split_words(n))
+def _phrase_codes(lists: Iterable[tuple[str, Iterable[str]]]) -> dict[tuple[str, ...], str]:
+    """``{words: code}`` for named phrases; for a phrase listed twice, the first code wins."""
+    table: dict[tuple[str, ...], str] = {}
+    for code, names in lists:
+        for name in names:
+            words = split_words(name)
+            if words:
+                table.setdefault(words, code)
     return table
 
 
-_DEFAULT_TABLE = _phrase_table(None)
+_BUILT_IN = _phrase_codes((code, _PHRASES[code]) for code in _CHECK_ORDER)
+_LONGEST = max(len(words) for words in _BUILT_IN)
+
+
+@lru_cache(maxsize=64)
+def _extra_table(extra: tuple[tuple[str, tuple[str, ...]], ...]) -> dict[tuple[str, ...], str]:
+    return _phrase_codes(extra)
 
 
 def _head(words: tuple[str, ...]) -> tuple[str, ...]:
@@ -190,19 +201,21 @@ def _head(words: tuple[str, ...]) -> tuple[str, ...]:
     return words[:end]
 
 
-def _match_phrases(words: tuple[str, ...], table: dict[str, set[tuple[str, ...]]]) -> str | None:
-    best: tuple[tuple[str, ...], str] | None = None
-    for code in _CHECK_ORDER:
-        for phrase in table.get(code, ()):
-            n = len(phrase)
-            if n <= len(words) and words[-n:] == phrase and (best is None or n > len(best[0])):
-                best = (phrase, code)
-    if best is None:
-        return None
-    phrase, code = best
-    if phrase not in _DEFAULT_TABLE[code]:
-        return code
-    qualifiers = words[: len(words) - len(phrase)]
+def _match_phrases(words: tuple[str, ...], extra: dict[tuple[str, ...], str]) -> str | None:
+    """The code of the longest phrase that ends ``words`` (user phrases first)."""
+    longest = max(_LONGEST, max(map(len, extra), default=0))
+    for length in range(min(longest, len(words)), 0, -1):
+        phrase = words[-length:]
+        if phrase in extra:
+            return extra[phrase]
+        code = _BUILT_IN.get(phrase)
+        if code:
+            return _qualified(code, phrase, words[:-length])
+    return None
+
+
+def _qualified(code: str, phrase: tuple[str, ...], qualifiers: tuple[str, ...]) -> str | None:
+    """``code``, unless the words before the phrase make it a setting or someone else's."""
     if code == TIMESTAMP and any(q in _SETTING_WORDS for q in qualifiers):
         return None
     if (
@@ -221,9 +234,14 @@ def classify_words(
     """The code for a name already split into lowercase words, or ``None``."""
     if not words:
         return None
-    table = _phrase_table(extra) if extra else _DEFAULT_TABLE
+    frozen = tuple((code, tuple(names)) for code, names in (extra or {}).items() if names)
+    return _classify(words, frozen)
+
+
+@lru_cache(maxsize=4096)
+def _classify(words: tuple[str, ...], extra: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
     head = _head(words)
-    code = _match_phrases(head, table)
+    code = _match_phrases(head, _extra_table(extra) if extra else {})
     if code:
         return code
     for code, anywhere in _ANYWHERE.items():
@@ -269,6 +287,11 @@ def classify_filter(name: str) -> str | None:
 def is_request_input(name: str, extra: Iterable[str] = ()) -> bool:
     """Whether ``name`` holds per-request input (``question``, ``problem_statement``, ...)."""
     words = _head(split_words(name.split("(", 1)[0]))
-    phrases = {tuple(p.split()) for p in _REQUEST_INPUTS}
-    phrases.update(split_words(n) for n in extra if split_words(n))
-    return any(0 < len(p) <= len(words) and words[-len(p) :] == p for p in phrases)
+    phrases = _input_phrases(tuple(extra))
+    return any(words[-length:] in phrases for length in range(1, min(len(words), 4) + 1))
+
+
+@lru_cache(maxsize=64)
+def _input_phrases(extra: tuple[str, ...]) -> frozenset[tuple[str, ...]]:
+    phrases = {split_words(p) for p in (*_REQUEST_INPUTS, *extra)}
+    return frozenset(p for p in phrases if p)

@@ -36,12 +36,13 @@ from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import Slice, SourceMap, SourceMapBuilder
 from prefixlint.sources.templates import (
     TemplateDocument,
+    apply_changes,
     parse_template,
     run_checkers,
     syntax_for,
     user_section_start,
 )
-from prefixlint.types import Diagnostic
+from prefixlint.types import Diagnostic, Edit
 from prefixlint.vocabulary import split_words
 
 Encoder = Callable[[str], "str | None"]
@@ -101,7 +102,7 @@ class PromptString:
     host: SourceMap
     encode: Encoder
     stable: str  # "all", "none" or "marker"
-    verify: Callable[[str, str], bool] | None = None
+    verify: Verifier | None = None
 
 
 def _unwritable(_: str) -> None:
@@ -207,25 +208,51 @@ def _walk_yaml(node: yaml.Node, path: Path) -> Iterator[tuple[Path, yaml.ScalarN
         yield path, node
 
 
-def _yaml_verifier(path: Path) -> Callable[[str, str], bool]:
-    """Check that an edited YAML file parses and holds ``value`` at ``path``.
+Change = tuple[int, int, str]
+Verifier = Callable[[list[Change], list[Edit]], bool]
 
-    YAML blocks take their indentation from their first line, so an edit that is right in
-    the string can still change what the file means; such a fix is dropped.
-    """
 
-    def verify(new_text: str, value: str) -> bool:
-        try:
-            strings = dict(_yaml_strings(new_text))
-        except SourceError:
-            return False
-        node = strings.get(path)
-        return node is not None and node.value == value
+def _block_verifier(value: str) -> Verifier:
+    """Check an edited literal block: YAML takes its indentation from the first non-blank
+    line and its chomping from the trailing line breaks, so those must stay as they were.
+    Only a change near the block's start or end can alter them."""
+    trailing = len(value) - len(value.rstrip("\n"))
+    head_end = value.find("\n", len(value) - len(value.lstrip()))
+    head_end = len(value) if head_end == -1 else head_end
+    tail_start = len(value) - trailing - 1
+
+    def verify(changes: list[Change], _: list[Edit]) -> bool:
+        if all(head_end < start and end < tail_start for start, end, _ in changes):
+            return True
+        new_value = apply_changes(value, changes)
+        lines = new_value.split("\n")
+        first = next((index for index, line in enumerate(lines) if line.strip()), len(lines))
+        return (
+            (first == len(lines) or not lines[first].startswith((" ", "\t")))
+            and all(line == "" for line in lines[:first])
+            and (len(new_value) - len(new_value.rstrip("\n")) == trailing)
+        )
 
     return verify
 
 
-def _yaml_map(text: str, node: yaml.ScalarNode) -> tuple[SourceMap, Encoder]:
+def _flow_verifier(text: str, start: int, end: int, value: str) -> Verifier:
+    """Check an edited plain or quoted scalar by parsing its new source on its own."""
+
+    def verify(changes: list[Change], edits: list[Edit]) -> bool:
+        local = [(e.start - start, e.end - start, e.replacement) for e in edits]
+        source = apply_changes(text[start:end], local)
+        try:
+            parsed = yaml.safe_load("x: " + source)
+        except yaml.YAMLError:
+            return False
+        expected = apply_changes(value, changes)
+        return isinstance(parsed, dict) and parsed.get("x") == expected
+
+    return verify
+
+
+def _yaml_map(text: str, node: yaml.ScalarNode) -> tuple[SourceMap, Encoder, Verifier | None]:
     start, end = node.start_mark.index, node.end_mark.index
     if node.style == "|":
         built = _yaml_literal_block(text, start, end)
@@ -234,12 +261,13 @@ def _yaml_map(text: str, node: yaml.ScalarNode) -> tuple[SourceMap, Encoder]:
     else:
         built = None
     if built is None or not built.rendered.startswith(node.value):
-        return _opaque(node.value, start, end)
+        return (*_opaque(node.value, start, end), None)
     if len(built.rendered) > len(node.value):
         built = _clip(built, len(node.value))
     if node.style == "|":
-        return built, _block_encoder(" " * _block_indent(text, start, end))
-    return built, _yaml_flow_encoder(node.style)
+        indent = " " * _block_indent(text, start, end)
+        return built, _block_encoder(indent), _block_verifier(node.value)
+    return built, _yaml_flow_encoder(node.style), _flow_verifier(text, start, end, node.value)
 
 
 def _block_indent(text: str, start: int, end: int) -> int:
@@ -650,13 +678,12 @@ def _toml_encoder(quote: str) -> Encoder:
 def prompt_strings(text: str, path: str) -> list[PromptString]:
     """The prompt strings of a YAML/JSON/TOML file (none if it is not a prompt file)."""
     suffix = PurePath(path).suffix.lower()
-    strings: list[tuple[Path, str, SourceMap, Encoder]] = []
-    is_yaml = suffix not in (".json", ".toml")
+    strings: list[tuple[Path, str, SourceMap, Encoder, Verifier | None]] = []
     if suffix == ".json":
         data, spans = _json_strings(text)
         for key_path, start, end in spans:
             host = _json_string_map(text, start, end)
-            strings.append((key_path, host.rendered, host, _json_escape))
+            strings.append((key_path, host.rendered, host, _json_escape, None))
     elif suffix == ".toml":
         data, located = _toml_strings(text)
         for key_path, host, encoder in located:
@@ -665,19 +692,17 @@ def prompt_strings(text: str, path: str) -> list[PromptString]:
                 if not isinstance(value, str):
                     continue
                 host, encoder = _opaque(value, host.to_source(0), host.to_source(0))
-            strings.append((key_path, host.rendered, host, encoder))
+            strings.append((key_path, host.rendered, host, encoder, None))
     else:
         for key_path, node in _yaml_strings(text):
-            host, encoder = _yaml_map(text, node)
-            strings.append((key_path, node.value, host, encoder))
+            strings.append((key_path, node.value, *_yaml_map(text, node)))
         has_messages = any("messages" in key_path for key_path, *_ in strings)
         data = yaml.safe_load(text) if has_messages else None
     result = []
-    for key_path, value, host, encoder in strings:
+    for key_path, value, host, encoder, verify in strings:
         if not is_prompt_path(key_path):
             continue
         role, last = _message_context(key_path, data)
-        verify = _yaml_verifier(key_path) if is_yaml else None
         stable = stability(key_path, role, last)
         result.append(PromptString(key_path, value, host, encoder, stable, verify))
     return result
@@ -712,6 +737,7 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
                 prefix_end=prefix_end,
                 encode=string.encode,
                 verify=string.verify,
+                indentation_sensitive=any(p.kind == "indent" for p in string.host.slices),
                 file_lines=file_lines,
                 label=".".join(str(k) for k in string.path),
             )

@@ -28,6 +28,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
+from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 from prefixlint.vocabulary import is_request_input
 
@@ -62,6 +63,7 @@ _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
 )
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
@@ -120,8 +122,10 @@ class TemplateDocument:
     ``prefix_end`` is where the part of the prompt that should stay stable ends: the end of
     the template, a user-section marker, or 0 for a value that is itself a user turn.
     ``encode`` turns replacement text into its form in the file (``None``: it cannot be
-    written there safely); ``verify(new_file_text, new_template)``, where set, confirms that
-    an edited file still holds the edited template.
+    written there safely); ``verify(changes, file_edits)``, where set, confirms that the
+    edited file still holds the edited template. In an ``indentation_sensitive`` template
+    (a YAML block), no fix may start a line with whitespace: together with another fix on
+    an earlier line, it could change the block's indentation.
     """
 
     path: str
@@ -131,10 +135,13 @@ class TemplateDocument:
     host: SourceMap
     prefix_end: int
     encode: Callable[[str], str | None] = lambda replacement: replacement
-    verify: Callable[[str, str], bool] | None = None
+    verify: Callable[[list[tuple[int, int, str]], list[Edit]], bool] | None = None
+    indentation_sensitive: bool = False
     file_lines: LineIndex | None = None
     label: str = ""
     _token_spans: tuple[list[int], list[int]] | None = field(default=None, init=False, repr=False)
+    memo: dict = field(default_factory=dict, init=False, repr=False)
+    """Results that several rules share, computed once per document (by the first to ask)."""
 
     @property
     def placeholders(self) -> tuple[Placeholder, ...]:
@@ -171,6 +178,8 @@ class TemplateDocument:
         changes = sorted(changes)
         if not all(_seams_intact(self.text, *change) for change in changes):
             return None
+        if self.indentation_sensitive and any(_indents(self.text, *c) for c in changes):
+            return None
         edits = []
         for start, end, replacement in changes:
             encoded = self.encode(replacement)
@@ -179,10 +188,8 @@ class TemplateDocument:
             # Both ends map to where a rendered character starts, so an edit that ends at a
             # line start also takes that line's indentation in a YAML block, as joining must.
             edits.append(Edit(self.host.to_source(start), self.host.to_source(end), encoded))
-        if self.verify is not None:
-            new_file = _apply(self.file_text, [(e.start, e.end, e.replacement) for e in edits])
-            if not self.verify(new_file, _apply(self.text, changes)):
-                return None
+        if self.verify is not None and not self.verify(changes, edits):
+            return None
         return Fix(tuple(edits), applicability, message)
 
     def line_bounds(self, offset: int) -> tuple[int, int]:
@@ -228,8 +235,8 @@ class TemplateDocument:
     def static_tokens(self, start: int, end: int, ctx: RuleContext) -> int:
         """Tokens of static text in ``text[start:end]`` (the template is tokenized once)."""
         if self._token_spans is None:
-            spans = ctx.tokenizer.offsets(self.static_text) if self.static_text else []
-            self._token_spans = ([s for s, _ in spans], [e for _, e in spans])
+            ends = token_ends(ctx.tokenizer, self.static_text)
+            self._token_spans = ([0, *ends[:-1]], ends)
         starts, ends = self._token_spans
         static = self.parsed.static
         low, high = static.to_rendered(start), static.to_rendered(end)
@@ -244,6 +251,47 @@ class TemplateDocument:
             if any(is_request_input(p, names) for p in placeholder.paths):
                 return placeholder
         return None
+
+
+def token_ends(tokenizer: Tokenizer, text: str) -> list[int]:
+    """Character offset where each token of ``text`` ends, without a per-character loop."""
+    if not text:
+        return []
+    token_bytes = getattr(tokenizer, "token_bytes", None)
+    if token_bytes is None:
+        return [end for _, end in tokenizer.offsets(text)]
+    ends, total = [], 0
+    for piece in token_bytes(tokenizer.encode(text)):
+        total += len(piece)
+        ends.append(total)
+    if text.isascii():
+        return ends
+    # Byte offsets to character offsets: subtract the extra bytes of the characters before; a
+    # token that ends inside a character ends where that character starts.
+    byte_starts, byte_ends, char_starts, extra_before, extra = [], [], [], [], 0
+    for char in _NON_ASCII.finditer(text):
+        byte_starts.append(char.start() + extra)
+        extra += len(char.group(0).encode("utf-8")) - 1
+        byte_ends.append(char.end() + extra)
+        char_starts.append(char.start())
+        extra_before.append(extra)
+    result = []
+    for end in ends:
+        index = bisect.bisect_right(byte_ends, end) - 1
+        if index + 1 < len(byte_starts) and byte_starts[index + 1] < end:
+            result.append(char_starts[index + 1])
+        else:
+            result.append(end - (extra_before[index] if index >= 0 else 0))
+    return result
+
+
+def _indents(text: str, start: int, end: int, replacement: str) -> bool:
+    """Whether a change starts a line with whitespace that did not start it before."""
+    at_line_start = start == 0 or text[start - 1] == "\n"
+    was_indented = text[start:end].startswith((" ", "\t"))
+    if at_line_start and replacement.startswith((" ", "\t")) and not was_indented:
+        return True
+    return re.search(r"\n[ \t]", replacement) is not None
 
 
 def _seams_intact(text: str, start: int, end: int, replacement: str) -> bool:
@@ -269,7 +317,7 @@ def _edge_delimiters(left: str, middle: str, right: str) -> list[tuple[str, int,
     return found
 
 
-def _apply(text: str, changes: Iterable[tuple[int, int, str]]) -> str:
+def apply_changes(text: str, changes: Iterable[tuple[int, int, str]]) -> str:
     """``text`` with non-overlapping ``(start, end, replacement)`` changes made."""
     pieces, cursor = [], 0
     for start, end, replacement in sorted(changes):

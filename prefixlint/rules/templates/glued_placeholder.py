@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
+from prefixlint.sourcemap import LITERAL
 from prefixlint.sources.templates import Placeholder, TemplateDocument
 from prefixlint.types import Diagnostic
 
@@ -40,15 +41,15 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def _static_run(document: TemplateDocument, offset: int, direction: int) -> str:
     """Up to a few static characters on one line before (-1) or after (1) ``offset``."""
-    text, static = document.text, document.parsed.static
-    chars: list[str] = []
-    index = offset - 1 if direction < 0 else offset
-    while 0 <= index < len(text) and len(chars) < _CONTEXT and text[index] not in "\r\n":
-        if not static.is_literal(index, index + 1):
-            break
-        chars.append(text[index])
-        index += direction
-    return "".join(reversed(chars) if direction < 0 else chars)
+    text = document.text
+    piece = document.parsed.static.slice_at_source(offset - 1 if direction < 0 else offset)
+    if piece is None or piece.kind != LITERAL:
+        return ""
+    if direction < 0:
+        run = text[max(piece.source_start, offset - _CONTEXT) : offset]
+        return run[run.rfind("\n") + 1 :]
+    run = text[offset : min(piece.source_end, offset + _CONTEXT)]
+    return run.split("\n", 1)[0]
 
 
 def _last_word(text: str) -> str:

@@ -89,6 +89,12 @@ def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> s
 
 def volatile_places(document: TemplateDocument, ctx: RuleContext) -> list[Volatile]:
     """Every volatile placeholder and current-date literal of ``document``, in order."""
+    if "volatile" not in document.memo:
+        document.memo["volatile"] = _find_volatile(document, ctx)
+    return document.memo["volatile"]
+
+
+def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatile]:
     extra = extra_names(ctx)
     places = []
     for placeholder in document.placeholders:
@@ -119,18 +125,20 @@ def _line_region(document: TemplateDocument, place: Volatile) -> tuple[int, int]
     return start, end
 
 
-def _static_after(
-    document: TemplateDocument, start: int, limit: int, volatile_lines: list[tuple[int, int]]
-) -> bool:
-    """Whether non-blank static text follows ``start`` before ``limit``, off volatile lines."""
-    cursor = start
-    for line_start, line_end in volatile_lines:
-        if line_end <= cursor or line_start >= limit:
-            continue
-        if document.static_between(cursor, min(line_start, limit)).strip():
-            return True
-        cursor = max(cursor, line_end)
-    return cursor < limit and bool(document.static_between(cursor, limit).strip())
+def _static_follows(
+    document: TemplateDocument, lines: list[tuple[int, int]], limit: int
+) -> list[bool]:
+    """For each volatile line, whether non-blank static text follows it before ``limit``
+    (text on other volatile lines does not count: those move to the end too)."""
+    follows = [False] * len(lines)
+    found = False
+    for index in range(len(lines) - 1, -1, -1):
+        gap_start = lines[index][1]
+        gap_end = min(lines[index + 1][0], limit) if index + 1 < len(lines) else limit
+        if gap_start < gap_end and document.static_between(gap_start, gap_end).strip():
+            found = True
+        follows[index] = found
+    return follows
 
 
 def volatile_findings(
@@ -142,11 +150,12 @@ def volatile_findings(
         return
     limit = stable_limit(document, ctx)
     lines = sorted({_line_region(document, p) for p in places})
+    follows = dict(zip(lines, _static_follows(document, lines, limit), strict=True))
     for place in places:
         if place.code != code or place.start >= limit:
             continue
         region = _line_region(document, place)
-        if not _static_after(document, region[1], limit, lines):
+        if not follows[region]:
             continue
         before = document.static_tokens(0, place.start, ctx)
         after = document.static_tokens(place.end, limit, ctx)
