@@ -406,3 +406,29 @@ def test_hash_id_trace(tmp_path):
     assert [r["cached_tokens"] for r in requests] == [0, 48, 32, 48]
     assert [r["cause"] for r in requests] == ["first-seen", None, "first-seen", None]
     assert [r["cost_tokens"] for r in requests] == [0, 0, 0, 0]
+
+
+def test_conversations_without_session_ids(tmp_path):
+    # Two conversations interleaved, no session ids. Each turn continues its own
+    # conversation's previous turn (the longest shared prefix), never the other one; the
+    # third turn of A edits A's first answer, which is a history edit, not a new conversation.
+    system = {"role": "system", "content": SYSTEM}
+
+    def turn(*texts):
+        roles = ["user", "assistant"] * 3
+        return [system, *({"role": r, "content": t} for r, t in zip(roles, texts, strict=False))]
+
+    paris = "Book a flight to Paris for two adults, economy, leaving next Friday morning."
+    rome = "Cancel my hotel booking in Rome for the conference week in May, please."
+    turns = [
+        turn(paris),
+        turn(rome),
+        turn(paris, "Which date exactly?", "Friday the 14th."),
+        turn(rome, "Which booking number?", "The one made in March."),
+        turn(paris, "Which day exactly?", "Friday the 14th.", "Done.", "Thanks a lot."),
+    ]
+    log = write_log(tmp_path / "log.jsonl", [{"request": chat(t)} for t in turns])
+    requests = run_json(log, "--no-what-if")["requests"]
+    assert [r["cause"] for r in requests[:4]] == ["first-seen"] * 4
+    assert requests[4]["cause"] == "PFX501"
+    assert (requests[4]["predecessor_line"], requests[4]["component"]) == (3, "messages[2]")

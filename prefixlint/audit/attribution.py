@@ -1,10 +1,10 @@
 """Miss attribution: which earlier request each request should have reused, and why it did not.
 
 The predecessor is, in order of preference: the last request of the same session
-(``session_id`` or the ``--session-key`` field); the last request whose whole conversation
-(its non-system messages, whitespace-normalised) is a prefix of this one's (a session inferred
-from a shared conversation head); otherwise the earlier request that shares the longest token
-prefix. The first differing token is mapped back to a component and classified
+(``session_id`` or the ``--session-key`` field); without a session, the last request whose
+whole conversation (its non-system messages, at least two) begins this one's (a session
+inferred from a shared conversation head); otherwise the earlier request that shares the
+longest token prefix. The first differing token is mapped back to a component and classified
 (:mod:`prefixlint.audit.classify`). The cost is what the predecessor would have supplied
 minus what the cache model actually served.
 
@@ -24,10 +24,9 @@ from prefixlint.audit.diff import common_prefix_length, escape, window
 from prefixlint.cache.base import CacheResult
 from prefixlint.request import ChatRequest, Rendered
 
-# The longest-prefix index keys every 64-token block, and the first 256 tokens also in blocks
-# of 16, so that a predecessor that differs early (a date in the system prompt) is still found.
-INDEX_BLOCK = 64
-HEAD_BLOCK, HEAD_TOKENS = 16, 256
+# The longest-prefix index keys every 16-token block (a request that shares a few more tokens
+# than another, such as the previous turn of a conversation, is told apart from it).
+INDEX_BLOCK = 16
 ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
 
 
@@ -110,23 +109,18 @@ def conversation_hashes(messages: Sequence[dict]) -> list[int]:
     return hashes
 
 
-def block_keys(units: tuple[int, ...], block: int, limit: int | None = None) -> list[int]:
-    """Chained hashes of every full ``block`` of ``units`` (up to ``limit`` units), one key per
-    block; the block size is part of the key."""
-    end = len(units) if limit is None else min(limit, len(units))
+def block_keys(units: tuple[int, ...], block: int) -> list[int]:
+    """Chained hashes of every full ``block`` of ``units``, one key per block."""
     keys, parent = [], block
-    for start in range(0, end - block + 1, block):
+    for start in range(0, len(units) - block + 1, block):
         parent = hash((parent, units[start : start + block]))
         keys.append(parent)
     return keys
 
 
-def prefix_keys(units: tuple[int, ...], unit_tokens: int) -> list[list[int]]:
-    """The longest-prefix index keys of a request: fine keys over its head, coarse ones over
-    all of it (block hashes are already one unit per block)."""
-    if unit_tokens != 1:
-        return [block_keys(units, 1)]
-    return [block_keys(units, HEAD_BLOCK, HEAD_TOKENS), block_keys(units, INDEX_BLOCK)]
+def prefix_keys(units: tuple[int, ...], unit_tokens: int) -> list[int]:
+    """The longest-prefix index keys of a request (block hashes are one unit per block)."""
+    return block_keys(units, INDEX_BLOCK if unit_tokens == 1 else 1)
 
 
 class Attributor:
@@ -170,33 +164,35 @@ class Attributor:
             self.sessions.put(session, self.seq)
         if talk:
             self.conversations.put(talk[-1], self.seq)
-        for level in keys:
-            for key in level:
-                self.prefixes.put(key, self.seq)
+        for key in keys:
+            self.prefixes.put(key, self.seq)
         return divergence, conversation
 
     def _predecessor(
-        self, session: str | None, talk: list[int], keys: list[list[int]]
+        self, session: str | None, talk: list[int], keys: list[int]
     ) -> tuple[Snapshot | None, bool]:
         if session is not None:
+            # A known session is the conversation: another session is never the same one.
             seq = self.sessions.fetch(session)
             found = self.snapshots.fetch(seq) if seq is not None else None
             if found is not None:
                 return found, True
-        for key in reversed(talk):
-            seq = self.conversations.get(key)
-            found = self.snapshots.fetch(seq) if seq is not None else None
-            if found is not None:
-                return found, True
-        best = None
-        for level in keys:
-            for key in level:
-                seq = self.prefixes.get(key)
-                if seq is None:
-                    break
-                found = self.snapshots.get(seq)
+        else:
+            # Inferred: an earlier request whose whole conversation (two messages at least,
+            # one opening message is too common to tell conversations apart) begins this one.
+            for key in reversed(talk[1:]):
+                seq = self.conversations.get(key)
+                found = self.snapshots.fetch(seq) if seq is not None else None
                 if found is not None:
-                    best = found
+                    return found, True
+        best = None
+        for key in keys:
+            seq = self.prefixes.get(key)
+            if seq is None:
+                break
+            found = self.snapshots.get(seq)
+            if found is not None:
+                best = found
         return best, False
 
     def _diverge(
@@ -211,7 +207,9 @@ class Attributor:
         shared_units = common_prefix_length(predecessor.units, units)
         divergence = Divergence(
             predecessor_line=predecessor.line,
-            predecessor_tokens=_reusable_tokens(predecessor, unit_tokens, same_conversation),
+            predecessor_tokens=_reusable_tokens(
+                predecessor, unit_tokens, same_conversation, shared_units * unit_tokens
+            ),
             shared_tokens=min(shared_units * unit_tokens, _tokens_of(request, units, unit_tokens)),
         )
         routing = [
@@ -270,9 +268,12 @@ def _component_at(rendered: Rendered, char: int) -> str | None:
     return component.name if component else None
 
 
-def _reusable_tokens(snapshot: Snapshot, unit_tokens: int, same_conversation: bool) -> int:
-    """What the predecessor could supply: all of it within a conversation; from another
-    conversation only what comes before its first conversation message (the shared head)."""
+def _reusable_tokens(
+    snapshot: Snapshot, unit_tokens: int, same_conversation: bool, shared: int
+) -> int:
+    """What the predecessor could supply: all of it within a conversation. A predecessor not
+    known to be of the same conversation counts as one when the two share the conversation's
+    first message; otherwise only what comes before that message (the shared head)."""
     total = _tokens_of(snapshot.request, snapshot.units, unit_tokens)
     if same_conversation or snapshot.rendered is None:
         return total
@@ -280,7 +281,7 @@ def _reusable_tokens(snapshot: Snapshot, unit_tokens: int, same_conversation: bo
         if message.get("role") not in classify.SYSTEM_ROLES:
             for component in snapshot.rendered.components:
                 if component.name == f"messages[{index}]":
-                    return component.token_start
+                    return total if shared >= component.token_end else component.token_start
             break
     return total
 
