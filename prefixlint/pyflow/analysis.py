@@ -52,6 +52,8 @@ class Analysis:
                 self._follow(sink)
 
     def _follow(self, sink: Sink) -> None:
+        if not self.flow.possible:
+            return
         self.flow.root = sink
         self.reaches += [Reach(origin, sink) for origin in self.flow.origins(sink.expr)]
 

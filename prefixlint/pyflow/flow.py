@@ -83,6 +83,39 @@ class Flow:
                     found.add(alias.asname.name.value)
         return frozenset(found)
 
+    @cached_property
+    def possible(self) -> bool:
+        """Whether anything in the file can start a volatile, unordered or per-request value.
+
+        A syntactic test over the document's nodes: a call or attribute spelled like a source,
+        a set display, or a name the vocabulary reads as volatile or as request input. When it
+        is false no flow can find an origin, so scopes and qualified names are never resolved.
+        """
+        document = self.document
+        if document.nodes(cst.Set, cst.SetComp):
+            return True
+        for call in document.nodes(cst.Call):
+            leaf, root = _spelling(call.func)
+            if leaf in t.SOURCE_LEAVES or root in t.SOURCE_ROOTS:
+                return True
+            if leaf in self._import_aliases or root in self._import_aliases:
+                return True
+        if any(a.attr.value in ("environ", "argv") for a in document.nodes(cst.Attribute)):
+            return True
+        input_names = document.option("PFX301", "input-names", ())
+        spellings = {n.value for n in document.nodes(cst.Name)}
+        spellings |= {d for d in map(_dotted_name, document.nodes(cst.Attribute)) if d}
+        spellings |= {
+            s.evaluated_value
+            for s in document.nodes(cst.SimpleString)
+            if len(s.value) < 40 and isinstance(s.evaluated_value, str)
+        }
+        return any(
+            vocabulary.classify_name(name, document.extra_names) in NAME_CODES
+            or vocabulary.is_request_input(name, input_names)
+            for name in spellings
+        )
+
     def _names(self, node: cst.CSTNode) -> frozenset[str]:
         """Qualified names of ``node``, looked up only when its spelling could be in a table."""
         root = node
@@ -650,3 +683,26 @@ def _callee_name(call: cst.Call) -> str | None:
     if isinstance(func, cst.Attribute):
         return func.attr.value
     return func.value if isinstance(func, cst.Name) else None
+
+
+def _spelling(func: cst.BaseExpression) -> tuple[str | None, str | None]:
+    """The last and the first name of a callee (``a.b.c`` -> ``("c", "a")``)."""
+    leaf = func.attr.value if isinstance(func, cst.Attribute) else None
+    if isinstance(func, cst.Name):
+        leaf = func.value
+    root = func
+    while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+        root = root.func if isinstance(root, cst.Call) else root.value
+    return leaf, root.value if isinstance(root, cst.Name) else None
+
+
+def _dotted_name(node: cst.Attribute) -> str | None:
+    parts = [node.attr.value]
+    value = node.value
+    while isinstance(value, cst.Attribute):
+        parts.append(value.attr.value)
+        value = value.value
+    if not isinstance(value, cst.Name):
+        return None
+    parts.append(value.value)
+    return ".".join(reversed(parts))

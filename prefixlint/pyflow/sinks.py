@@ -480,24 +480,49 @@ _API_CALL = re.compile(
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
 _NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
 _ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
+# ``name: T = default,`` ends a line of a signature: a parameter, not a sink.
+_ANNOTATED_PARAMETER = re.compile(r"\w*\s*:[^\n=]*=[^\n]*,[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 _DEFINED = re.compile(r"\w*\s*\(")
 _DEF_BEFORE = re.compile(r"\bdef\s+\w*$")
 _HISTORY_WORDS = ("messages", "conversation", "transcript")
 _HISTORY_EDIT = re.compile(
-    r"""\bdel\s | \.(?:insert|pop|remove)\s*\( | \]\s*=(?!=) | \[\s*-
-      | \.content\s*=(?!=) | \s=\s*\[.*\bfor\b""",
+    r"""(?:messages|conversation|transcript)\s*
+        (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)              # messages[i] = ..., messages[i][k] = ...
+          | \.(?:insert|pop|remove)\s*\(                  # messages.insert(0, ...)
+          | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[) )  # rebuilt or sliced
+      | \bdel\s+[\w.]*(?:messages|conversation|transcript)
+      | (?:["']content["']\]|\.content)\s*=(?!=)""",
     re.VERBOSE,
+)
+_TRIVIAL_VALUE = re.compile(
+    r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
 )
 
 
-def _named_text(lowered: str) -> bool:
-    """A name with a prompt word that is assigned, passed by keyword, or defined as a function."""
+def _named_text(text: str, lowered: str) -> bool:
+    """A prompt-like name that is assigned a value, passed by keyword, or defined as a function."""
     for match in _NAME_WORD.finditer(lowered):
-        if _ASSIGNED.match(lowered, match.end()):
-            return True
-        if _DEFINED.match(lowered, match.end()) and _DEF_BEFORE.search(
-            lowered, max(0, match.start() - 80), match.start()
+        end = match.end()
+        start = match.start()
+        while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
+            start -= 1
+        identifier_end = end
+        while identifier_end < len(lowered) and (
+            lowered[identifier_end].isalnum() or lowered[identifier_end] == "_"
         ):
+            identifier_end += 1
+        identifier = text[start:identifier_end]
+        if _DEFINED.match(lowered, end) and _DEF_BEFORE.search(lowered, max(0, start - 80), start):
+            if name_region(identifier) is not None:
+                return True
+            continue
+        assigned = _ASSIGNED.match(lowered, end)
+        if assigned is None or _ANNOTATED_PARAMETER.match(lowered, end):
+            continue
+        if _TRIVIAL_VALUE.match(lowered, assigned.end()):
+            continue
+        keyword = identifier in SYSTEM_KEYWORDS or identifier in TOOL_KEYWORDS
+        if keyword or name_region(identifier.rsplit(".", 1)[-1]) is not None:
             return True
     return False
 
@@ -514,6 +539,6 @@ def may_hold_prompt(text: str) -> bool:
     if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
         return True
     lowered = text.lower()
-    if _named_text(lowered):
+    if _named_text(text, lowered):
         return True
-    return any(word in lowered for word in _HISTORY_WORDS) and bool(_HISTORY_EDIT.search(text))
+    return any(word in lowered for word in _HISTORY_WORDS) and bool(_HISTORY_EDIT.search(lowered))

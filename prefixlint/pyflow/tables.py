@@ -190,3 +190,17 @@ _EVERY_NAME = (
 # (or is bound by an import under another name), so other names skip qualified-name lookup.
 KNOWN_ROOTS = frozenset(_parts(_EVERY_NAME)[0] | set(VOLATILE_MODULES))
 KNOWN_LEAVES = frozenset(_parts(_EVERY_NAME)[1])
+
+_SOURCE_NAMES = (
+    *VOLATILE_CALLS, *VOLATILE_ATTRIBUTES, *RANDOM_SELECTORS, *RANDOM_CONSTRUCTORS,
+    *UNORDERED_CALLS, *SUBPROCESS_CALLS, "json.dumps", "json.loads",
+)  # fmt: skip
+# Spellings that can start a volatile or unordered value (the source tables above).
+SOURCE_ROOTS = frozenset(_parts(_SOURCE_NAMES)[0] | set(VOLATILE_MODULES))
+SOURCE_LEAVES = frozenset(
+    _parts(_SOURCE_NAMES)[1]
+    | set(UNORDERED_METHODS)
+    | SELECTOR_METHODS
+    | SET_METHODS
+    | {"glob", "execute", "fetch", "fetchrow", "fetchall"}
+)
