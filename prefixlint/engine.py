@@ -195,6 +195,8 @@ def fix_text(
             return outcome
         outcome.fixed.update(fixes[f] for f in applied)
         outcome.text, outcome.diagnostics = new_text, new_diagnostics
+        if LINE_ENDING_RULE in codes:
+            newline = "\n"  # the file now uses LF: later fixes must not bring CRLF back
     return FixOutcome(
         text,
         diagnostics,

@@ -5,7 +5,7 @@ import codecs
 import pytest
 
 from prefixlint.config import Settings
-from prefixlint.engine import FixMode, check_file, check_text
+from prefixlint.engine import FixMode, check_file, check_text, fix_text
 
 
 @pytest.mark.parametrize(
@@ -59,3 +59,11 @@ def test_real_fixes_keep_the_file_bytes(tmp_path, data, select, expected):
     assert result.error is None
     assert path.read_bytes() == expected
     assert check_file(str(path), Settings(select=select)).diagnostics == []
+
+
+def test_fixes_after_a_line_ending_fix_write_lf():
+    text = "You are helpful.  \r\nToday is {{ current_date }}.\r\nBe brief.\r\n"
+    outcome = fix_text(text, "a.j2", Settings(), FixMode(fix=True, unsafe=True), "\r\n")
+    assert "\r" not in outcome.text
+    assert outcome.error is None
+    assert set(outcome.fixed) == {"PFX101", "PFX401", "PFX402"}
