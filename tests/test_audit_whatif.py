@@ -79,6 +79,10 @@ def test_volatile_values_stay_with_the_message_that_carried_them():
         "Hello",
         "Book\n\n2024-05-16",
     ]
+    # The same date again: the conversation already carries it.
+    third = (*second, m("assistant", "Done"), m("user", "Thanks"))
+    fixed = fix.rewrite(request(messages=third), conversation=1)
+    assert [x["content"] for x in fixed.messages[3:]] == ["Book\n\n2024-05-16", "Done", "Thanks"]
 
 
 def test_volatile_leaves_a_request_without_values_alone():

@@ -163,7 +163,9 @@ class Volatile(Canonicaliser):
     """Values leave the system prompt and tools for the newest message, and stay with it.
 
     A message the conversation already sent is sent again as it was rewritten then, so the
-    values it carried stay in history and the history stays a prefix.
+    values it carried stay in history and the history stays a prefix. Values are written
+    again only when they changed since the conversation last carried them (a date once a
+    day, a per-request id every request).
     """
 
     family, codes = "volatile", ("PFX101", "PFX102", "PFX103", "PFX104")
@@ -190,7 +192,7 @@ class Volatile(Canonicaliser):
         moved.extend(tool_values)
         raw = list(request.messages)
         head = len(_split_system(raw)[0])
-        before_raw, before = self.previous.fetch(conversation) or ((), ())
+        before_raw, before, carried = self.previous.fetch(conversation) or ((), (), ())
         messages = [_map_text(m, strip) for m in raw[:head]]
         for index in range(head, len(raw)):
             sent = index < len(before_raw) and before_raw[index] == raw[index]
@@ -198,11 +200,12 @@ class Volatile(Canonicaliser):
         newest_is_new = len(raw) > head and not (
             len(raw) <= len(before_raw) and before_raw[len(raw) - 1] == raw[-1]
         )
-        if moved and newest_is_new:
+        if moved and newest_is_new and tuple(moved) != carried:
             newest = messages[-1]
             tail = "\n\n" + "; ".join(moved)
             messages[-1] = {**newest, "content": content_text(newest.get("content")) + tail}
-        self.previous.put(conversation, (raw, messages))
+            carried = tuple(moved)
+        self.previous.put(conversation, (raw, messages, carried))
         return dataclasses.replace(request, system=system, tools=tools, messages=tuple(messages))
 
 
