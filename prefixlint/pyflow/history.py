@@ -534,10 +534,12 @@ class HistoryAnalysis:
                         "from the first rewritten result on",
                     )
                 )
-            elif self.outlives_request(
-                loop.iter if not isinstance(loop.iter, cst.Subscript) else loop.iter.value,
-                statement,
+            elif isinstance(loop.iter, cst.Subscript) and self.outlives_request(
+                loop.iter.value, statement
             ):
+                # Only part of the history (``messages[:-4]``) is rewritten: the older turns
+                # change while the newer ones stay. A pass over every message is a
+                # normalisation that renders the same way on every turn.
                 out.append(
                     HistoryEdit(
                         EDIT,
