@@ -35,7 +35,7 @@ def cache_params(
 def simulate(cache: str, queries: Iterable[tuple[str, CacheQuery]], **params: Any) -> list[int]:
     """Cached tokens the ``cache`` model predicts for each ``(where, query)``, in order."""
     try:
-        model = new_cache_model(cache, AuditOptions(extra_cache_params=params))
+        model = new_cache_model(cache, AuditOptions(**params))
     except AuditError as exc:
         raise ReplayError(str(exc)) from None
     cached = []
