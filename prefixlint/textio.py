@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from prefixlint.context import SourceError
+
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Larger files are not analysed: prompt sources are small, and a rule may be quadratic."""
 
@@ -27,14 +29,8 @@ _BOM_ENCODINGS = (
 )
 
 
-class UnreadableText(Exception):
+class UnreadableText(SourceError):
     """The bytes are not text prefixlint can check; ``line``/``column`` locate the problem."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1) -> None:
-        super().__init__(message)
-        self.message = message
-        self.line = line
-        self.column = column
 
 
 @dataclass(frozen=True)
