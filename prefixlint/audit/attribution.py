@@ -15,8 +15,8 @@ search, and a bounded index of conversation hashes.
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from collections.abc import Hashable, Sequence
+from collections import OrderedDict, deque
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from prefixlint.audit import classify
@@ -43,6 +43,14 @@ class LRU(OrderedDict):
         if len(self) > self.limit:
             self.popitem(last=False)
 
+    def put_all(self, keys: Iterable[Hashable], value) -> None:
+        """``put(key, value)`` for each key in order, with the per-key work done in C."""
+        keys = list(keys)
+        self.update(dict.fromkeys(keys, value))
+        deque(map(self.move_to_end, keys), maxlen=0)
+        while len(self) > self.limit:
+            self.popitem(last=False)
+
     def fetch(self, key: Hashable):
         value = self.get(key)
         if value is not None:
@@ -52,7 +60,8 @@ class LRU(OrderedDict):
 
 @dataclass(slots=True)
 class Snapshot:
-    """What attribution keeps of a request: its data, text, tokens and components."""
+    """What attribution keeps of a request: its data, text, tokens and components, and its
+    longest-prefix index keys."""
 
     seq: int
     line: int
@@ -60,6 +69,7 @@ class Snapshot:
     request: ChatRequest
     rendered: Rendered | None
     units: tuple[int, ...]
+    keys: list[int]
 
 
 @dataclass(slots=True)
@@ -109,18 +119,28 @@ def conversation_hashes(messages: Sequence[dict]) -> list[int]:
     return hashes
 
 
-def block_keys(units: tuple[int, ...], block: int) -> list[int]:
-    """Chained hashes of every full ``block`` of ``units``, one key per block."""
-    keys, parent = [], block
-    for start in range(0, len(units) - block + 1, block):
+def block_keys(units: tuple[int, ...], block: int, known: Snapshot | None = None) -> list[int]:
+    """Chained hashes of every full ``block`` of ``units``, one key per block.
+
+    The keys of the blocks that ``units`` shares with the ``known`` snapshot (keyed with the
+    same ``block``) are taken from it: the chain is a function of the units alone.
+    """
+    keys: list[int] = []
+    parent, first = block, 0
+    if known is not None and known.keys:
+        shared = min(common_prefix_length(known.units, units) // block, len(known.keys))
+        if shared:
+            keys = known.keys[:shared]
+            parent, first = keys[-1], shared * block
+    for start in range(first, len(units) - block + 1, block):
         parent = hash((parent, units[start : start + block]))
         keys.append(parent)
     return keys
 
 
-def prefix_keys(units: tuple[int, ...], unit_tokens: int) -> list[int]:
-    """The longest-prefix index keys of a request (block hashes are one unit per block)."""
-    return block_keys(units, INDEX_BLOCK if unit_tokens == 1 else 1)
+def index_block(unit_tokens: int) -> int:
+    """Units per longest-prefix index key (block hashes are one unit per block)."""
+    return INDEX_BLOCK if unit_tokens == 1 else 1
 
 
 class Attributor:
@@ -149,8 +169,12 @@ class Attributor:
         self.seq += 1
         packed = tuple(units)
         talk = conversation_hashes(request.messages) if rendered is not None else []
-        keys = prefix_keys(packed, unit_tokens)
-        predecessor, same_conversation = self._predecessor(session, talk, keys)
+        block = index_block(unit_tokens)
+        predecessor = self._conversation_predecessor(session, talk)
+        same_conversation = predecessor is not None
+        keys = block_keys(packed, block, predecessor)
+        if predecessor is None:
+            predecessor = self._longest_prefix(keys)
         if predecessor is None:
             divergence, conversation = Divergence(), self.seq
         else:
@@ -158,25 +182,23 @@ class Attributor:
                 predecessor, request, rendered, packed, unit_tokens, same_conversation
             )
             conversation = predecessor.conversation if same_conversation else self.seq
-        snapshot = Snapshot(self.seq, request.line, conversation, request, rendered, packed)
+        snapshot = Snapshot(self.seq, request.line, conversation, request, rendered, packed, keys)
         self.snapshots.put(self.seq, snapshot)
         if session is not None:
             self.sessions.put(session, self.seq)
         if talk:
             self.conversations.put(talk[-1], self.seq)
-        for key in keys:
-            self.prefixes.put(key, self.seq)
+        self.prefixes.put_all(keys, self.seq)
         return divergence, conversation
 
-    def _predecessor(
-        self, session: str | None, talk: list[int], keys: list[int]
-    ) -> tuple[Snapshot | None, bool]:
+    def _conversation_predecessor(self, session: str | None, talk: list[int]) -> Snapshot | None:
+        """The last request of the same conversation, known or inferred, if remembered."""
         if session is not None:
             # A known session is the conversation: another session is never the same one.
             seq = self.sessions.fetch(session)
             found = self.snapshots.fetch(seq) if seq is not None else None
             if found is not None:
-                return found, True
+                return found
         else:
             # Inferred: an earlier request whose whole conversation (two messages at least,
             # one opening message is too common to tell conversations apart) begins this one.
@@ -184,7 +206,11 @@ class Attributor:
                 seq = self.conversations.get(key)
                 found = self.snapshots.fetch(seq) if seq is not None else None
                 if found is not None:
-                    return found, True
+                    return found
+        return None
+
+    def _longest_prefix(self, keys: list[int]) -> Snapshot | None:
+        """The most recent remembered request that shares the most index keys."""
         best = None
         for key in keys:
             seq = self.prefixes.get(key)
@@ -193,7 +219,7 @@ class Attributor:
             found = self.snapshots.get(seq)
             if found is not None:
                 best = found
-        return best, False
+        return best
 
     def _diverge(
         self,
