@@ -34,7 +34,7 @@ block contributes only the vLLM blocks it fills completely.
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable, Hashable, Sequence
 
 from prefixlint.cache.base import (
@@ -158,11 +158,10 @@ class VllmCache:
 
         lookup = max(prompt - 1, 0) // size
         hit = leading_run(hashes, lookup, self._by_hash)
-        available = leading_run(hashes, lookup, self._seen)
+        available = leading_run(hashes, lookup, self._seen, hit)  # every cached hash was seen
 
-        blocks = [self._by_hash[block_hash][0] for block_hash in hashes[:hit]]
-        for block in blocks:
-            self._free.pop(block, None)
+        blocks = [copies[0] for copies in map(self._by_hash.__getitem__, hashes[:hit])]
+        deque(map(self._free.pop, blocks, itertools.repeat(None)), maxlen=0)
         if self.capacity_blocks is not None:
             unhashed_free = self.capacity_blocks - hit - len(self._free)
             self._evict(held - hit - unhashed_free)
@@ -199,9 +198,8 @@ class VllmCache:
                     self.on_evict(block_hash)
 
 
-def leading_run(hashes: Sequence[int], limit: int, present: dict | set) -> int:
-    """How many of the first ``limit`` hashes are present, counting from the start."""
-    count = 0
-    while count < limit and hashes[count] in present:
-        count += 1
-    return count
+def leading_run(hashes: Sequence[int], limit: int, present: dict | set, known: int = 0) -> int:
+    """How many of the first ``limit`` hashes are present, counting from the start; the first
+    ``known`` are known to be."""
+    rest = itertools.islice(hashes, known, limit)
+    return known + sum(1 for _ in itertools.takewhile(present.__contains__, rest))
