@@ -15,7 +15,7 @@ search, and a bounded index of conversation hashes.
 
 from __future__ import annotations
 
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -44,10 +44,11 @@ class LRU(OrderedDict):
             self.popitem(last=False)
 
     def put_all(self, keys: Iterable[Hashable], value) -> None:
-        """``put(key, value)`` for each key in order, with the per-key work done in C."""
-        keys = list(keys)
-        self.update(dict.fromkeys(keys, value))
-        deque(map(self.move_to_end, keys), maxlen=0)
+        """``put(key, value)`` for each key in order, trimming once at the end (the same
+        result: the keys just put are the most recent)."""
+        for key in keys:
+            self[key] = value
+            self.move_to_end(key)
         while len(self) > self.limit:
             self.popitem(last=False)
 
@@ -119,19 +120,18 @@ def conversation_hashes(messages: Sequence[dict]) -> list[int]:
     return hashes
 
 
-def block_keys(units: tuple[int, ...], block: int, known: Snapshot | None = None) -> list[int]:
+def block_keys(
+    units: tuple[int, ...], block: int, known: Sequence[int] = (), shared_units: int = 0
+) -> list[int]:
     """Chained hashes of every full ``block`` of ``units``, one key per block.
 
-    The keys of the blocks that ``units`` shares with the ``known`` snapshot (keyed with the
-    same ``block``) are taken from it: the chain is a function of the units alone.
+    ``known`` are the keys of an earlier sequence that shares its first ``shared_units``
+    units with ``units``; the keys of the shared full blocks are taken from it (the chain is
+    a function of the units alone).
     """
-    keys: list[int] = []
-    parent, first = block, 0
-    if known is not None and known.keys:
-        shared = min(common_prefix_length(known.units, units) // block, len(known.keys))
-        if shared:
-            keys = known.keys[:shared]
-            parent, first = keys[-1], shared * block
+    shared = min(shared_units // block, len(known))
+    keys = list(known[:shared])
+    parent, first = (keys[-1], shared * block) if shared else (block, 0)
     for start in range(first, len(units) - block + 1, block):
         parent = hash((parent, units[start : start + block]))
         keys.append(parent)
@@ -172,14 +172,18 @@ class Attributor:
         block = index_block(unit_tokens)
         predecessor = self._conversation_predecessor(session, talk)
         same_conversation = predecessor is not None
-        keys = block_keys(packed, block, predecessor)
         if predecessor is None:
+            keys = block_keys(packed, block)
             predecessor = self._longest_prefix(keys)
+            shared = common_prefix_length(predecessor.units, packed) if predecessor else 0
+        else:
+            shared = common_prefix_length(predecessor.units, packed)
+            keys = block_keys(packed, block, predecessor.keys, shared)
         if predecessor is None:
             divergence, conversation = Divergence(), self.seq
         else:
             divergence = self._diverge(
-                predecessor, request, rendered, packed, unit_tokens, same_conversation
+                predecessor, request, rendered, packed, shared, unit_tokens, same_conversation
             )
             conversation = predecessor.conversation if same_conversation else self.seq
         snapshot = Snapshot(self.seq, request.line, conversation, request, rendered, packed, keys)
@@ -227,10 +231,10 @@ class Attributor:
         request: ChatRequest,
         rendered: Rendered | None,
         units: tuple[int, ...],
+        shared_units: int,
         unit_tokens: int,
         same_conversation: bool,
     ) -> Divergence:
-        shared_units = common_prefix_length(predecessor.units, units)
         divergence = Divergence(
             predecessor_line=predecessor.line,
             predecessor_tokens=_reusable_tokens(

@@ -177,7 +177,9 @@ class VllmCache:
                 copies.append(block)
         blocks.extend(range(first_new, self._next_block))
         self._seen.update(new_hashes)
-        self._free.update(zip(reversed(blocks), reversed(hashes), strict=True))
+        free = self._free
+        for block, block_hash in zip(reversed(blocks), reversed(hashes), strict=True):
+            free[block] = block_hash  # a loop: OrderedDict.update is slower
 
         cached = hit * size
         return CacheResult(
@@ -202,4 +204,4 @@ def leading_run(hashes: Sequence[int], limit: int, present: dict | set, known: i
     """How many of the first ``limit`` hashes are present, counting from the start; the first
     ``known`` are known to be."""
     rest = itertools.islice(hashes, known, limit)
-    return known + sum(1 for _ in itertools.takewhile(present.__contains__, rest))
+    return known + len(list(itertools.takewhile(present.__contains__, rest)))
