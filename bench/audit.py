@@ -35,8 +35,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TAU = Path("/work/shared/corpora/traces/sierra-research_tau-bench/gpt-4o-airline.json")
-MOONCAKE = Path("/work/shared/corpora/traces/kvcache-ai_Mooncake/conversation_trace.jsonl")
+CORPORA = ROOT.parent / "shared" / "corpora" / "traces"
+TAU = CORPORA / "sierra-research_tau-bench" / "gpt-4o-airline.json"
+MOONCAKE = CORPORA / "kvcache-ai_Mooncake" / "conversation_trace.jsonl"
 START = 1_741_000_000.0
 TURN_SECONDS = 20.0
 # The memory run gives vLLM a fixed KV capacity (about what an 80 GB GPU holds for an 8B
@@ -113,7 +114,7 @@ def peak_rss_mib() -> float:
 
 def worker(mode: str, log: str) -> dict:
     """Run one measurement in this process and return its figures."""
-    from prefixlint.audit.pipeline import AuditOptions, run_audit
+    from prefixlint.auditing.pipeline import AuditOptions, run_audit
     from prefixlint.chat import Renderer
     from prefixlint.sources.logs import read_log
     from prefixlint.tokenizers import get_tokenizer
@@ -161,7 +162,7 @@ def measure(mode: str, log: Path) -> dict:
 
 
 def mooncake_audit() -> dict:
-    from prefixlint.audit.pipeline import AuditOptions, run_audit
+    from prefixlint.auditing.pipeline import AuditOptions, run_audit
 
     started = time.perf_counter()
     report = run_audit([str(MOONCAKE)], AuditOptions(caches=("vllm", "sglang"), what_if=False))

@@ -48,7 +48,10 @@ from kvcache_sim.trace import parse_trace_lines
 from prefixlint.cache import CacheQuery, make_cache_model
 from prefixlint.cache.belady import BeladyCache
 
-DEFAULT_TRACE = Path("/work/shared/corpora/traces/kvcache-ai_Mooncake/conversation_trace.jsonl")
+DEFAULT_TRACE = (
+    Path(__file__).resolve().parent.parent.parent
+    / "shared/corpora/traces/kvcache-ai_Mooncake/conversation_trace.jsonl"
+)
 TRACE_BLOCK = 512
 
 

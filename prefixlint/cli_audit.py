@@ -15,14 +15,14 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from prefixlint.audit.baseline import BaselineError, load_baseline, regressions
-from prefixlint.audit.dump import DUMP_FORMATS, TokenDump
-from prefixlint.audit.pipeline import AuditError, AuditOptions, run_audit
-from prefixlint.audit.prices import PriceError, PriceTable
-from prefixlint.audit.report_html import render_html
-from prefixlint.audit.report_json import render_json
-from prefixlint.audit.report_terminal import print_report
-from prefixlint.audit.results import AuditReport
+from prefixlint.auditing.baseline import BaselineError, load_baseline, regressions
+from prefixlint.auditing.dump import DUMP_FORMATS, TokenDump
+from prefixlint.auditing.pipeline import AuditError, AuditOptions, run_audit
+from prefixlint.auditing.prices import PriceError, PriceTable
+from prefixlint.auditing.report_html import render_html
+from prefixlint.auditing.report_json import render_json
+from prefixlint.auditing.report_terminal import print_report
+from prefixlint.auditing.results import AuditReport
 from prefixlint.cache.base import InvalidQuery
 from prefixlint.chat import TemplateError
 from prefixlint.sources.logs import LogReadError

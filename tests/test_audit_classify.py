@@ -2,8 +2,8 @@
 
 import pytest
 
-from prefixlint.audit import classify
-from prefixlint.audit.diff import common_prefix_length, escape, window
+from prefixlint.auditing import classify
+from prefixlint.auditing.diff import common_prefix_length, escape, window
 from prefixlint.request import ChatRequest
 
 

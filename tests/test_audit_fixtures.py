@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from prefixlint.audit.pipeline import AuditOptions, run_audit
+from prefixlint.auditing.pipeline import AuditOptions, run_audit
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 GENERATION_TAIL = 4

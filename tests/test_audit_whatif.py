@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from prefixlint.audit import canonical
-from prefixlint.audit.pipeline import AuditOptions, run_audit
+from prefixlint.auditing import canonical
+from prefixlint.auditing.pipeline import AuditOptions, run_audit
 from prefixlint.request import ChatRequest
 
 

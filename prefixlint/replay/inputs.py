@@ -11,7 +11,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prefixlint.audit.pipeline import build_query
+from prefixlint.auditing.pipeline import build_query
 from prefixlint.cache.base import CacheQuery
 from prefixlint.chat import TemplateError, get_renderer
 from prefixlint.replay import ReplayError

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from prefixlint.audit.pipeline import AuditError, AuditOptions, new_cache_model
+from prefixlint.auditing.pipeline import AuditError, AuditOptions, new_cache_model
 from prefixlint.cache.base import CacheQuery, InvalidQuery
 from prefixlint.replay import ReplayError
 

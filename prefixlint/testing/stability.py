@@ -22,8 +22,8 @@ from datetime import datetime
 from types import ModuleType
 from typing import Any
 
-from prefixlint.audit import classify
-from prefixlint.audit.diff import common_prefix_length, escape
+from prefixlint.auditing import classify
+from prefixlint.auditing.diff import common_prefix_length, escape
 from prefixlint.chat import content_text, render
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.testing.calls import Call

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from prefixlint.audit.pipeline import Prepared
+from prefixlint.auditing.pipeline import Prepared
 
 DUMP_FORMATS = ("tokens", "mooncake")
 

@@ -12,11 +12,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefixlint.audit.attribution import Attributor, Divergence, cause_for, example_views
-from prefixlint.audit.canonical import canonicalisers
-from prefixlint.audit.prices import PriceTable
-from prefixlint.audit.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
-from prefixlint.audit.whatif import WhatIfRunner
+from prefixlint.auditing.attribution import Attributor, Divergence, cause_for, example_views
+from prefixlint.auditing.canonical import canonicalisers
+from prefixlint.auditing.prices import PriceTable
+from prefixlint.auditing.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
+from prefixlint.auditing.whatif import WhatIfRunner
 from prefixlint.cache import CACHE_MODELS, CacheModel, CacheQuery, make_cache_model
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from html import escape
 
-from prefixlint.audit.describe import cause_label, dollars, headline, percent
-from prefixlint.audit.results import AuditReport, RequestRecord
+from prefixlint.auditing.describe import cause_label, dollars, headline, percent
+from prefixlint.auditing.results import AuditReport, RequestRecord
 
 WIDTH = 760
 COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b7791f", "#c53030", "#319795")

@@ -5,7 +5,7 @@ The predecessor is, in order of preference: the last request of the same session
 whole conversation (its non-system messages, at least two) begins this one's (a session
 inferred from a shared conversation head); otherwise the earlier request that shares the
 longest token prefix. The first differing token is mapped back to a component and classified
-(:mod:`prefixlint.audit.classify`). The cost is what the predecessor would have supplied
+(:mod:`prefixlint.auditing.classify`). The cost is what the predecessor would have supplied
 minus what the cache model actually served.
 
 State stays small: a bounded, least-recently-used set of snapshots (the last request of each
@@ -19,8 +19,8 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
-from prefixlint.audit import classify
-from prefixlint.audit.diff import common_prefix_length, escape, window
+from prefixlint.auditing import classify
+from prefixlint.auditing.diff import common_prefix_length, escape, window
 from prefixlint.cache.base import CacheResult
 from prefixlint.request import ChatRequest, Rendered
 

@@ -1,6 +1,6 @@
 """Re-simulate the log as each fix would have sent it, and rank the fixes.
 
-Every canonicaliser (:mod:`prefixlint.audit.canonical`) gets its own fresh instance of every
+Every canonicaliser (:mod:`prefixlint.auditing.canonical`) gets its own fresh instance of every
 selected cache model (except the offline ``belady``); each request is rewritten, rendered
 (the renderer's segment memo makes the mostly unchanged text cheap) and fed to them. The
 ranking compares hit rate, prefill tokens and cost with the audit of the log as logged.
@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from prefixlint.audit.canonical import Canonicaliser
-from prefixlint.audit.prices import Price
-from prefixlint.audit.results import AuditReport, Totals, WhatIf
+from prefixlint.auditing.canonical import Canonicaliser
+from prefixlint.auditing.prices import Price
+from prefixlint.auditing.results import AuditReport, Totals, WhatIf
 from prefixlint.chat import TemplateError
 from prefixlint.request import ChatRequest, Rendered
 
 if TYPE_CHECKING:
-    from prefixlint.audit.pipeline import AuditOptions
+    from prefixlint.auditing.pipeline import AuditOptions
 
 # Models that need every query up front (belady) are left out of the re-simulation.
 OFFLINE_MODELS = frozenset({"belady"})
@@ -31,7 +31,7 @@ class WhatIfRunner:
         render: Callable[[ChatRequest], Rendered],
         fixes: Sequence[Canonicaliser],
     ) -> None:
-        from prefixlint.audit.pipeline import build_query, new_cache_model
+        from prefixlint.auditing.pipeline import build_query, new_cache_model
 
         self.build_query = build_query
         self.render = render

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from prefixlint import registry
-from prefixlint.audit.results import WhatIf
+from prefixlint.auditing.results import WhatIf
 
 CAUSE_TEXT = {
     "first-seen": "new content, never cached before",

@@ -14,8 +14,8 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from prefixlint.audit.diff import common_prefix_length
-from prefixlint.audit.volatile import value_at
+from prefixlint.auditing.diff import common_prefix_length
+from prefixlint.auditing.volatile import value_at
 from prefixlint.chat import content_text
 from prefixlint.request import ChatRequest
 

@@ -25,9 +25,9 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
-from prefixlint.audit.attribution import LRU
-from prefixlint.audit.classify import SYSTEM_ROLES, tool_name
-from prefixlint.audit.volatile import without_values
+from prefixlint.auditing.attribution import LRU
+from prefixlint.auditing.classify import SYSTEM_ROLES, tool_name
+from prefixlint.auditing.volatile import without_values
 from prefixlint.chat import content_text
 from prefixlint.request import ChatRequest
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from prefixlint.audit.report_json import model_summary
-from prefixlint.audit.results import AuditReport
+from prefixlint.auditing.report_json import model_summary
+from prefixlint.auditing.results import AuditReport
 
 DEFAULT_TOLERANCE = 0.001
 

@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from prefixlint.audit.describe import cause_label, dollars, headline, percent
-from prefixlint.audit.results import AuditReport
+from prefixlint.auditing.describe import cause_label, dollars, headline, percent
+from prefixlint.auditing.results import AuditReport
 
 
 def print_report(report: AuditReport, console: Console, *, list_skipped: bool = False) -> None:

@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any
 
-from prefixlint.audit.results import AuditReport, RequestRecord, Totals, WhatIf
+from prefixlint.auditing.results import AuditReport, RequestRecord, Totals, WhatIf
 
 SCHEMA_VERSION = 1
 

@@ -4,7 +4,7 @@
 command (:mod:`prefixlint.cli_audit`) renders it for people, as JSON or as HTML.
 """
 
-from prefixlint.audit.pipeline import AuditError, AuditOptions, run_audit
-from prefixlint.audit.results import AuditReport
+from prefixlint.auditing.pipeline import AuditError, AuditOptions, run_audit
+from prefixlint.auditing.results import AuditReport
 
 __all__ = ["AuditError", "AuditOptions", "AuditReport", "run_audit"]
