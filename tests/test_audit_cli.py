@@ -153,8 +153,9 @@ def test_json_report_shape_with_two_cache_models():
 def test_what_if_ranks_fixes_and_together_is_best():
     data = run_json(BREAKERS)
     fixes = {w["fix"]: w for w in data["what_if"]}
-    # Fixes for the causes found (no PFX601 on vLLM, so no "params" fix), and all together.
-    assert set(fixes) == {"volatile", "order", "whitespace", "history", "all"}
+    # Fixes for the causes found (the model change at line 59 is PFX601: "params"), and all
+    # together.
+    assert set(fixes) == {"volatile", "order", "whitespace", "history", "params", "all"}
     gains = [w["gain"] for w in data["what_if"]]
     assert gains == sorted(gains, reverse=True)
     # The timestamp session is the largest loss, so moving volatile values out of the system
@@ -165,6 +166,8 @@ def test_what_if_ranks_fixes_and_together_is_best():
     )
     assert fixes["all"]["hit_rate_after"] >= max(w["hit_rate_after"] for w in data["what_if"])
     assert fixes["volatile"]["prefill_tokens_saved"] > 0
+    # Keeping the session on its first model lets line 59 read the conversation's cache.
+    assert fixes["params"]["gain"] > 0
     # The log names gpt-4o, so the price table puts a cost on the saving.
     assert fixes["volatile"]["cost_saved_usd"] > 0
 

@@ -147,8 +147,9 @@ def test_first_turn_with_a_timestamp_diverges_from_other_sessions():
 def test_breaker_summary_openai():
     # Causes by line, from the tables above: six PFX101 turns plus the first one (line 4),
     # lines 13 and 15 (PFX201), 24 and 27 (PFX202), 31 and 34 (PFX402), 38 (PFX501), 44, 48,
-    # 53 (PFX502), 54 (PFX504); every other request is a plain new turn. Line 59 changes the
-    # model, which a vLLM server (one model) does not see: a new turn like any other.
+    # 53 (PFX502), 54 (PFX504); line 59 sends the session to another model, whose engine has
+    # none of the conversation cached (KV states belong to one model): PFX601. Every other
+    # request is a plain new turn.
     records, report = audit("tau_openai_breakers.jsonl", "vllm")
     counts = {cause: entry.requests for cause, entry in report.by_cause("vllm").items()}
     assert counts == {
@@ -159,10 +160,13 @@ def test_breaker_summary_openai():
         "PFX501": 1,
         "PFX502": 3,
         "PFX504": 1,
-        "first-seen": 45,
+        "PFX601": 1,
+        "first-seen": 44,
     }
-    assert records[59].cause == "first-seen"
-    assert records[59].cached_tokens == vllm_cached(3136 - GENERATION_TAIL)
+    assert (records[59].cause, records[59].component) == ("PFX601", "model")
+    assert records[59].cached_tokens == 0
+    # Back on the first model, line 60 reads the session's prefix from that model's cache.
+    assert records[60].cached_tokens > 0
 
 
 # Anthropic log: (line, prompt tokens) of session 0, from the usage in the fixture

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from prefixlint.auditing.pipeline import Prepared
+from prefixlint.auditing.pipeline import Prepared, model_namespace
 
 DUMP_FORMATS = ("tokens", "mooncake")
 
@@ -47,13 +47,14 @@ class TokenDump:
             hash_ids = list(request.hash_ids or ())
         else:
             entry["input_length"] = len(prepared.rendered.tokens)
-            hash_ids = self.hash_ids(prepared.rendered.tokens)
+            hash_ids = self.hash_ids(prepared.rendered.tokens, request.model)
         entry["output_length"] = request.output_length or 0
         entry["hash_ids"] = hash_ids
         return entry
 
-    def hash_ids(self, tokens) -> list[int]:
-        ids, parent = [], 0
+    def hash_ids(self, tokens, model: str | None) -> list[int]:
+        """Chained block ids, numbered in order of first use; each model has its own chain."""
+        ids, parent = [], hash(model_namespace(model))
         for start in range(0, len(tokens), self.block_size):
             parent = hash((parent, tuple(tokens[start : start + self.block_size])))
             ids.append(self.ids.setdefault(parent, len(self.ids)))

@@ -128,7 +128,13 @@ def build_query(request: ChatRequest, rendered: Rendered) -> CacheQuery:
         model=request.model,
         breakpoints=breakpoints,
         boundaries=tuple(boundaries),
+        extra_keys=model_namespace(request.model),
     )
+
+
+def model_namespace(model: str | None) -> tuple[str, ...]:
+    """KV states belong to one model: requests to different models share no cache entries."""
+    return () if model is None else (f"model:{model}",)
 
 
 def _cache_key(request: ChatRequest) -> str | None:

@@ -54,7 +54,8 @@ class WhatIfRunner:
         """
         for fix, models, totals in zip(self.fixes, self.models, self.totals, strict=True):
             try:
-                query = self.build_query(request, self.render(fix.rewrite(request, conversation)))
+                rewritten = fix.rewrite(request, conversation)
+                query = self.build_query(rewritten, self.render(rewritten))
             except TemplateError:
                 query = None
             for name, model in models.items():
