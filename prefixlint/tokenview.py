@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from rich.markup import escape
 
 from prefixlint.lines import LineIndex
+from prefixlint.sequences import common_prefix_length
 from prefixlint.tokenizers import Tokenizer
 
 _VISIBLE = {"\n": "↵\n", "\r": "␍", "\t": "→", " ": "·"}
@@ -87,19 +88,11 @@ class Divergence:
         return self.shared_tokens // self.block_size * self.block_size
 
 
-def _common_prefix(a, b) -> int:
-    length = min(len(a), len(b))
-    for index in range(length):
-        if a[index] != b[index]:
-            return index
-    return length
-
-
 def divergence(a: str, b: str, tokenizer: Tokenizer, block_size: int) -> Divergence:
     """Compare ``a`` and ``b`` character by character and token by token."""
     ids_a, ids_b = tokenizer.encode(a), tokenizer.encode(b)
-    char = _common_prefix(a, b)
-    token = _common_prefix(ids_a, ids_b)
+    char = common_prefix_length(a, b)
+    token = common_prefix_length(ids_a, ids_b)
     char_offset = None if a == b else char
     line = column = None
     if char_offset is not None:

@@ -3,8 +3,9 @@
 import pytest
 
 from prefixlint.auditing import classify
-from prefixlint.auditing.diff import common_prefix_length, escape, window
+from prefixlint.auditing.diff import escape, window
 from prefixlint.request import ChatRequest
+from prefixlint.sequences import common_prefix_length
 
 
 @pytest.mark.parametrize(

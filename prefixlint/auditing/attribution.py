@@ -20,9 +20,10 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 
 from prefixlint.auditing import classify
-from prefixlint.auditing.diff import common_prefix_length, escape, window
+from prefixlint.auditing.diff import escape, window
 from prefixlint.cache.base import CacheResult
 from prefixlint.request import ChatRequest, Rendered
+from prefixlint.sequences import common_prefix_length
 
 # The longest-prefix index keys every 16-token block (a request that shares a few more tokens
 # than another, such as the previous turn of a conversation, is told apart from it).

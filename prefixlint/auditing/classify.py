@@ -14,10 +14,10 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from prefixlint.auditing.diff import common_prefix_length
 from prefixlint.auditing.volatile import value_at
 from prefixlint.chat import content_text
 from prefixlint.request import ChatRequest
+from prefixlint.sequences import common_prefix_length
 
 CONTENT_CHANGED = "content-changed"
 FIRST_SEEN = "first-seen"

@@ -36,20 +36,8 @@ from prefixlint.chat_formats import TemplateError
 from prefixlint.chat_formats.memo import SegmentEncoder
 from prefixlint.chat_formats.pieces import assemble
 from prefixlint.request import ChatRequest, Rendered
+from prefixlint.sequences import common_prefix_length
 from prefixlint.tokenizers import Tokenizer, TokenizerError, get_tokenizer
-
-
-def common_prefix(a: str, b: str) -> int:
-    """Length of the longest common prefix of ``a`` and ``b``."""
-    limit = min(len(a), len(b))
-    low, high = 0, limit
-    while low < high:
-        middle = (low + high + 1) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle - 1
-    return low
 
 
 def common_suffix(a: str, b: str, floor: int) -> int:
@@ -101,7 +89,7 @@ class HFChatTemplate:
             partial = self.apply(messages, tools, generation_prompt=generation_prompt)
         except TemplateError:
             return None
-        return common_prefix(text, partial), partial
+        return common_prefix_length(text, partial), partial
 
     def boundaries(self, text: str, messages: list[dict], tools, names: list[str]):
         """``(position, component)`` starts, ordered, for ``text``."""

@@ -30,7 +30,7 @@ from array import array
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from prefixlint.auditing.diff import common_prefix_length
+from prefixlint.sequences import common_prefix_length
 
 BLOCK_CHARS = 512
 _PARAMS = {

@@ -23,9 +23,10 @@ from types import ModuleType
 from typing import Any
 
 from prefixlint.auditing import classify
-from prefixlint.auditing.diff import common_prefix_length, escape
+from prefixlint.auditing.diff import escape
 from prefixlint.chat import content_text, render
 from prefixlint.request import ChatRequest, Rendered
+from prefixlint.sequences import common_prefix_length
 from prefixlint.testing.calls import Call
 from prefixlint.testing.clock import freeze_clock
 from prefixlint.tokenizers import get_tokenizer

@@ -13,6 +13,7 @@ from datetime import timedelta
 from prefixlint import registry
 from prefixlint.rules.chat_template import compare, conversation, sandbox
 from prefixlint.rules.chat_template.document import REFERENCE_TIME, ChatTemplateDocument
+from prefixlint.sequences import common_prefix_length
 
 CODE = "PFX101"
 
@@ -49,7 +50,7 @@ def check_clock(document: ChatTemplateDocument, ctx):
         if later == reference.text:
             continue
         tokens = ctx.tokenizer.encode(reference.text)
-        stable = compare.common_prefix(tokens, ctx.tokenizer.encode(later))
+        stable = common_prefix_length(tokens, ctx.tokenizer.encode(later))
         at = compare.char_offset(ctx.tokenizer, reference.text, stable)
         line = min(reference_clock.call_lines, default=reference.line_at(at))
         shown = _line_of(reference.text, at)

@@ -7,15 +7,6 @@ from collections.abc import Sequence
 WINDOW_TOKENS = 6
 
 
-def common_prefix(a: Sequence, b: Sequence) -> int:
-    """Length of the longest common prefix of two sequences (strings or token lists)."""
-    limit = min(len(a), len(b))
-    for index in range(limit):
-        if a[index] != b[index]:
-            return index
-    return limit
-
-
 def char_offset(tokenizer, text: str, token_index: int) -> int:
     """Where token ``token_index`` of ``text`` starts (``len(text)`` past the last token)."""
     offsets = tokenizer.offsets(text)

@@ -25,6 +25,7 @@ from prefixlint import registry
 from prefixlint.rules.chat_template import compare, conversation, sandbox
 from prefixlint.rules.chat_template.conversation import Conversation
 from prefixlint.rules.chat_template.document import ChatTemplateDocument
+from prefixlint.sequences import common_prefix_length
 
 CODE = "PFX503"
 
@@ -134,7 +135,7 @@ def first_break(document: ChatTemplateDocument, features, tokenizer) -> Break | 
             tokenizer.encode(generated) if generated else []
         )
         next_tokens = tokenizer.encode(following.text)
-        at = compare.common_prefix(cached_tokens, next_tokens)
+        at = common_prefix_length(cached_tokens, next_tokens)
         at_char = compare.char_offset(tokenizer, following.text, at)
         line, cached_line = _responsible_lines(prompt, full, following, at_char)
         return Break(

@@ -13,6 +13,7 @@ from dataclasses import replace
 from prefixlint import registry
 from prefixlint.rules.chat_template import compare, conversation
 from prefixlint.rules.chat_template.document import ChatTemplateDocument
+from prefixlint.sequences import common_prefix_length
 
 CODE = "PFX304"
 
@@ -61,7 +62,7 @@ def check_tool_placement(document: ChatTemplateDocument, ctx):
     if changed == rendering.text:  # the template ignores tools: nothing to cost
         return []
     tokens = ctx.tokenizer.encode(rendering.text)
-    stable = compare.common_prefix(tokens, ctx.tokenizer.encode(changed))
+    stable = common_prefix_length(tokens, ctx.tokenizer.encode(changed))
     at = compare.char_offset(ctx.tokenizer, rendering.text, stable)
     kind, line = placement(before, rendering.text, at), rendering.line_at(at)
     return [
