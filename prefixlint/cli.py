@@ -226,7 +226,7 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
             f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
         )
         click.echo(f"warning: not checked, no checker for these kinds of file: {shown}", err=True)
-    report = Report(results, mode)
+    report = Report(results, mode, errors=len(errors))
     changed = [r for r in results if r.changed]
 
     if diff:

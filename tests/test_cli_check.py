@@ -56,6 +56,8 @@ def test_errors_are_one_line_without_traceback(project):
     assert "Traceback" not in result.output
     result = run("check", "missing.txt", "clean.txt")
     assert result.stderr == "error: missing.txt: no such file or directory\n"
+    # A run that could not check every path never claims that all checks passed.
+    assert result.stdout == "No findings, but 1 path could not be checked.\n"
 
 
 def test_bad_config_exits_2(project):

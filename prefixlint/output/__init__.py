@@ -23,6 +23,7 @@ class Report:
 
     results: list[FileResult]
     mode: FixMode = field(default_factory=FixMode)
+    errors: int = 0  # paths that could not be checked at all (missing, unreadable)
 
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
@@ -65,6 +66,9 @@ def summary(report: Report) -> list[str]:
     remaining = len(report.diagnostics)
     fixed = sum(report.fixed.values())
     if not remaining and not fixed:
+        if report.errors:
+            paths = "path" if report.errors == 1 else "paths"
+            return [f"No findings, but {report.errors} {paths} could not be checked."]
         return ["All checks passed!"]
     noun = "finding" if remaining + fixed == 1 else "findings"
     if fixed:
