@@ -15,6 +15,9 @@ Measured in one run, each in a fresh process (peak RSS is per process):
 
 * floor: the log's distinct text (system prompt, tool list, each distinct message) encoded
   once with the same tokenizer (tiktoken-backed Qwen BPE);
+* read: every line of the log parsed with ``json.loads``, the least any reader of the log
+  pays (each request repeats its conversation's history, so this grows with the log's size,
+  the encoding floor only with its distinct text);
 * naive: every request rendered and its whole prompt encoded from scratch;
 * audit: ``run_audit`` with the vllm model, without and with the what-if re-simulation;
 * memory: the audit (no what-if) on ``--memory-replicas`` replicas and on ``--scale`` times
@@ -130,6 +133,11 @@ def worker(mode: str, log: str) -> dict:
         started = time.perf_counter()
         tokens = sum(len(tokenizer.encode(text)) for text in distinct)
         return {"seconds": time.perf_counter() - started, "tokens": tokens, "texts": len(distinct)}
+    if mode == "read":
+        started = time.perf_counter()
+        with open(log, "rb") as lines:
+            requests = sum(1 for line in lines if json.loads(line))
+        return {"seconds": time.perf_counter() - started, "tokens": 0, "requests": requests}
     if mode == "naive":
         renderer = Renderer("qwen3", tokenizer)
         started = time.perf_counter()
@@ -192,18 +200,21 @@ def main(argv: list[str] | None = None) -> int:
         count = build_log(log, args.replicas)
         print(f"log: {count:,} requests, {log.stat().st_size / 2**20:.1f} MiB")
         floor = measure("floor", log)
+        read = measure("read", log)
         naive = measure("naive", log)
         audit = measure("audit", log)
         what_if = measure("audit-what-if", log)
-        rows = [("floor (distinct text once)", floor), ("naive (full prompt per request)", naive)]
+        rows = [("floor (distinct text once)", floor), ("read (json.loads per line)", read)]
+        rows += [("naive (full prompt per request)", naive)]
         rows += [("audit, vllm", audit), ("audit, vllm + what-if", what_if)]
+        both = floor["seconds"] + read["seconds"]
         for name, figures in rows:
             requests = figures.get("requests", count)
             seconds = figures["seconds"]
             print(
                 f"{name:34s} {seconds:7.2f} s  {requests / seconds:9,.0f} req/s"
                 f"  {figures['tokens'] / seconds / 1e6:6.2f} M tok/s"
-                f"  x{figures['seconds'] / floor['seconds']:5.2f} floor"
+                f"  x{seconds / floor['seconds']:6.2f} floor  x{seconds / both:5.2f} floor+read"
                 f"  peak RSS {figures['peak_rss_mib']:7.1f} MiB"
             )
         print(f"hit rate {audit['hit_rate']:.2%}; causes {audit['causes']}")
