@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import marshal
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from prefixlint.chat_formats.memo import LRU
 from prefixlint.chat_formats.pieces import Piece
@@ -46,13 +46,16 @@ def _is_tool_response(content: str) -> bool:
     return content.startswith("<tool_response>") and content.endswith("</tool_response>")
 
 
-def last_query_index(messages: Sequence[dict]) -> int:
-    """Index of the last user message that is not a wrapped tool response."""
-    for index in range(len(messages) - 1, -1, -1):
-        message = messages[index]
-        if message["role"] == "user" and not _is_tool_response(message["content"]):
+def last_query_index(roles: Sequence[str | None], content_at: Callable[[int], str]) -> int:
+    """Index of the last user message that is not a wrapped tool response.
+
+    ``roles[i]`` is message ``i``'s role and ``content_at(i)`` its content (asked only of
+    user messages, from the last one back).
+    """
+    for index in range(len(roles) - 1, -1, -1):
+        if roles[index] == "user" and not _is_tool_response(content_at(index)):
             return index
-    return len(messages) - 1
+    return len(roles) - 1
 
 
 def _render_tool_block(tools: Sequence[dict]) -> tuple[Piece, ...]:
@@ -81,23 +84,27 @@ def _tool_block(tools: Sequence[dict]) -> tuple[Piece, ...]:
     return block
 
 
-def _system_turn(
-    messages: Sequence[dict], names: Sequence[str], tools: Sequence[dict], tools_first: bool
+def system_turn(
+    name: str, system_text: str | None, tools: Sequence[dict], tools_first: bool
 ) -> list[Piece]:
-    has_system = bool(messages) and messages[0]["role"] == "system"
-    system_name = names[0] if has_system else "tools"
-    system_text = messages[0]["content"] if has_system else ""
-    if not tools:
-        if not has_system:
+    """The system turn: the system text (``None`` when there is none) and the tool block.
+
+    ``name`` names the system text's component, which also holds the turn's markers; without
+    a system text they belong to ``tools``, like the tool block's header and footer.
+    """
+    if system_text is None:
+        if not tools:
             return []
-        return [(system_name, "<|im_start|>system\n" + system_text + "<|im_end|>\n")]
+        name = "tools"
+    if not tools:
+        return [(name, "<|im_start|>system\n" + system_text + "<|im_end|>\n")]
     if tools_first:
         pieces = [("tools", "<|im_start|>system\n"), *_tool_block(tools)]
-        if has_system:
-            pieces.append((system_name, "\n\n" + system_text))
-        return [*pieces, (system_name, "<|im_end|>\n")]
-    opening = "<|im_start|>system\n" + (system_text + "\n\n" if has_system else "")
-    return [(system_name, opening), *_tool_block(tools), ("tools", "<|im_end|>\n")]
+        if system_text is not None:
+            pieces.append((name, "\n\n" + system_text))
+        return [*pieces, (name, "<|im_end|>\n")]
+    opening = "<|im_start|>system\n" + ("" if system_text is None else system_text + "\n\n")
+    return [(name, opening), *_tool_block(tools), ("tools", "<|im_end|>\n")]
 
 
 def _tool_calls_text(tool_calls, content: str) -> str:
@@ -117,7 +124,7 @@ def _tool_calls_text(tool_calls, content: str) -> str:
     return text
 
 
-def _assistant_text(message: dict, index: int, is_last: bool, last_query: int) -> str:
+def _assistant_text(message: dict, after_query: bool, is_last: bool) -> str:
     content = message["content"]
     reasoning = ""
     if message.get("reasoning_content") is not None:
@@ -125,7 +132,7 @@ def _assistant_text(message: dict, index: int, is_last: bool, last_query: int) -
     elif "</think>" in content:
         reasoning = content.split("</think>")[0].rstrip("\n").split("<think>")[-1].lstrip("\n")
         content = content.split("</think>")[-1].lstrip("\n")
-    if index > last_query and (is_last or reasoning):
+    if after_query and (is_last or reasoning):
         body = "<think>\n" + reasoning.strip("\n") + "\n</think>\n\n" + content.lstrip("\n")
     else:
         body = content
@@ -135,15 +142,49 @@ def _assistant_text(message: dict, index: int, is_last: bool, last_query: int) -
     return text + "<|im_end|>\n"
 
 
-def _tool_text(messages: Sequence[dict], index: int) -> str:
-    opens = index == 0 or messages[index - 1]["role"] != "tool"
-    closes = index == len(messages) - 1 or messages[index + 1]["role"] != "tool"
+def _tool_text(content: str, opens: bool, closes: bool) -> str:
     return (
         ("<|im_start|>user" if opens else "")
         + "\n<tool_response>\n"
-        + messages[index]["content"]
+        + content
         + "\n</tool_response>"
         + ("<|im_end|>\n" if closes else "")
+    )
+
+
+def turn_context(roles: Sequence[str | None], index: int, last_query: int) -> tuple[bool, bool]:
+    """What besides message ``index`` itself its text depends on, given every role.
+
+    An assistant turn depends on whether it follows the last query and, if so, whether it is
+    the last message; a tool turn on whether it opens and closes a run of tool results.
+    """
+    role = roles[index]
+    if role == "assistant":
+        after_query = index > last_query
+        return after_query, after_query and index == len(roles) - 1
+    if role == "tool":
+        opens = index == 0 or roles[index - 1] != "tool"
+        return opens, index == len(roles) - 1 or roles[index + 1] != "tool"
+    return False, False
+
+
+def turn_text(message: dict, context: tuple[bool, bool]) -> str:
+    """The text of one message after the system turn, in its :func:`turn_context`."""
+    role = message["role"]
+    if role == "user" or role == "system":
+        return "<|im_start|>" + role + "\n" + message["content"] + "<|im_end|>\n"
+    if role == "assistant":
+        return _assistant_text(message, *context)
+    if role == "tool":
+        return _tool_text(message["content"], *context)
+    return ""
+
+
+def generation_prompt(enable_thinking: bool) -> Piece:
+    """The assistant turn the prompt ends with."""
+    return (
+        "generation_prompt",
+        "<|im_start|>assistant\n" + ("" if enable_thinking else THINKING_OFF),
     )
 
 
@@ -160,20 +201,13 @@ def qwen3_pieces(
     ``names[i]`` names ``messages[i]``. ``tools_first`` puts the tool block before the system
     text (Anthropic's prefix order); the official template puts it after.
     """
-    pieces = _system_turn(messages, names, tools, tools_first)
-    last_query = last_query_index(messages)
-    for index, message in enumerate(messages):
-        role = message["role"]
-        if role == "user" or (role == "system" and index > 0):
-            text = "<|im_start|>" + role + "\n" + message["content"] + "<|im_end|>\n"
-        elif role == "assistant":
-            is_last = index == len(messages) - 1
-            text = _assistant_text(message, index, is_last, last_query)
-        elif role == "tool":
-            text = _tool_text(messages, index)
-        else:
-            text = ""
-        pieces.append((names[index], text))
-    prompt = "<|im_start|>assistant\n" + ("" if enable_thinking else THINKING_OFF)
-    pieces.append(("generation_prompt", prompt))
+    roles = [message["role"] for message in messages]
+    has_system = bool(messages) and roles[0] == "system"
+    system_text = messages[0]["content"] if has_system else None
+    pieces = system_turn(names[0] if has_system else "", system_text, tools, tools_first)
+    last_query = last_query_index(roles, lambda index: messages[index]["content"])
+    for index in range(1 if has_system else 0, len(messages)):
+        context = turn_context(roles, index, last_query)
+        pieces.append((names[index], turn_text(messages[index], context)))
+    pieces.append(generation_prompt(enable_thinking))
     return pieces
