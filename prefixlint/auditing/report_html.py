@@ -111,7 +111,7 @@ def sharing_plot(report: AuditReport, model: str) -> str:
     step = max(1, -(-len(records) // SHARING_ROWS))
     shown: list[RequestRecord] = records[::step]
     longest = max((r.prompt_tokens for r in shown), default=0)
-    label_w, row_h, plot_w = 70, 8, WIDTH - 70 - 170
+    label_w, row_h, plot_w = 70, 13, WIDTH - 70 - 170
     body = []
     for index, record in enumerate(shown):
         y = index * row_h
@@ -122,12 +122,12 @@ def sharing_plot(report: AuditReport, model: str) -> str:
         tip = f"line {record.line}: {record.cached_tokens:,}/{record.prompt_tokens:,} cached"
         if record.cause:
             tip += f", {record.cause}"
-        body.append(_text(label_w - 4, y + 7, str(record.line), "end"))
-        body.append(_bar(label_w, y + 1, cached, row_h - 2, "#38a169", tip))
-        body.append(_bar(label_w + cached, y + 1, lost, row_h - 2, "#e53e3e", tip))
-        body.append(_bar(label_w + cached + lost, y + 1, rest, row_h - 2, "#cbd5e0", tip))
+        body.append(_text(label_w - 4, y + 10, str(record.line), "end"))
+        body.append(_bar(label_w, y + 2, cached, row_h - 3, "#38a169", tip))
+        body.append(_bar(label_w + cached, y + 2, lost, row_h - 3, "#e53e3e", tip))
+        body.append(_bar(label_w + cached + lost, y + 2, rest, row_h - 3, "#cbd5e0", tip))
         if record.cause and record.cause != "first-seen":
-            body.append(_text(label_w + cached + lost + rest + 4, y + 7, record.cause))
+            body.append(_text(label_w + cached + lost + rest + 4, y + 10, record.cause))
     return _svg(max(1, len(shown)) * row_h + 4, body)
 
 
