@@ -76,12 +76,13 @@ import math
 import os
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, BinaryIO, Union
 
 from prefixlint.request import ChatRequest, Usage
+from prefixlint.sources.logjson import LineDecoder
 
 FORMATS = ("openai-chat", "openai-responses", "anthropic", "litellm", "otel", "mooncake")
 CONTENT_FIELDS = frozenset(
@@ -247,19 +248,27 @@ def anthropic_usage(usage) -> Usage | None:
 # ---------------------------------------------------------------- openai chat
 
 
+def legacy_function_message(message: dict) -> dict:
+    """A copy of ``message`` with legacy function calling as tool calling."""
+    message = dict(message)
+    if message["role"] == "function":
+        message["role"] = "tool"
+    call = message.pop("function_call", None)
+    if isinstance(call, dict) and not message.get("tool_calls"):
+        message["tool_calls"] = [{"type": "function", "function": call}]
+    return message
+
+
 def openai_chat_messages(messages) -> tuple[dict, ...]:
+    """The messages as logged (the same objects), legacy function messages converted."""
     if not isinstance(messages, list):
         raise Skip("'messages' is not a list")
     normalised = []
     for index, message in enumerate(messages):
         if not isinstance(message, dict) or "role" not in message:
             raise Skip(f"messages[{index}] is not a message object with a role")
-        message = dict(message)
-        if message["role"] == "function":
-            message["role"] = "tool"
-        call = message.pop("function_call", None)
-        if isinstance(call, dict) and not message.get("tool_calls"):
-            message["tool_calls"] = [{"type": "function", "function": call}]
+        if message["role"] == "function" or "function_call" in message:
+            message = legacy_function_message(message)
         normalised.append(message)
     return tuple(normalised)
 
@@ -847,8 +856,14 @@ def parse_record(line_number: int, record: dict, format: str) -> LogItem:
     return ChatRequest(line=line_number, format=kind, route=route, **fields)
 
 
-def parse_line(line_number: int, raw: bytes, format: str = "auto") -> LogItem:
-    """One JSONL line as a request, or the reason it is skipped."""
+def parse_line(
+    line_number: int,
+    raw: bytes,
+    format: str = "auto",
+    decode: Callable[[str], Any] = json.loads,
+) -> LogItem:
+    """One JSONL line as a request, or the reason it is skipped; ``decode`` is ``json.loads``
+    or a :class:`~prefixlint.sources.logjson.LineDecoder`, which raises what it raises."""
     try:
         text = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
@@ -857,7 +872,7 @@ def parse_line(line_number: int, raw: bytes, format: str = "auto") -> LogItem:
     if not text.strip():
         return SkippedLine(line_number, "blank line")
     try:
-        record = json.loads(text)
+        record = decode(text)
     except json.JSONDecodeError as exc:
         return SkippedLine(line_number, f"malformed JSON: {exc.msg} at column {exc.colno}")
     except RecursionError:
@@ -916,10 +931,11 @@ def _items(
 ) -> Iterator[LogItem]:
     with stack:
         line_number = 0
+        decode = LineDecoder()
         try:
             for raw in stream:
                 line_number += 1
-                yield parse_line(line_number, raw, format)
+                yield parse_line(line_number, raw, format, decode)
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
             raise LogReadError(
                 f"{path}: line {line_number + 1}: not a valid gzip stream: {exc}"
