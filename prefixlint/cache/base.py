@@ -34,7 +34,8 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal, Protocol
 
 MissReason = Literal["first-seen", "evicted", "ttl-expired", "below-minimum"]
@@ -65,6 +66,9 @@ class CacheQuery:
     lookback walks them; OpenAI GPT-5.6+ puts its implicit breakpoint at the last one).
     ``extra_keys`` isolate every block (vLLM LoRA name and path, multimodal hashes).
     ``timestamp`` is in seconds; ``None`` means "no time passed" (nothing expires).
+    ``packed`` is optional: ``tokens`` already packed as :func:`unit_bytes` packs them
+    (``array("q", tokens).tobytes()``), when the caller has them; the models then skip
+    packing. Its length is checked against ``tokens``, its content is the caller's promise.
     """
 
     tokens: Sequence[int] | None = None
@@ -78,10 +82,15 @@ class CacheQuery:
     breakpoints: Sequence[tuple[int, float]] = ()
     boundaries: Sequence[int] = ()
     extra_keys: tuple[Hashable, ...] = ()
+    packed: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if (self.tokens is None) == (self.block_hashes is None):
             raise InvalidQuery("give either tokens or block_hashes")
+        if self.packed is not None and (
+            self.tokens is None or len(self.packed) != 8 * len(self.tokens)
+        ):
+            raise InvalidQuery("packed must hold the tokens as 8-byte integers")
         if self.block_hashes is None:
             return
         if not self.block_tokens or self.block_tokens <= 0:
@@ -103,6 +112,13 @@ class CacheQuery:
         if self.input_length is not None:
             return self.input_length
         return len(self.block_hashes) * self.block_tokens
+
+    @cached_property
+    def token_bytes(self) -> bytes:
+        """``tokens`` as :func:`unit_bytes`, packed once per query (``packed`` when given)."""
+        if self.packed is not None:
+            return self.packed
+        return unit_bytes(self.tokens)
 
     @property
     def output_count(self) -> int:
@@ -211,7 +227,7 @@ def prefix_digests(query: CacheQuery, positions: Sequence[int]) -> dict[int, tup
     With trace blocks a position stands for the blocks it reaches into.
     """
     if query.tokens is not None:
-        data, unit_tokens = unit_bytes(query.tokens), 1
+        data, unit_tokens = query.token_bytes, 1
     else:
         data, unit_tokens = unit_bytes(query.block_hashes), query.block_tokens
     running = hashlib.blake2b(repr((query.cache_key, tuple(query.extra_keys))).encode())

@@ -37,7 +37,9 @@ class LlamaCppCache:
         self._seen: dict[bool, RadixTree] = {}
 
     def process(self, query: CacheQuery) -> CacheResult:
-        prompt_bytes = unit_bytes(query.tokens if query.tokens is not None else query.block_hashes)
+        prompt_bytes = (
+            query.token_bytes if query.tokens is not None else unit_bytes(query.block_hashes)
+        )
         kind = query.tokens is None
         unit_tokens = query.block_tokens or 1
         if self._kind is not None and (kind, unit_tokens) != (self._kind, self._unit_tokens):

@@ -288,13 +288,13 @@ def query_keys(
     limit = prompt if limit is None else limit
     if query.tokens is not None:
         width, unit_tokens = 8 * page_size, page_size
-        sequence = list(query.tokens)
+        data = query.token_bytes
         kept = {"computed": -1, "all": None, "none": 0}[output]
         if query.output_ids and output != "none":
-            sequence.extend(query.output_ids[:kept])
-        data = unit_bytes(sequence)
-        units = len(sequence) // page_size
-        lookup_units = min(limit, len(sequence)) // page_size
+            data += unit_bytes(query.output_ids[:kept])
+        length = len(data) // 8
+        units = length // page_size
+        lookup_units = min(limit, length) // page_size
         last_tokens = units * page_size
     else:
         if query.block_tokens % page_size:

@@ -44,10 +44,9 @@ from prefixlint.cache.base import (
     miss_reason,
     register,
     resolve_capacity,
-    stable_int,
+    unit_bytes,
 )
-
-NONE_HASH = stable_int("vllm-none-hash")
+from prefixlint.cache.chain_memo import ChainHashMemo, block_extras, extend_chain
 
 
 def block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
@@ -87,18 +86,7 @@ def chain_hashes(
     cache_salt: str | None = None,
 ) -> list[int]:
     """Chained block hashes: each depends on every earlier block, its own content and keys."""
-    extra = tuple(stable_int(key) for key in extra_keys)  # hash(None) varies by process
-    first_extra = extra
-    if cache_salt:
-        first_extra = (*extra, stable_int(("cache_salt", cache_salt)))
-    if not contents:
-        return []
-    parent = hash((NONE_HASH, contents[0], first_extra))
-    hashes = [parent]
-    for content in contents[1:]:
-        parent = hash((parent, content, extra))
-        hashes.append(parent)
-    return hashes
+    return extend_chain([], contents, block_extras(extra_keys, cache_salt))
 
 
 def block_hashes(query: CacheQuery, block_size: int = 16) -> list[int]:
@@ -139,8 +127,11 @@ class VllmCache:
         self._seen: set[int] = set()
         self._next_block = 0
         self._unknown_blocks = itertools.count()
+        self._memo = ChainHashMemo(self.block_size)
 
     def __contains__(self, block_hash: int) -> bool:
+        if self.capacity_blocks is None:
+            return block_hash in self._seen  # nothing is ever evicted
         return block_hash in self._by_hash
 
     def process(self, query: CacheQuery) -> CacheResult:
@@ -152,19 +143,49 @@ class VllmCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        contents = block_contents(query, size)
-        contents += [(-1, next(self._unknown_blocks)) for _ in range(kept // size - len(contents))]
-        hashes = chain_hashes(contents, query.extra_keys, query.cache_key)
-
+        hashes, known = self._hashes(query, kept // size)
         lookup = max(prompt - 1, 0) // size
-        hit = leading_run(hashes, lookup, self._by_hash)
-        available = leading_run(hashes, lookup, self._seen, hit)  # every cached hash was seen
+        known = min(known, lookup)  # hashed for an earlier request: seen, so far cached
+        if self.capacity_blocks is None:
+            hit = available = leading_run(hashes, lookup, self._seen, known)
+        else:
+            hit = leading_run(hashes, lookup, self._by_hash)
+            available = leading_run(hashes, lookup, self._seen, max(hit, known))
+            self._hold_and_free(hashes, hit, held)
+        self._seen.update(hashes[hit:])
 
+        cached = hit * size
+        return CacheResult(
+            prompt_tokens=prompt,
+            cached_tokens=cached,
+            miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
+            longest_available=available * size,
+        )
+
+    def _hashes(self, query: CacheQuery, blocks: int) -> tuple[list[int], int]:
+        """The hashes of the request's ``blocks`` full blocks, and how many of the first ones
+        an earlier request hashed (from the memo; blocks of unknown content come last)."""
+        if query.tokens is None:
+            contents = _trace_block_contents(query, self.block_size)
+            hashes, known = chain_hashes(contents, query.extra_keys, query.cache_key), 0
+        else:
+            data = query.token_bytes
+            output = query.output_ids
+            if output:
+                data += unit_bytes(output[:-1])
+            hashes, known = self._memo.hashes(data, query.extra_keys, query.cache_key)
+        if blocks > len(hashes):
+            unknown = [(-1, next(self._unknown_blocks)) for _ in range(blocks - len(hashes))]
+            extend_chain(hashes, unknown, block_extras(query.extra_keys, query.cache_key))
+        return hashes, known
+
+    def _hold_and_free(self, hashes: list[int], hit: int, held: int) -> None:
+        """Run a request with a bounded pool: take its hit blocks off the free queue, evict
+        for the rest, cache its new blocks, then free all its blocks, tail block first."""
         blocks = [copies[0] for copies in map(self._by_hash.__getitem__, hashes[:hit])]
         deque(map(self._free.pop, blocks, itertools.repeat(None)), maxlen=0)
-        if self.capacity_blocks is not None:
-            unhashed_free = self.capacity_blocks - hit - len(self._free)
-            self._evict(held - hit - unhashed_free)
+        unhashed_free = self.capacity_blocks - hit - len(self._free)
+        self._evict(held - hit - unhashed_free)
         new_hashes = hashes[hit:]
         first_new = self._next_block
         self._next_block += len(new_hashes)
@@ -176,18 +197,9 @@ class VllmCache:
             else:
                 copies.append(block)
         blocks.extend(range(first_new, self._next_block))
-        self._seen.update(new_hashes)
         free = self._free
         for block, block_hash in zip(reversed(blocks), reversed(hashes), strict=True):
             free[block] = block_hash  # a loop: OrderedDict.update is slower
-
-        cached = hit * size
-        return CacheResult(
-            prompt_tokens=prompt,
-            cached_tokens=cached,
-            miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
-            longest_available=available * size,
-        )
 
     def _evict(self, count: int) -> None:
         for _ in range(count):
