@@ -96,14 +96,17 @@ def test_elements_differing_after_the_probe_are_told_apart(literals):
 def test_repeated_elements_are_decoded_once():
     message = {"role": "user", "content": PAD}
     tool = {"type": "function", "function": {"name": "f", "description": PAD}}
-    first, second = decode_all(
+    first, second, third = decode_all(
         [
             json.dumps({"request": {"messages": [message], "tools": [tool]}}),
             json.dumps({"messages": [message, {"x": 1}], "tools": [tool]}),
+            json.dumps({"messages": [message, {"x": 1}, message], "tools": [tool]}),
         ]
     )
     assert first["request"]["tools"][0] is second["tools"][0]
-    assert first["request"]["messages"][0] is second["messages"][0]
+    assert first["request"]["messages"][0] is second["messages"][0] is third["messages"][2]
+    assert first["request"]["tools"] is not second["tools"] is third["tools"]
+    assert second["messages"] is not third["messages"]
 
 
 @pytest.mark.parametrize(

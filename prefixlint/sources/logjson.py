@@ -1,19 +1,20 @@
-"""JSON decoding of log lines that decodes a repeated array element only once.
+"""JSON decoding of log lines that decodes a repeated message or tool list only once.
 
 A turn-by-turn log repeats a conversation's whole history (and its tool list) on every line,
 so most of a line is text that an earlier line already held. :class:`LineDecoder` returns
 what ``json.loads`` returns, but it walks the top of the line itself (objects two levels
-deep, the arrays in them) and remembers each array element that is an object or an array of
-at least :data:`PROBE` characters. When a later line holds the same text at an element's
-position, the element is not decoded again: the later line gets the same value object.
+deep and the arrays in them) and remembers the text of each object or array of at least
+:data:`PROBE` characters that is an element of such an array, and of each such array whose
+elements all were remembered. When a later line holds a remembered text where an element
+or an array starts, it is not decoded again: the later line gets the same value object.
 
 This is exact because a JSON object or array is closed by its own last character: when the
-text at a position starts with the complete text of an element decoded before, the element
-there is that text, whatever follows. A line the walk does not expect (malformed JSON, a
-byte order mark, anything unusual) is decoded by ``json.loads`` itself, so errors are the
-ones it raises.
+text at a position starts with the complete text of a value decoded before, the value there
+is that text, whatever follows. A line the walk does not expect (malformed JSON, a byte
+order mark, anything unusual) is decoded by ``json.loads`` itself, so errors are the ones
+it raises.
 
-Values returned for repeated elements are shared between lines: callers must not mutate them.
+Values returned for repeated text are shared between lines: callers must not mutate them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ WALKED_OBJECT_DEPTH = 2
 member; deeper ones are decoded whole."""
 
 _SPACE = re.compile(r"[ \t\n\r]*")
+_BLANK = " \t\n\r"
 _scan = json.JSONDecoder().scan_once
 
 
@@ -76,54 +78,79 @@ class LineDecoder:
             if text[pos] != '"':
                 raise _Unexpected
             key, pos = _scan(text, pos)
-            pos = _SPACE.match(text, pos).end()
+            if text[pos] in _BLANK:
+                pos = _SPACE.match(text, pos).end()
             if text[pos] != ":":
                 raise _Unexpected
-            value, pos = self._value(text, _SPACE.match(text, pos + 1).end(), depth)
+            pos += 1
+            if text[pos] in _BLANK:
+                pos = _SPACE.match(text, pos).end()
+            value, pos = self._value(text, pos, depth)
             result[key] = value
-            pos = _SPACE.match(text, pos).end()
+            if text[pos] in _BLANK:
+                pos = _SPACE.match(text, pos).end()
             if text[pos] == "}":
                 return result, pos + 1
             if text[pos] != ",":
                 raise _Unexpected
-            pos = _SPACE.match(text, pos + 1).end()
+            pos += 1
+            if text[pos] in _BLANK:
+                pos = _SPACE.match(text, pos).end()
 
     def _array(self, text: str, pos: int) -> tuple[list, int]:
+        """The array at ``pos``. An element that is an object or an array comes from memory
+        when its text was decoded before; so does the whole array when all its elements
+        did on an earlier line (a tool list repeated on every line)."""
+        start = pos
+        recalled = self._recall(text, pos)
+        if recalled is not None:
+            return recalled
         result: list[Any] = []
+        all_recalled = True
         pos = _SPACE.match(text, pos + 1).end()
         if text[pos] == "]":
             return result, pos + 1
         while True:
-            if text[pos] in "{[":
-                value, pos = self._element(text, pos)
+            recalled = self._recall(text, pos) if text[pos] in "{[" else None
+            if recalled is None:
+                all_recalled = False
+                value, pos = self._decoded(text, pos)
             else:
-                value, pos = _scan(text, pos)
+                value, pos = recalled
             result.append(value)
-            pos = _SPACE.match(text, pos).end()
+            if text[pos] in _BLANK:
+                pos = _SPACE.match(text, pos).end()
             if text[pos] == "]":
+                if all_recalled:
+                    self._remember(text[start : pos + 1], result)
                 return result, pos + 1
             if text[pos] != ",":
                 raise _Unexpected
-            pos = _SPACE.match(text, pos + 1).end()
+            pos += 1
+            if text[pos] in _BLANK:
+                pos = _SPACE.match(text, pos).end()
 
-    def _element(self, text: str, pos: int) -> tuple[Any, int]:
-        """The object or array at ``pos``, from memory when its text was decoded before."""
-        probe = text[pos : pos + PROBE]
-        for raw, value in self._known.get(probe, ()):
+    def _recall(self, text: str, pos: int) -> tuple[Any, int] | None:
+        """The value whose remembered text starts at ``pos``, and where it ends."""
+        for raw, value in self._known.get(text[pos : pos + PROBE], ()):
             if text.startswith(raw, pos):
                 return value, pos + len(raw)
+        return None
+
+    def _decoded(self, text: str, pos: int) -> tuple[Any, int]:
+        """The value at ``pos``, decoded; an object or array is remembered."""
         value, end = _scan(text, pos)
-        if end - pos >= PROBE:
-            self._remember(probe, text[pos:end], value)
+        if text[pos] in "{[":
+            self._remember(text[pos:end], value)
         return value, end
 
-    def _remember(self, probe: str, raw: str, value: Any) -> None:
-        if len(raw) > self._capacity:
+    def _remember(self, raw: str, value: Any) -> None:
+        if not PROBE <= len(raw) <= self._capacity:
             return
         if self._size + len(raw) > self._capacity:
             self._known.clear()
             self._size = 0
-        entries = self._known.setdefault(probe, [])
+        entries = self._known.setdefault(raw[:PROBE], [])
         entries.insert(0, (raw, value))
         self._size += len(raw)
         if len(entries) > CANDIDATES:
