@@ -34,8 +34,9 @@ block contributes only the vLLM blocks it fills completely.
 from __future__ import annotations
 
 import itertools
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Hashable, Sequence
+from operator import itemgetter
 
 from prefixlint.cache.base import (
     CacheQuery,
@@ -123,7 +124,9 @@ class VllmCache:
 
     def reset(self) -> None:
         self._by_hash: dict[int, list[int]] = {}
-        self._free: OrderedDict[int, int] = OrderedDict()
+        # The free queue, oldest first: block -> hash (a dict keeps insertion order, and
+        # between requests every cached block is free).
+        self._free: dict[int, int] = {}
         self._seen: set[int] = set()
         self._next_block = 0
         self._unknown_blocks = itertools.count()
@@ -182,28 +185,26 @@ class VllmCache:
     def _hold_and_free(self, hashes: list[int], hit: int, held: int) -> None:
         """Run a request with a bounded pool: take its hit blocks off the free queue, evict
         for the rest, cache its new blocks, then free all its blocks, tail block first."""
-        blocks = [copies[0] for copies in map(self._by_hash.__getitem__, hashes[:hit])]
-        deque(map(self._free.pop, blocks, itertools.repeat(None)), maxlen=0)
-        unhashed_free = self.capacity_blocks - hit - len(self._free)
+        by_hash, free = self._by_hash, self._free
+        blocks = list(map(itemgetter(0), map(by_hash.__getitem__, hashes[:hit])))
+        deque(map(free.pop, blocks), maxlen=0)
+        unhashed_free = self.capacity_blocks - hit - len(free)
         self._evict(held - hit - unhashed_free)
-        new_hashes = hashes[hit:]
         first_new = self._next_block
-        self._next_block += len(new_hashes)
-        by_hash = self._by_hash
-        for block, block_hash in enumerate(new_hashes, first_new):
+        self._next_block += len(hashes) - hit
+        for block, block_hash in enumerate(hashes[hit:], first_new):
             copies = by_hash.get(block_hash)
             if copies is None:
                 by_hash[block_hash] = [block]
             else:
                 copies.append(block)
         blocks.extend(range(first_new, self._next_block))
-        free = self._free
-        for block, block_hash in zip(reversed(blocks), reversed(hashes), strict=True):
-            free[block] = block_hash  # a loop: OrderedDict.update is slower
+        free.update(zip(reversed(blocks), reversed(hashes), strict=True))
 
     def _evict(self, count: int) -> None:
-        for _ in range(count):
-            block, block_hash = self._free.popitem(last=False)
+        """Evict the ``count`` blocks at the head of the free queue."""
+        for block in list(itertools.islice(self._free, max(count, 0))):
+            block_hash = self._free.pop(block)
             copies = self._by_hash[block_hash]
             copies.remove(block)
             if not copies:
