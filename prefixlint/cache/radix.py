@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from prefixlint.cache.base import CacheQuery, InvalidQuery, stable_int, unit_bytes
+from prefixlint.sequences import common_prefix_length
 
 Weights = Callable[[int], int]
 
@@ -92,23 +93,24 @@ class RadixTree:
         """
         tick = self._next_tick()
         node, units, best, expired = self.root, 0, 0, False
-        while units * self.width < len(key):
-            child = node.children.get(self._first_unit(key, units))
+        width, offset = self.width, 0
+        while offset < len(key):
+            child = node.children.get(key[offset : offset + width])
             if child is None:
                 break
-            if self._expired(child, now, ttl):
+            if ttl is not None and self._expired(child, now, ttl):
                 self._remove_subtree(child)
                 expired = True
                 break
-            common = self._common_units(child.key, key, units)
             self._touch(child, tick, now)
-            partial = common * self.width < len(child.key)
+            partial = not key.startswith(child.key, offset)
             if partial:
+                common = self._common_units(child.key, key, offset)
                 child = self._split(child, common, units, weights)
                 self._touch(child, tick, now)
-            units = child.depth
-            best = max(best, max(child.marks, default=0))
-            node = child
+            units, offset, node = child.depth, child.depth * width, child
+            if child.marks:
+                best = max(best, *child.marks)
             if partial:
                 break
         return Match(units, best, node, expired)
@@ -116,23 +118,22 @@ class RadixTree:
     def insert(self, key: bytes, weights: Weights, now: float | None = None) -> _Node:
         """Add ``key``: touch the shared path, split where it diverges, hang the rest as a leaf."""
         tick = self._next_tick()
-        node, units = self.root, 0
-        total = len(key) // self.width
-        while units < total:
-            child = node.children.get(self._first_unit(key, units))
+        node, units, offset, width = self.root, 0, 0, self.width
+        while offset < len(key):
+            child = node.children.get(key[offset : offset + width])
             if child is None:
                 break
-            common = self._common_units(child.key, key, units)
             self._touch(child, tick, now)
-            if common * self.width < len(child.key):
+            if not key.startswith(child.key, offset):
+                common = self._common_units(child.key, key, offset)
                 child = self._split(child, common, units, weights)
                 self._touch(child, tick, now)
-            units = child.depth
-            node = child
+            units, offset, node = child.depth, child.depth * width, child
+        total = len(key) // width
         if units < total:
-            leaf = _Node(key[units * self.width :], total, node, next(self._serials))
+            leaf = _Node(key[offset:], total, node, next(self._serials))
             leaf.tokens = weights(total) - weights(units)
-            node.children[self._first_unit(key, units)] = leaf
+            node.children[key[offset : offset + width]] = leaf
             self.tokens += leaf.tokens
             self._nodes += 1
             self._touch(leaf, tick, now)
@@ -208,20 +209,9 @@ class RadixTree:
         start = units * self.width
         return key[start : start + self.width]
 
-    def _common_units(self, edge: bytes, key: bytes, units: int) -> int:
-        """Units that ``edge`` shares with ``key`` from unit ``units`` on (binary search)."""
-        width, offset = self.width, units * self.width
-        length = min(len(edge), len(key) - offset) // width
-        if edge[: length * width] == key[offset : offset + length * width]:
-            return length
-        low, high = 1, length  # the first unit is known to match (it is the child's key)
-        while high - low > 1:
-            middle = (low + high) // 2
-            if edge[: middle * width] == key[offset : offset + middle * width]:
-                low = middle
-            else:
-                high = middle
-        return low
+    def _common_units(self, edge: bytes, key: bytes, offset: int) -> int:
+        """Whole units that ``edge`` shares with ``key`` from byte ``offset`` on."""
+        return common_prefix_length(edge, key[offset : offset + len(edge)]) // self.width
 
     def _split(self, child: _Node, common: int, start: int, weights: Weights) -> _Node:
         """Cut ``child`` after ``common`` units; return the new upper node."""
