@@ -7,7 +7,8 @@ Log readers (``prefixlint.sources.logs``) turn each JSONL line into a :class:`Ch
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from array import array
+from dataclasses import InitVar, dataclass, field
 from typing import Any
 
 
@@ -65,12 +66,29 @@ class Component:
 
 @dataclass(frozen=True)
 class Rendered:
-    """A request rendered to text and tokens, with its components in prefix order."""
+    """A request rendered to text and tokens, with its components in prefix order.
+
+    ``packed`` is the tokens as native signed 64-bit integers (``array("q", tokens)``'s
+    bytes), for comparing and hashing token runs at C speed. A renderer that has them at hand
+    passes them as ``known_packed``; otherwise they are computed on first use.
+    """
 
     text: str
     tokens: tuple[int, ...]
     components: tuple[Component, ...]
     template: str
+    known_packed: InitVar[bytes | None] = None
+    _packed: bytes | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __post_init__(self, known_packed: bytes | None) -> None:
+        if known_packed is not None:
+            object.__setattr__(self, "_packed", known_packed)
+
+    @property
+    def packed(self) -> bytes:
+        if self._packed is None:
+            object.__setattr__(self, "_packed", array("q", self.tokens).tobytes())
+        return self._packed
 
     def component_at_token(self, index: int) -> Component | None:
         for component in self.components:
