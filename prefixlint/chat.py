@@ -48,10 +48,20 @@ so this equals encoding the whole text (``tests/test_chat_memo.py`` checks it).
 
 from __future__ import annotations
 
+import marshal
+
 from prefixlint.chat_formats import TemplateError
-from prefixlint.chat_formats.memo import SegmentEncoder
-from prefixlint.chat_formats.pieces import assemble
-from prefixlint.chat_formats.qwen3 import qwen3_pieces, tojson
+from prefixlint.chat_formats.memo import LRU, SegmentEncoder
+from prefixlint.chat_formats.pieces import Block, assemble, encode_block, join_blocks, separable
+from prefixlint.chat_formats.qwen3 import (
+    generation_prompt,
+    last_query_index,
+    qwen3_pieces,
+    system_turn,
+    tojson,
+    turn_context,
+    turn_text,
+)
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.tokenizers import Tokenizer, get_tokenizer
 
@@ -91,20 +101,32 @@ def content_text(content) -> str:
     return part_text(content)
 
 
+def template_message(message: dict) -> dict:
+    """One message as a chat template receives it (see the module docstring)."""
+    prepared = dict(message)
+    role = prepared.get("role")
+    prepared["role"] = ROLE_ALIASES.get(role, role)
+    prepared["content"] = content_text(prepared.get("content"))
+    reasoning = message_reasoning(message)
+    if reasoning is not None:
+        prepared["reasoning_content"] = reasoning
+    return prepared
+
+
+def message_reasoning(message: dict):
+    """The message's reasoning, under whichever name it was logged, or None."""
+    for field in REASONING_FIELDS:
+        if message.get(field) is not None:
+            return message[field]
+    return None
+
+
 def template_messages(request: ChatRequest) -> list[dict]:
     """The request's messages as a chat template receives them, system prompt first."""
     messages = []
     if request.system is not None:
         messages.append({"role": "system", "content": request.system})
-    for message in request.messages:
-        prepared = dict(message)
-        role = prepared.get("role")
-        prepared["role"] = ROLE_ALIASES.get(role, role)
-        prepared["content"] = content_text(prepared.get("content"))
-        reasoning = next((message[k] for k in REASONING_FIELDS if message.get(k) is not None), None)
-        if reasoning is not None:
-            prepared["reasoning_content"] = reasoning
-        messages.append(prepared)
+    messages.extend(map(template_message, request.messages))
     return messages
 
 
@@ -115,8 +137,48 @@ def component_names(request: ChatRequest) -> list[str]:
     return names
 
 
+def message_key(message: dict) -> tuple | None:
+    """An exact, hashable stand-in for all the Qwen3 template reads of ``message``, or None.
+
+    Strings stand for themselves; other content and tool calls for their ``marshal`` bytes,
+    which load back to equal values of the same types (``True`` and ``1`` differ), so equal
+    keys render alike. None when a value cannot be marshalled.
+    """
+    content = message.get("content")
+    if content is not None and type(content) is not str:
+        content = _marshalled(content)
+        if content is None:
+            return None
+    role = message.get("role")
+    if role != "assistant":
+        return role, content
+    reasoning = message_reasoning(message)
+    if reasoning is not None and type(reasoning) is not str:
+        return None
+    calls = message.get("tool_calls")
+    if not calls:
+        return role, content, reasoning, None
+    calls = _marshalled(calls)
+    return None if calls is None else (role, content, reasoning, calls)
+
+
+def _marshalled(value) -> bytes | None:
+    try:
+        return marshal.dumps(value)
+    except ValueError:  # not plain data
+        return None
+
+
 class Renderer:
-    """Renders requests with one template and tokenizer, remembering segment tokens."""
+    """Renders requests with one template and tokenizer, remembering tokens.
+
+    The Qwen3 template renders the system turn and each message on its own, given a little
+    context (:func:`~prefixlint.chat_formats.qwen3.turn_context`), and every turn starts at a
+    special token. So each turn is encoded once into a block and remembered (LRU), keyed by
+    :func:`message_key` and its context, and a request costs one lookup per message plus
+    joining the blocks' text, ids and packed ids. When a tokenizer gives no such separation,
+    the request is encoded whole (:meth:`render_whole`), as is every ``hf:`` template.
+    """
 
     def __init__(
         self,
@@ -142,20 +204,88 @@ class Renderer:
             tokenizer = get_tokenizer(tokenizer or "qwen")
         self.tokenizer = tokenizer
         self.encoder = SegmentEncoder(tokenizer, cache_size=cache_size)
+        self.turns = LRU(cache_size)
+        self._placed = LRU(cache_size)
+        self._prompt = encode_block([generation_prompt(enable_thinking)], self.encoder)
 
     def render(self, request: ChatRequest) -> Rendered:
         if self._hf is not None:
             return self._hf.render(request)
-        anthropic_order = request.format == "anthropic"
+        blocks, names = self._blocks(request)
+        if separable(blocks):
+            return join_blocks(blocks, names, _template_name(request), self._placed)
+        return self.render_whole(request)
+
+    def render_whole(self, request: ChatRequest) -> Rendered:
+        """Render with the Qwen3 template, encoding the prompt as one block."""
         pieces = qwen3_pieces(
             template_messages(request),
             component_names(request),
             request.tools,
             enable_thinking=self.enable_thinking,
-            tools_first=anthropic_order,
+            tools_first=request.format == "anthropic",
         )
-        name = "qwen3+anthropic-order" if anthropic_order else "qwen3"
-        return assemble(pieces, self.encoder, name)
+        return assemble(pieces, self.encoder, _template_name(request))
+
+    def _blocks(self, request: ChatRequest) -> tuple[list[Block], list[str]]:
+        """The request's non-empty blocks (system turn, messages, generation prompt), and
+        the component name of each block's unnamed part."""
+        messages = request.messages
+        offset = request.system is not None
+        roles = [ROLE_ALIASES.get(role, role) for role in [m.get("role") for m in messages]]
+        if offset:
+            roles.insert(0, "system")
+        has_system = bool(roles) and roles[0] == "system"
+        blocks = [self._system_block(request, has_system)]
+        names = [""]
+        if not blocks[0].text:
+            blocks, names = [], []
+        last_query = last_query_index(
+            roles, lambda index: content_text(messages[index - offset].get("content"))
+        )
+        for index in range(has_system, len(roles)):
+            block = self._turn_block(
+                messages[index - offset], turn_context(roles, index, last_query)
+            )
+            if block.text:
+                blocks.append(block)
+                names.append(f"messages[{index - offset}]")
+        blocks.append(self._prompt)
+        names.append("")
+        return blocks, names
+
+    def _system_block(self, request: ChatRequest, has_system: bool) -> Block:
+        if request.system is not None:
+            name, text = "system", request.system
+        elif has_system:
+            name, text = "messages[0]", content_text(request.messages[0].get("content"))
+        else:
+            name, text = "", None
+        tools_first = request.format == "anthropic"
+        tools = _marshalled(tuple(request.tools))
+        key = None if tools is None else ("system turn", name, text, tools, tools_first)
+        block = None if key is None else self.turns.recall(key)
+        if block is None:
+            pieces = system_turn(name, text, request.tools, tools_first)
+            block = encode_block(pieces, self.encoder)
+            if key is not None:
+                self.turns.remember(key, block)
+        return block
+
+    def _turn_block(self, message: dict, context: tuple[bool, bool]) -> Block:
+        key = message_key(message)
+        key = None if key is None else (key, context)
+        block = None if key is None else self.turns.recall(key)
+        if block is None:
+            text = turn_text(template_message(message), context)
+            block = encode_block([(None, text)], self.encoder)
+            if key is not None:
+                self.turns.remember(key, block)
+        return block
+
+
+def _template_name(request: ChatRequest) -> str:
+    return "qwen3+anthropic-order" if request.format == "anthropic" else "qwen3"
 
 
 _RENDERERS: dict[tuple, Renderer] = {}

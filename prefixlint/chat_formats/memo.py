@@ -42,16 +42,22 @@ class Segment:
 
 
 class LRU(OrderedDict):
-    """A dict that forgets its least recently used entries beyond ``size``."""
+    """A dict that forgets its least recently used entries beyond ``size``; ``hits`` and
+    ``misses`` count what :meth:`recall` found."""
 
     def __init__(self, size: int) -> None:
         super().__init__()
         self.size = size
+        self.hits = 0
+        self.misses = 0
 
     def recall(self, key):
         found = self.get(key)
         if found is not None:
+            self.hits += 1
             self.move_to_end(key)
+        else:
+            self.misses += 1
         return found
 
     def remember(self, key, value) -> None:
@@ -75,8 +81,11 @@ class SegmentEncoder:
         self._segments = LRU(cache_size)
         self._runs = LRU(cache_size)
         self._lengths: dict[int, int] = {}
+        # One int object per token id, shared by every remembered sequence: joining and
+        # comparing sequences then touches a few hot objects instead of scattered copies.
+        self._ints: dict[int, int] = {}
         specials = dict(getattr(tokenizer, "special_tokens", None) or {})
-        self._special_ids = specials
+        self._special_ids = {text: self._ints.setdefault(id, id) for text, id in specials.items()}
         self._splitter = None
         self._edges: tuple[str, ...] = ()
         if specials and isinstance(tokenizer, TiktokenTokenizer):
@@ -115,13 +124,21 @@ class SegmentEncoder:
         run_start = 0
         for index, text in enumerate(texts):
             last = index == len(texts) - 1
-            if last or text.endswith(self._edges) or texts[index + 1].startswith(self._edges):
+            if last or self.cuts_after(text) or self.cuts_before(texts[index + 1]):
                 ids, starts = self._run(tuple(texts[run_start : index + 1]))
                 base = len(tokens)
                 token_at.extend([base + start for start in starts])
                 tokens.extend(ids)
                 run_start = index + 1
         return tokens, token_at
+
+    def cuts_before(self, text: str) -> bool:
+        """Whether ``text`` starts with a special token, so no token spans its start."""
+        return text.startswith(self._edges)
+
+    def cuts_after(self, text: str) -> bool:
+        """Whether ``text`` ends with a special token, so no token spans its end."""
+        return text.endswith(self._edges)
 
     def _run(self, texts: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
         found = self._runs.recall(texts)
@@ -137,25 +154,22 @@ class SegmentEncoder:
     def _encode_segment(self, text: str) -> Segment:
         tokenizer = self.tokenizer
         ids = tokenizer.encode(text)
+        ids = tuple(map(self._ints.setdefault, ids, ids))
         if isinstance(tokenizer, TiktokenTokenizer):
             seen = tokenizer._prepare(text)
-            return Segment(tuple(ids), tuple(self._starts(seen, ids)), seen != text)
+            return Segment(ids, tuple(self._starts(seen, ids)), seen != text)
         starts = [start for start, _ in tokenizer.offsets(text)]
-        return Segment(tuple(ids), tuple(starts), False)
-
-    def _token_length(self, token: int) -> int:
-        length = self._lengths.get(token)
-        if length is None:
-            length = self._lengths[token] = len(self.tokenizer.token_bytes([token])[0])
-        return length
+        return Segment(ids, tuple(starts), False)
 
     def _starts(self, text: str, ids: Sequence[int]) -> list[int]:
         """Character offset in ``text`` where each token starts (a token that starts inside
         a multi-byte character starts at that character)."""
-        try:
-            sizes = list(map(self._lengths.__getitem__, ids))
-        except KeyError:
-            sizes = [self._token_length(token) for token in ids]
+        lengths = self._lengths
+        unknown = list(set(ids).difference(lengths))
+        if unknown:
+            sizes = map(len, self.tokenizer.token_bytes(unknown))
+            lengths.update(zip(unknown, sizes, strict=True))
+        sizes = list(map(lengths.__getitem__, ids))
         if text.isascii():
             return [0, *accumulate(sizes)][:-1]
         data = text.encode("utf-8")
