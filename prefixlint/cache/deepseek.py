@@ -68,19 +68,17 @@ class DeepSeekCache:
             self._trees[layout] = (RadixTree(keys.width), RadixTree(keys.width))
         tree, seen = self._trees[layout]
 
-        match = tree.match(keys.lookup, keys.weights, now, self.idle_seconds)
-        ever = seen.match(keys.lookup, keys.weights)
+        match = tree.match(keys.full, keys.weights, now, self.idle_seconds, keys.lookup_end)
+        ever = seen.match(keys.full, keys.weights, end=keys.lookup_end)
         hit = keys.weights(match.best_mark)
         available = keys.weights(ever.best_mark)
-        ends = {len(keys.lookup) // keys.width, len(keys.full) // keys.width}
+        ends = {keys.lookup_units, len(keys.full) // keys.width}
         if self.interval_tokens and query.tokens is not None:
             step = self.interval_tokens
             ends.update(keys.lead + depth for depth in range(step, prompt, step))
         for each, found in ((tree, match), (seen, ever)):
             each.insert(keys.full, keys.weights, now)
-            common = (
-                {found.units} if keys.lead < found.units < len(keys.lookup) // keys.width else set()
-            )
+            common = {found.units} if keys.lead < found.units < keys.lookup_units else set()
             each.add_marks(keys.full, ends | common)
         return CacheResult(
             prompt_tokens=prompt,

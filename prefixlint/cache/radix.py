@@ -16,6 +16,7 @@ reusable prefix (DeepSeek's "cache prefix units").
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 from collections.abc import Callable
@@ -85,8 +86,10 @@ class RadixTree:
         weights: Weights,
         now: float | None = None,
         ttl: float | None = None,
+        end: int | None = None,
     ) -> Match:
-        """Walk ``key`` from the root, touching and splitting like SGLang's ``match_prefix``.
+        """Walk ``key[:end]`` from the root, touching and splitting like SGLang's
+        ``match_prefix`` (``end`` is a byte offset at a unit boundary; the slice is not made).
 
         With ``now`` and ``ttl``, a child idle for longer than ``ttl`` is removed with its
         subtree and ends the match (``expired``).
@@ -94,7 +97,8 @@ class RadixTree:
         tick = self._next_tick()
         node, units, best, expired = self.root, 0, 0, False
         width, offset = self.width, 0
-        while offset < len(key):
+        end = len(key) if end is None else end
+        while offset < end:
             child = node.children.get(key[offset : offset + width])
             if child is None:
                 break
@@ -103,9 +107,9 @@ class RadixTree:
                 expired = True
                 break
             self._touch(child, tick, now)
-            partial = not key.startswith(child.key, offset)
+            partial = not key.startswith(child.key, offset, end)
             if partial:
-                common = self._common_units(child.key, key, offset)
+                common = self._common_units(child.key, key, offset, end)
                 child = self._split(child, common, units, weights)
                 self._touch(child, tick, now)
             units, offset, node = child.depth, child.depth * width, child
@@ -125,7 +129,7 @@ class RadixTree:
                 break
             self._touch(child, tick, now)
             if not key.startswith(child.key, offset):
-                common = self._common_units(child.key, key, offset)
+                common = self._common_units(child.key, key, offset, len(key))
                 child = self._split(child, common, units, weights)
                 self._touch(child, tick, now)
             units, offset, node = child.depth, child.depth * width, child
@@ -209,9 +213,9 @@ class RadixTree:
         start = units * self.width
         return key[start : start + self.width]
 
-    def _common_units(self, edge: bytes, key: bytes, offset: int) -> int:
-        """Whole units that ``edge`` shares with ``key`` from byte ``offset`` on."""
-        return common_prefix_length(edge, key[offset : offset + len(edge)]) // self.width
+    def _common_units(self, edge: bytes, key: bytes, offset: int, end: int) -> int:
+        """Whole units that ``edge`` shares with ``key[offset:end]``."""
+        return common_prefix_length(edge, key[offset : min(offset + len(edge), end)]) // self.width
 
     def _split(self, child: _Node, common: int, start: int, weights: Weights) -> _Node:
         """Cut ``child`` after ``common`` units; return the new upper node."""
@@ -247,13 +251,18 @@ class RadixTree:
 
 @dataclass(frozen=True)
 class QueryKeys:
-    """A query as radix-tree keys: what a lookup walks and what gets inserted."""
+    """A query as a radix-tree key: ``full`` is inserted, a lookup walks ``full[:lookup_end]``
+    (pass ``end=lookup_end`` to :meth:`RadixTree.match`)."""
 
-    lookup: bytes
     full: bytes
+    lookup_end: int
     weights: Weights
     width: int
     lead: int  # leading namespace units (no tokens)
+
+    @property
+    def lookup_units(self) -> int:
+        return self.lookup_end // self.width
 
 
 def query_keys(
@@ -281,7 +290,7 @@ def query_keys(
         data = query.token_bytes
         kept = {"computed": -1, "all": None, "none": 0}[output]
         if query.output_ids and output != "none":
-            data += unit_bytes(query.output_ids[:kept])
+            data += unit_bytes(query.output_ids[:kept])  # a copy, for logged output ids only
         length = len(data) // 8
         units = length // page_size
         lookup_units = min(limit, length) // page_size
@@ -296,24 +305,31 @@ def query_keys(
         units = len(query.block_hashes)
         lookup_units = -(-limit // unit_tokens)
         last_tokens = prompt // page_size * page_size
-    namespace = b""
-    if query.cache_key or query.extra_keys:
-        marker = stable_int((query.cache_key, tuple(query.extra_keys))) % 2**61
-        namespace = unit_bytes([-1 - marker] * (width // 8))
+    namespace = _namespace_unit(query.cache_key, tuple(query.extra_keys), width)
     lead = len(namespace) // width
     content_units = units + lead
 
     extra_tokens = 0
-    full = namespace + data[: units * width]
+    parts = [namespace, data if len(data) == units * width else data[: units * width]]
     unknown = output == "computed" and unknown_output is not None and query.output_ids is None
     if unknown and query.output_count > 1:
         kept = prompt + query.output_count - 1
         extra_tokens = kept // page_size * page_size - last_tokens
         if extra_tokens > 0:
-            full += unit_bytes([-(2**62) - unknown_output] * (width // 8))
+            parts.append(unit_bytes([-(2**62) - unknown_output] * (width // 8)))
+    full = b"".join(part for part in parts if part)  # one part: no copy
 
     def weights(count: int) -> int:
         tokens = min(max(min(count, content_units) - lead, 0) * unit_tokens, last_tokens)
         return tokens + (extra_tokens if count > content_units else 0)
 
-    return QueryKeys(namespace + data[: lookup_units * width], full, weights, width, lead)
+    return QueryKeys(full, (lead + lookup_units) * width, weights, width, lead)
+
+
+@functools.lru_cache(maxsize=256)
+def _namespace_unit(cache_key: str | None, extra_keys: tuple, width: int) -> bytes:
+    """The leading unit of keys in the namespace of ``cache_key`` and ``extra_keys``."""
+    if not (cache_key or extra_keys):
+        return b""
+    marker = stable_int((cache_key, extra_keys)) % 2**61
+    return unit_bytes([-1 - marker] * (width // 8))

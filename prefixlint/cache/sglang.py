@@ -74,9 +74,11 @@ class SglangCache:
         keys = query_keys(query, page, limit, next(self._unknown_outputs))
         tree, seen = self._pair(query, keys.width)
 
-        match = tree.match(keys.lookup, keys.weights)
+        match = tree.match(keys.full, keys.weights, end=keys.lookup_end)
         hit = min(keys.weights(match.units), cap)
-        available = min(keys.weights(seen.match(keys.lookup, keys.weights).units), cap)
+        available = min(
+            keys.weights(seen.match(keys.full, keys.weights, end=keys.lookup_end).units), cap
+        )
 
         if self.capacity_tokens is not None:
             private = prompt - hit + max(query.output_count - 1, 0)

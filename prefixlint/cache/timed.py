@@ -47,10 +47,12 @@ class TimedPrefixCache:
             self._trees[layout] = (RadixTree(keys.width), RadixTree(keys.width))
         tree, seen = self._trees[layout]
 
-        match = tree.match(keys.lookup, keys.weights, now, idle)
+        match = tree.match(keys.full, keys.weights, now, idle, keys.lookup_end)
         longest = keys.weights(match.units)
         hit = self._round(longest) if longest >= minimum else 0
-        available = self._round(keys.weights(seen.match(keys.lookup, keys.weights).units))
+        available = self._round(
+            keys.weights(seen.match(keys.full, keys.weights, end=keys.lookup_end).units)
+        )
         if prompt >= minimum:
             if self.capacity_tokens is not None:
                 tree.evict(tree.tokens + prompt - longest - self.capacity_tokens, match.node)

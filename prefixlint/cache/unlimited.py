@@ -27,7 +27,7 @@ class UnlimitedCache:
     def process(self, query: CacheQuery) -> CacheResult:
         keys = query_keys(query)
         tree = self._trees.setdefault(query.tokens is None, RadixTree(keys.width))
-        hit = keys.weights(tree.match(keys.lookup, keys.weights).units)
+        hit = keys.weights(tree.match(keys.full, keys.weights, end=keys.lookup_end).units)
         tree.insert(keys.full, keys.weights)
         prompt = query.prompt_tokens
         return CacheResult(
