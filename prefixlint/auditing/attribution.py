@@ -16,11 +16,12 @@ search, and a bounded index of conversation hashes.
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
+from prefixlint.auditing.prefix_index import PrefixIndex
 from prefixlint.cache.base import CacheResult
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sequences import common_prefix_length
@@ -28,6 +29,8 @@ from prefixlint.sequences import common_prefix_length
 # The longest-prefix index keys every 16-token block (a request that shares a few more tokens
 # than another, such as the previous turn of a conversation, is told apart from it).
 INDEX_BLOCK = 16
+# Bytes per token in ``Rendered.packed`` (native signed 64-bit integers).
+PACKED_WIDTH = 8
 ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
 
 
@@ -44,15 +47,6 @@ class LRU(OrderedDict):
         if len(self) > self.limit:
             self.popitem(last=False)
 
-    def put_all(self, keys: Iterable[Hashable], value) -> None:
-        """``put(key, value)`` for each key in order, trimming once at the end (the same
-        result: the keys just put are the most recent)."""
-        for key in keys:
-            self[key] = value
-            self.move_to_end(key)
-        while len(self) > self.limit:
-            self.popitem(last=False)
-
     def fetch(self, key: Hashable):
         value = self.get(key)
         if value is not None:
@@ -62,8 +56,8 @@ class LRU(OrderedDict):
 
 @dataclass(slots=True)
 class Snapshot:
-    """What attribution keeps of a request: its data, text, tokens and components, and its
-    longest-prefix index keys."""
+    """What attribution keeps of a request: its data, text, tokens and components, its
+    longest-prefix index keys and its message signatures."""
 
     seq: int
     line: int
@@ -72,6 +66,7 @@ class Snapshot:
     rendered: Rendered | None
     units: tuple[int, ...]
     keys: list[int]
+    signatures: list[int | None]
 
 
 @dataclass(slots=True)
@@ -106,18 +101,51 @@ def _message_signature(message: dict) -> int:
     )
 
 
-def conversation_hashes(messages: Sequence[dict]) -> list[int]:
-    """Chained hashes of the non-system messages: entry ``i`` stands for the first ``i+1``.
+def _same_signature(old: dict, new: dict) -> bool:
+    """Whether ``new`` certainly has ``old``'s signature without computing it: the same
+    message, or an equal one whose signature hashes only its values (equal values hash alike,
+    but equal lists and dicts may differ in ``repr``, by key order for one)."""
+    if old is new:
+        return True
+    content = new.get("content")
+    return (
+        (content is None or isinstance(content, str)) and not new.get("tool_calls") and old == new
+    )
+
+
+def message_signatures(
+    messages: Sequence[dict],
+    earlier: Sequence[dict] = (),
+    earlier_signatures: Sequence[int | None] = (),
+) -> list[int | None]:
+    """Each message's signature, ``None`` for a system message.
+
+    A message that is certainly the same as the one at its index in ``earlier`` (an earlier
+    request's messages, with their signatures ``earlier_signatures``) takes its signature.
+    """
+    signatures = []
+    for index, message in enumerate(messages):
+        if index < len(earlier) and _same_signature(earlier[index], message):
+            signatures.append(earlier_signatures[index])
+        elif message.get("role") in classify.SYSTEM_ROLES:
+            signatures.append(None)
+        else:
+            signatures.append(_message_signature(message))
+    return signatures
+
+
+def conversation_hashes(signatures: Sequence[int | None]) -> list[int]:
+    """Chained hashes of the non-system messages (their ``message_signatures``): entry ``i``
+    stands for the first ``i+1``.
 
     Messages compare as logged; a predecessor that differs in whitespace is still found by
     the longest-prefix search.
     """
     hashes, parent = [], 0
-    for message in messages:
-        if message.get("role") in classify.SYSTEM_ROLES:
-            continue
-        parent = hash((parent, _message_signature(message)))
-        hashes.append(parent)
+    for signature in signatures:
+        if signature is not None:
+            parent = hash((parent, signature))
+            hashes.append(parent)
     return hashes
 
 
@@ -151,7 +179,8 @@ class Attributor:
         self.snapshots: LRU = LRU(max_snapshots)
         self.sessions: LRU = LRU(max_snapshots * 4)
         self.conversations: LRU = LRU(max_index)
-        self.prefixes: LRU = LRU(max_index)
+        self.prefixes = PrefixIndex(max_index)
+        self.latest: Snapshot | None = None
         self.seq = 0
 
     def observe(
@@ -168,59 +197,74 @@ class Attributor:
         traces); returns the divergence and the request's conversation number.
         """
         self.seq += 1
-        packed = tuple(units)
-        talk = conversation_hashes(request.messages) if rendered is not None else []
-        block = index_block(unit_tokens)
-        predecessor = self._conversation_predecessor(session, talk)
+        units = tuple(units)
+        predecessor = self._session_predecessor(session)
+        signatures = self._signatures(request, rendered, predecessor or self.latest)
+        talk = conversation_hashes(signatures)
+        if session is None:
+            predecessor = self._inferred_predecessor(talk)
         same_conversation = predecessor is not None
+        block = index_block(unit_tokens)
         if predecessor is None:
-            keys = block_keys(packed, block)
+            keys = block_keys(units, block)
             predecessor = self._longest_prefix(keys)
-            shared = common_prefix_length(predecessor.units, packed) if predecessor else 0
+            shared = _shared_units(predecessor, units, rendered) if predecessor else 0
         else:
-            shared = common_prefix_length(predecessor.units, packed)
-            keys = block_keys(packed, block, predecessor.keys, shared)
+            shared = _shared_units(predecessor, units, rendered)
+            keys = block_keys(units, block, predecessor.keys, shared)
         if predecessor is None:
             divergence, conversation = Divergence(), self.seq
         else:
             divergence = self._diverge(
-                predecessor, request, rendered, packed, shared, unit_tokens, same_conversation
+                predecessor, request, rendered, units, shared, unit_tokens, same_conversation
             )
             conversation = predecessor.conversation if same_conversation else self.seq
-        snapshot = Snapshot(self.seq, request.line, conversation, request, rendered, packed, keys)
+        snapshot = Snapshot(
+            self.seq, request.line, conversation, request, rendered, units, keys, signatures
+        )
         self.snapshots.put(self.seq, snapshot)
+        self.latest = snapshot
         if session is not None:
             self.sessions.put(session, self.seq)
         if talk:
             self.conversations.put(talk[-1], self.seq)
-        self.prefixes.put_all(keys, self.seq)
+        self.prefixes.put(keys, self.seq)
         return divergence, conversation
 
-    def _conversation_predecessor(self, session: str | None, talk: list[int]) -> Snapshot | None:
-        """The last request of the same conversation, known or inferred, if remembered."""
-        if session is not None:
-            # A known session is the conversation: another session is never the same one.
-            seq = self.sessions.fetch(session)
+    def _session_predecessor(self, session: str | None) -> Snapshot | None:
+        """The last request of a known session, if remembered: the session is the
+        conversation, another session is never the same one."""
+        if session is None:
+            return None
+        seq = self.sessions.fetch(session)
+        return self.snapshots.fetch(seq) if seq is not None else None
+
+    def _inferred_predecessor(self, talk: list[int]) -> Snapshot | None:
+        """An earlier request whose whole conversation (two messages at least, one opening
+        message is too common to tell conversations apart) begins this one, if remembered."""
+        for key in reversed(talk[1:]):
+            seq = self.conversations.get(key)
             found = self.snapshots.fetch(seq) if seq is not None else None
             if found is not None:
                 return found
-        else:
-            # Inferred: an earlier request whose whole conversation (two messages at least,
-            # one opening message is too common to tell conversations apart) begins this one.
-            for key in reversed(talk[1:]):
-                seq = self.conversations.get(key)
-                found = self.snapshots.fetch(seq) if seq is not None else None
-                if found is not None:
-                    return found
         return None
+
+    @staticmethod
+    def _signatures(
+        request: ChatRequest, rendered: Rendered | None, hint: Snapshot | None
+    ) -> list[int | None]:
+        """The request's message signatures (none without text), reusing those of ``hint``
+        for the messages both have."""
+        if rendered is None:
+            return []
+        if hint is None:
+            return message_signatures(request.messages)
+        return message_signatures(request.messages, hint.request.messages, hint.signatures)
 
     def _longest_prefix(self, keys: list[int]) -> Snapshot | None:
         """The most recent remembered request that shares the most index keys."""
         best = None
-        for key in keys:
-            seq = self.prefixes.get(key)
-            if seq is None:
-                break
+        for seq in self.prefixes.holders(keys):
             found = self.snapshots.get(seq)
             if found is not None:
                 best = found
@@ -315,6 +359,19 @@ def _reusable_tokens(
                     return total if shared >= component.token_end else component.token_start
             break
     return total
+
+
+def _shared_units(before: Snapshot, units: tuple[int, ...], rendered: Rendered | None) -> int:
+    """How many leading units ``before`` and ``units`` share; compared as packed bytes (a
+    token is ``PACKED_WIDTH`` of them) when both are the tokens of renderings that have them."""
+    if _is_packed(before.units, before.rendered) and _is_packed(units, rendered):
+        return common_prefix_length(before.rendered.packed, rendered.packed) // PACKED_WIDTH
+    return common_prefix_length(before.units, units)
+
+
+def _is_packed(units: tuple[int, ...], rendered: Rendered | None) -> bool:
+    """Whether ``units`` are ``rendered``'s tokens and it has them packed."""
+    return rendered is not None and units is rendered.tokens and hasattr(rendered, "packed")
 
 
 def _tokens_of(request: ChatRequest, units: Sequence[int], unit_tokens: int) -> int:
