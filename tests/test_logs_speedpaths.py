@@ -109,6 +109,31 @@ def test_repeated_elements_are_decoded_once():
     assert second["messages"] is not third["messages"]
 
 
+A = f'{{"role": "system", "content": "{PAD}"}}'
+B = f'{{"role": "user", "content": "{PAD}b"}}'
+C = f'{{"role": "user", "content": "{PAD}c"}}'
+
+
+@pytest.mark.parametrize(
+    "arrays",
+    [
+        # a conversation growing turn by turn, two sessions interleaved
+        [[A, B], [A, C], [A, B, "1", C], [A, C, B], [A, B, "1", C, B], [A, C, B, "2"]],
+        # what follows a remembered run differs, or ends in a number or a string
+        [[A, B, "12"], [A, B, "123"], [A, B, '"x"'], [A, B, '"x" ', "7"], [A, B, '"xy"']],
+        [[A, B, C], [A, B], [A, B, C, C], [A, B, C], [A, B, C, B]],
+        [[A, "[]", B], [A, "[ ]", B], [A, "[]", B, "{}"], [A, "[]"], [A, "[]", B]],
+    ],
+)
+@pytest.mark.parametrize("separator", [", ", ",", " ,\n "])
+def test_runs_of_remembered_elements_match_json_loads(arrays, separator):
+    lines = [f'{{"messages": [{separator.join(array)}]}}' for array in arrays]
+    lines += lines
+    decoded = decode_all(lines)
+    assert all(exact(new, json.loads(line)) for new, line in zip(decoded, lines, strict=True))
+    assert decoded[0]["messages"][0] is decoded[1]["messages"][0]
+
+
 @pytest.mark.parametrize(
     "text",
     [

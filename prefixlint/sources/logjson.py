@@ -3,14 +3,17 @@
 A turn-by-turn log repeats a conversation's whole history (and its tool list) on every line,
 so most of a line is text that an earlier line already held. :class:`LineDecoder` returns
 what ``json.loads`` returns, but it walks the top of the line itself (objects two levels
-deep and the arrays in them) and remembers the text of each object or array of at least
-:data:`PROBE` characters that is an element of such an array, and of each such array whose
-elements all were remembered. When a later line holds a remembered text where an element
-or an array starts, it is not decoded again: the later line gets the same value object.
+deep and the arrays in them) and remembers text it decoded there: each object or array of
+at least :data:`PROBE` characters that is an element of such an array, each such array
+whose elements all came from memory, and, after an element that came from memory, the run
+of elements that followed it to the end of its array (the rest of a conversation, which
+the next turn repeats). When a later line holds a remembered text at the same kind of
+position, it is not decoded again: the later line gets the same value objects.
 
-This is exact because a JSON object or array is closed by its own last character: when the
-text at a position starts with the complete text of a value decoded before, the value there
-is that text, whatever follows. A line the walk does not expect (malformed JSON, a byte
+This is exact because a JSON object or array is closed by its own last character (and so is
+a run of elements whose last one is an object, an array or a string): when the text at a
+position starts with a complete text decoded before, what is there is that text, whatever
+follows. A line the walk does not expect (malformed JSON, a byte
 order mark, anything unusual) is decoded by ``json.loads`` itself, so errors are the ones
 it raises.
 
@@ -28,8 +31,8 @@ PROBE = 128
 ``PROBE`` characters."""
 CANDIDATES = 4
 """Remembered elements per probe (the newest): more cost a comparison each on a miss."""
-CAPACITY = 1 << 25
-"""Characters of element text remembered; past it the decoder forgets everything and
+CAPACITY = 1 << 24
+"""Characters of text remembered; past it the decoder forgets everything and
 starts again."""
 WALKED_OBJECT_DEPTH = 2
 """Objects nested at most this deep (the line itself is depth 0) are walked member by
@@ -50,6 +53,7 @@ class LineDecoder:
     def __init__(self, capacity: int = CAPACITY) -> None:
         self._capacity = capacity
         self._known: dict[str, list[tuple[str, Any]]] = {}
+        self._following: dict[int, tuple[Any, str, tuple]] = {}
         self._size = 0
 
     def __call__(self, text: str) -> Any:
@@ -98,31 +102,43 @@ class LineDecoder:
                 pos = _SPACE.match(text, pos).end()
 
     def _array(self, text: str, pos: int) -> tuple[list, int]:
-        """The array at ``pos``. An element that is an object or an array comes from memory
-        when its text was decoded before; so does the whole array when all its elements
-        did on an earlier line (a tool list repeated on every line)."""
+        """The array at ``pos``, from memory as far as its text was seen before."""
         start = pos
         recalled = self._recall(text, pos)
         if recalled is not None:
             return recalled
         result: list[Any] = []
         all_recalled = True
+        anchor: tuple[Any, int, int] | None = None  # value, count and end of an element
+        closed: tuple[int, int] | None = None  # count and end after an object, array or string
         pos = _SPACE.match(text, pos + 1).end()
         if text[pos] == "]":
             return result, pos + 1
         while True:
-            recalled = self._recall(text, pos) if text[pos] in "{[" else None
+            first = text[pos]
+            recalled = self._recall(text, pos) if first in "{[" else None
             if recalled is None:
                 all_recalled = False
                 value, pos = self._decoded(text, pos)
+                result.append(value)
             else:
                 value, pos = recalled
-            result.append(value)
+                result.append(value)
+                anchor = (value, len(result), pos)
+                follow = self._following.get(id(value))
+                if follow is not None and follow[0] is value and text.startswith(follow[1], pos):
+                    result.extend(follow[2])
+                    pos += len(follow[1])
+            if first in '{["':
+                closed = (len(result), pos)
             if text[pos] in _BLANK:
                 pos = _SPACE.match(text, pos).end()
             if text[pos] == "]":
                 if all_recalled:
                     self._remember(text[start : pos + 1], result)
+                elif anchor is not None and closed is not None and closed[0] > anchor[1]:
+                    value, count, end = anchor
+                    self._follow(value, text[end : closed[1]], tuple(result[count : closed[0]]))
                 return result, pos + 1
             if text[pos] != ",":
                 raise _Unexpected
@@ -145,13 +161,30 @@ class LineDecoder:
         return value, end
 
     def _remember(self, raw: str, value: Any) -> None:
+        """Remember an object or array by its text."""
         if not PROBE <= len(raw) <= self._capacity:
             return
-        if self._size + len(raw) > self._capacity:
-            self._known.clear()
-            self._size = 0
+        self._make_room(len(raw))
         entries = self._known.setdefault(raw[:PROBE], [])
         entries.insert(0, (raw, value))
         self._size += len(raw)
         if len(entries) > CANDIDATES:
             self._size -= len(entries.pop()[0])
+
+    def _follow(self, element: Any, raw: str, values: tuple) -> None:
+        """Remember the text and values that followed ``element`` up to the end of an array
+        (its last element an object, array or string, which closes the text)."""
+        if len(raw) > self._capacity:
+            return
+        self._make_room(len(raw))
+        before = self._following.get(id(element))
+        if before is not None:
+            self._size -= len(before[1])
+        self._following[id(element)] = (element, raw, values)
+        self._size += len(raw)
+
+    def _make_room(self, size: int) -> None:
+        if self._size + size > self._capacity:
+            self._known.clear()
+            self._following.clear()
+            self._size = 0
