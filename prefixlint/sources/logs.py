@@ -780,12 +780,12 @@ def looks_anthropic(body: dict) -> bool:
     if "system" in body or "anthropic_version" in body or "cache_control" in body:
         return True
     tools = body.get("tools")
-    if isinstance(tools, list) and any(
-        isinstance(t, dict) and ("input_schema" in t or "cache_control" in t) for t in tools
-    ):
-        return True
+    if isinstance(tools, list):
+        for tool in tools:
+            if isinstance(tool, dict) and ("input_schema" in tool or "cache_control" in tool):
+                return True
     for message in body.get("messages") or []:
-        content = as_dict(message).get("content")
+        content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list) and (
             _has_cache_control(content)
             or any(as_dict(block).get("type") in ANTHROPIC_BLOCK_TYPES for block in content)
