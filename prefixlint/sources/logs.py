@@ -913,6 +913,9 @@ def read_log(path_or_dash: str | os.PathLike, *, format: str = "auto") -> Iterat
 
     The file is opened before this returns, so a missing or unreadable file raises
     :class:`LogReadError` here; a corrupt gzip stream raises it while iterating.
+    Lines are decoded by one :class:`~prefixlint.sources.logjson.LineDecoder`: a message or
+    tool list that repeats on later lines is the same object in every request holding it,
+    so requests must not be mutated.
     """
     if format != "auto" and format not in READERS:
         raise ValueError(f"unknown log format {format!r}: use auto or one of {', '.join(FORMATS)}")
