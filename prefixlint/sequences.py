@@ -5,14 +5,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 
-def common_prefix_length(a: Sequence, b: Sequence) -> int:
+def common_prefix_length(a: Sequence, b: Sequence, likely: int = 0) -> int:
     """Length of the longest common prefix of ``a`` and ``b`` (same sequence type).
 
     Compares growing slices (C speed) until one differs, then bisects inside it, so the
     cost is a few slice comparisons rather than a Python loop over every element.
+    ``likely`` is a length the common prefix probably reaches (the next request of a
+    conversation repeats nearly all of the previous one): it is tested first, in one
+    comparison, and the search goes on from there when it holds.
     """
     n = min(len(a), len(b))
     low, step = 0, 64
+    if 0 < likely <= n and a[:likely] == b[:likely]:
+        low = likely
     while low < n:
         high = min(n, low + step)
         if a[low:high] != b[low:high]:

@@ -31,6 +31,8 @@ from prefixlint.sequences import common_prefix_length
 INDEX_BLOCK = 16
 # Bytes per token in ``Rendered.packed`` (native signed 64-bit integers).
 PACKED_WIDTH = 8
+# How far before its end a predecessor's tokens or text usually stop being repeated.
+NEAR_END = 512
 ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
 
 
@@ -304,7 +306,7 @@ class Attributor:
                 divergence.predecessor_tokens = divergence.shared_tokens
             return divergence
         before_text, after_text = predecessor.rendered.text, rendered.text
-        char = common_prefix_length(before_text, after_text)
+        char = _prefix_length(before_text, after_text)
         divergence.char = char
         divergence.renderings = (predecessor.rendered, rendered)
         if char >= len(before_text):
@@ -365,8 +367,14 @@ def _shared_units(before: Snapshot, units: tuple[int, ...], rendered: Rendered |
     """How many leading units ``before`` and ``units`` share; compared as packed bytes (a
     token is ``PACKED_WIDTH`` of them) when both are the tokens of renderings that have them."""
     if _is_packed(before.units, before.rendered) and _is_packed(units, rendered):
-        return common_prefix_length(before.rendered.packed, rendered.packed) // PACKED_WIDTH
-    return common_prefix_length(before.units, units)
+        return _prefix_length(before.rendered.packed, rendered.packed) // PACKED_WIDTH
+    return _prefix_length(before.units, units)
+
+
+def _prefix_length(before: Sequence, after: Sequence) -> int:
+    """``common_prefix_length`` of a request's and its predecessor's tokens or text, which
+    mostly agree up to the last few hundred elements of the shorter one."""
+    return common_prefix_length(before, after, min(len(before), len(after)) - NEAR_END)
 
 
 def _is_packed(units: tuple[int, ...], rendered: Rendered | None) -> bool:

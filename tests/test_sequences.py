@@ -1,0 +1,44 @@
+"""common_prefix_length against an element-by-element loop, for every sequence type."""
+
+from __future__ import annotations
+
+from array import array
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from prefixlint.sequences import common_prefix_length
+
+
+def loop_prefix_length(a, b) -> int:
+    length = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        length += 1
+    return length
+
+
+@st.composite
+def pairs(draw):
+    """Two token lists that share a prefix, and a guess at its length (right or wrong)."""
+    shared = draw(st.lists(st.integers(0, 3), max_size=300))
+    tails = st.lists(st.integers(0, 3), max_size=70)
+    a, b = shared + draw(tails), shared + draw(tails)
+    likely = draw(st.one_of(st.integers(-5, 400), st.just(len(shared))))
+    return a, b, likely
+
+
+@settings(max_examples=400, deadline=None)
+@given(pairs())
+def test_common_prefix_length_is_the_loop(pair):
+    a, b, likely = pair
+    expected = loop_prefix_length(a, b)
+    assert common_prefix_length(tuple(a), tuple(b)) == expected
+    assert common_prefix_length(tuple(a), tuple(b), likely) == expected
+    assert common_prefix_length(a, b, likely) == expected
+    text_a, text_b = "".join(map(str, a)), "".join(map(str, b))
+    assert common_prefix_length(text_a, text_b, likely) == expected
+    assert common_prefix_length(bytes(a), bytes(b), likely) == expected
+    packed_a, packed_b = array("q", a).tobytes(), array("q", b).tobytes()
+    assert common_prefix_length(packed_a, packed_b, likely * 8) // 8 == expected
