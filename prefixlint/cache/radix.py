@@ -146,13 +146,13 @@ class RadixTree:
 
     def add_marks(self, key: bytes, depths: set[int]) -> None:
         """Record unit ``depths`` (each within ``key``'s existing path) as persisted prefixes."""
-        node, units = self.root, 0
-        while depths and units * self.width < len(key):
-            node = node.children[self._first_unit(key, units)]
-            units = node.depth
-            here = {depth for depth in depths if depth <= units}
-            node.marks |= here
-            depths = depths - here
+        pending = sorted(depths, reverse=True)  # the shallowest last
+        node, offset, width = self.root, 0, self.width
+        while pending and offset < len(key):
+            node = node.children[key[offset : offset + width]]
+            offset = node.depth * width
+            while pending and pending[-1] <= node.depth:
+                node.marks.add(pending.pop())
 
     def evict(self, tokens: int, protect: _Node | None = None) -> int:
         """Remove least recently touched leaves until ``tokens`` are freed; never ``protect``.
@@ -208,10 +208,6 @@ class RadixTree:
             and node.touched_at is not None
             and now - node.touched_at > ttl
         )
-
-    def _first_unit(self, key: bytes, units: int) -> bytes:
-        start = units * self.width
-        return key[start : start + self.width]
 
     def _common_units(self, edge: bytes, key: bytes, offset: int, end: int) -> int:
         """Whole units that ``edge`` shares with ``key[offset:end]``."""
