@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from prefixlint.cache import CACHE_MODELS, CacheQuery, InvalidQuery, make_cache_model
 from prefixlint.cache.base import unit_bytes
+from prefixlint.cache.belady import BeladyCache
 from prefixlint.cache.chain_memo import ChainHashMemo
 from prefixlint.cache.radix import RadixTree
 from prefixlint.cache.vllm import block_contents, block_hashes, chain_hashes
@@ -158,3 +159,13 @@ def test_radix_match_up_to_end_equals_matching_the_cut_key(keys, cuts):
         in_place.insert(data, weights)
         sliced.insert(data, weights)
         assert in_place.tokens == sliced.tokens
+
+
+@settings(max_examples=150, deadline=None)
+@given(requests=conversations(), block_size=st.sampled_from([1, 2, 4]))
+def test_belady_unlimited_path_equals_a_pool_that_never_fills(requests, block_size):
+    batch = queries(requests)
+    unlimited = BeladyCache(block_size=block_size).run(batch)
+    bounded = BeladyCache(block_size=block_size, capacity_tokens=10**9).run(batch)
+    lru = make_cache_model("vllm", block_size=block_size)
+    assert unlimited == bounded == [lru.process(query) for query in batch]

@@ -27,7 +27,8 @@ from prefixlint.cache.base import (
     register,
     resolve_capacity,
 )
-from prefixlint.cache.vllm import block_contents, chain_hashes, leading_run
+from prefixlint.cache.chain_memo import ChainHashMemo
+from prefixlint.cache.vllm import leading_run, request_hashes
 
 NEVER = float("inf")
 
@@ -44,7 +45,7 @@ class BeladyCache:
         self.block_size = block_size
         tokens = resolve_capacity(capacity_tokens, geometry)
         self.capacity_blocks = None if tokens is None else tokens // block_size - bool(geometry)
-        self._plan: list[list[int]] = []
+        self._plan: list[tuple[list[int], int]] = []
         self.reset()
 
     def reset(self) -> None:
@@ -61,18 +62,17 @@ class BeladyCache:
     def prepare(self, queries: Sequence[CacheQuery]) -> None:
         """Learn the future: every query's block hashes and when each block is looked up."""
         self.reset()
-        unknown = itertools.count()
+        memo, unknown = ChainHashMemo(self.block_size), itertools.count()
         size = self.block_size
         self._plan = []
         self._uses: dict[int, list[int]] = {}
         for index, query in enumerate(queries):
-            kept = query.prompt_tokens + max(query.output_count - 1, 0)
-            contents = block_contents(query, size)
-            contents += [(-1, next(unknown)) for _ in range(kept // size - len(contents))]
-            hashes = chain_hashes(contents, query.extra_keys, query.cache_key)
-            self._plan.append(hashes)
-            for block_hash in hashes[: max(query.prompt_tokens - 1, 0) // size]:
-                self._uses.setdefault(block_hash, []).append(index)
+            hashes, known = request_hashes(query, size, memo, unknown)
+            lookup = max(query.prompt_tokens - 1, 0) // size
+            self._plan.append((hashes, min(known, lookup)))
+            if self.capacity_blocks is not None:  # without eviction the future is not needed
+                for block_hash in hashes[:lookup]:
+                    self._uses.setdefault(block_hash, []).append(index)
 
     def process(self, query: CacheQuery) -> CacheResult:
         """The next prepared query; it must be the one ``prepare`` saw at this position."""
@@ -80,30 +80,20 @@ class BeladyCache:
         if index >= len(self._plan):
             raise InvalidQuery("belady: call prepare() with the whole sequence first")
         self._position += 1
-        hashes = self._plan[index]
+        hashes, known = self._plan[index]  # known: hashed for an earlier query
         size = self.block_size
         prompt = query.prompt_tokens
         lookup = max(prompt - 1, 0) // size
         if lookup > len(hashes):
             raise InvalidQuery("belady: query differs from the prepared one")
-        hit = leading_run(hashes, lookup, self._cached)
-        available = leading_run(hashes, lookup, self._seen)
-
-        held = -(-(prompt + max(query.output_count - 1, 0)) // size)
-        if self.capacity_blocks is not None:
-            if held > self.capacity_blocks:
-                raise InvalidQuery(
-                    f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
-                )
-            resident = sum(block_hash in self._cached for block_hash in hashes)
-            self._evict(held - resident - (self.capacity_blocks - len(self._cached)), hashes)
-        for depth, block_hash in enumerate(hashes):
-            uses = self._uses.get(block_hash, ())
-            later = bisect_right(uses, index)
-            upcoming = uses[later] if later < len(uses) else NEVER
-            self._cached[block_hash] = upcoming
-            heapq.heappush(self._heap, (-upcoming, -depth, block_hash))
-        self._seen.update(hashes)
+        if self.capacity_blocks is None:  # nothing evicted or rejected: known means cached
+            hit = available = leading_run(hashes, lookup, self._seen, known)
+            self._seen.update(hashes[hit:])
+        else:
+            hit = leading_run(hashes, lookup, self._cached)
+            available = leading_run(hashes, lookup, self._seen, hit)  # rejected ones unseen
+            self._hold(index, hashes, -(-(prompt + max(query.output_count - 1, 0)) // size))
+            self._seen.update(hashes)
 
         cached = hit * size
         return CacheResult(
@@ -112,6 +102,21 @@ class BeladyCache:
             miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
             longest_available=available * size,
         )
+
+    def _hold(self, index: int, hashes: list[int], held: int) -> None:
+        """Make room for a request's blocks, then cache them all with their next lookup."""
+        if held > self.capacity_blocks:
+            raise InvalidQuery(
+                f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
+            )
+        resident = sum(block_hash in self._cached for block_hash in hashes)
+        self._evict(held - resident - (self.capacity_blocks - len(self._cached)), hashes)
+        for depth, block_hash in enumerate(hashes):
+            uses = self._uses.get(block_hash, ())
+            later = bisect_right(uses, index)
+            upcoming = uses[later] if later < len(uses) else NEVER
+            self._cached[block_hash] = upcoming
+            heapq.heappush(self._heap, (-upcoming, -depth, block_hash))
 
     def _evict(self, count: int, pinned: Sequence[int]) -> None:
         pinned_set = set(pinned)

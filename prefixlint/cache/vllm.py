@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from operator import itemgetter
 
 from prefixlint.cache.base import (
@@ -95,6 +95,31 @@ def block_hashes(query: CacheQuery, block_size: int = 16) -> list[int]:
     return chain_hashes(block_contents(query, block_size), query.extra_keys, query.cache_key)
 
 
+def request_hashes(
+    query: CacheQuery, block_size: int, memo: ChainHashMemo, unknown_blocks: Iterator[int]
+) -> tuple[list[int], int]:
+    """The hashes of every full block a request fills, and how many of the first ones an
+    earlier request hashed (recalled by ``memo``).
+
+    Blocks of known content (prompt, then logged output) come first; blocks of output known
+    only by its count are numbered from ``unknown_blocks`` so that nothing can hit them.
+    """
+    if query.tokens is None:
+        contents = _trace_block_contents(query, block_size)
+        hashes, known = chain_hashes(contents, query.extra_keys, query.cache_key), 0
+    else:
+        data = query.token_bytes
+        output = query.output_ids
+        if output:
+            data += unit_bytes(output[:-1])
+        hashes, known = memo.hashes(data, query.extra_keys, query.cache_key)
+    blocks = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
+    if blocks > len(hashes):
+        unknown = [(-1, next(unknown_blocks)) for _ in range(blocks - len(hashes))]
+        extend_chain(hashes, unknown, block_extras(query.extra_keys, query.cache_key))
+    return hashes, known
+
+
 @register
 class VllmCache:
     """vLLM v1 prefix cache: chained full-block hashes, LRU free queue, capacity in blocks.
@@ -146,7 +171,7 @@ class VllmCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        hashes, known = self._hashes(query, kept // size)
+        hashes, known = request_hashes(query, size, self._memo, self._unknown_blocks)
         lookup = max(prompt - 1, 0) // size
         known = min(known, lookup)  # hashed for an earlier request: seen, so far cached
         if self.capacity_blocks is None:
@@ -164,23 +189,6 @@ class VllmCache:
             miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
             longest_available=available * size,
         )
-
-    def _hashes(self, query: CacheQuery, blocks: int) -> tuple[list[int], int]:
-        """The hashes of the request's ``blocks`` full blocks, and how many of the first ones
-        an earlier request hashed (from the memo; blocks of unknown content come last)."""
-        if query.tokens is None:
-            contents = _trace_block_contents(query, self.block_size)
-            hashes, known = chain_hashes(contents, query.extra_keys, query.cache_key), 0
-        else:
-            data = query.token_bytes
-            output = query.output_ids
-            if output:
-                data += unit_bytes(output[:-1])
-            hashes, known = self._memo.hashes(data, query.extra_keys, query.cache_key)
-        if blocks > len(hashes):
-            unknown = [(-1, next(self._unknown_blocks)) for _ in range(blocks - len(hashes))]
-            extend_chain(hashes, unknown, block_extras(query.extra_keys, query.cache_key))
-        return hashes, known
 
     def _hold_and_free(self, hashes: list[int], hit: int, held: int) -> None:
         """Run a request with a bounded pool: take its hit blocks off the free queue, evict
