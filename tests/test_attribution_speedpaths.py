@@ -18,12 +18,11 @@ from prefixlint.auditing.attribution import (
     Attributor,
     Divergence,
     Snapshot,
-    _message_signature,
     _shared_units,
     block_keys,
     index_block,
-    message_signatures,
 )
+from prefixlint.auditing.message_chain import message_chain, signature
 from prefixlint.auditing.prefix_index import PrefixIndex
 from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import common_prefix_length
@@ -64,7 +63,7 @@ class ReferenceAttributor(Attributor):
             parent = 0
             for message in request.messages:
                 if message.get("role") not in classify.SYSTEM_ROLES:
-                    parent = hash((parent, _message_signature(message)))
+                    parent = hash((parent, signature(message)))
                     talk.append(parent)
         block = index_block(unit_tokens)
         predecessor = self._predecessor(session, talk)
@@ -85,7 +84,7 @@ class ReferenceAttributor(Attributor):
             )
             conversation = predecessor.conversation if same_conversation else self.seq
         snapshot = Snapshot(
-            self.seq, request.line, conversation, request, rendered, units, keys, []
+            self.seq, request.line, conversation, request, rendered, units, keys, None
         )
         self.snapshots.put(self.seq, snapshot)
         if session is not None:
@@ -238,7 +237,7 @@ def test_prefix_index_is_the_lru_map(sequences, limit):
 def test_shared_units_on_packed_tokens_is_the_token_prefix(before, after):
     def snapshot(tokens):
         rendered = Rendered("", tokens, (), "toy")
-        return Snapshot(1, 1, 1, ChatRequest(1, "x"), rendered, tokens, [], [])
+        return Snapshot(1, 1, 1, ChatRequest(1, "x"), rendered, tokens, [], None)
 
     first, second = snapshot(before), snapshot(after)
     expected = common_prefix_length(before, after)
@@ -275,8 +274,9 @@ CALL = {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "
         {"role": "user", "content": [{"type": "text", "text": "hi"}]},
     ],
 )
-def test_reused_signatures_are_the_computed_ones(message, change):
-    earlier = [{"role": "system", "content": "rules"}, message]
-    later = [earlier[0], change(message), {"role": "user", "content": "next"}]
-    fresh = message_signatures(later)
-    assert message_signatures(later, earlier, message_signatures(earlier)) == fresh
+def test_chain_from_an_earlier_one_is_the_chain_from_scratch(message, change):
+    earlier = [{"role": "system", "content": "rules"}, message, {"role": "user", "content": "hi"}]
+    later = [earlier[0], change(message), earlier[2], {"role": "user", "content": "next"}]
+    fresh = message_chain(later)
+    for start in (earlier, earlier[:1], earlier[:2], later, []):
+        assert message_chain(later, message_chain(start)) == fresh

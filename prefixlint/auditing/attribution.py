@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
+from prefixlint.auditing.message_chain import MessageChain, message_chain
 from prefixlint.auditing.prefix_index import PrefixIndex
 from prefixlint.cache.base import CacheResult
 from prefixlint.request import ChatRequest, Rendered
@@ -59,7 +60,7 @@ class LRU(OrderedDict):
 @dataclass(slots=True)
 class Snapshot:
     """What attribution keeps of a request: its data, text, tokens and components, its
-    longest-prefix index keys and its message signatures."""
+    longest-prefix index keys and its conversation's hashes."""
 
     seq: int
     line: int
@@ -68,7 +69,7 @@ class Snapshot:
     rendered: Rendered | None
     units: tuple[int, ...]
     keys: list[int]
-    signatures: list[int | None]
+    chain: MessageChain | None
 
 
 @dataclass(slots=True)
@@ -88,67 +89,6 @@ class Divergence:
     @property
     def diverged(self) -> bool:
         return self.code is not None and self.code != classify.FIRST_SEEN
-
-
-def _message_signature(message: dict) -> int:
-    content = message.get("content")
-    calls = message.get("tool_calls")
-    return hash(
-        (
-            message.get("role"),
-            content if isinstance(content, str) else repr(content),
-            message.get("tool_call_id"),
-            repr(calls) if calls else None,
-        )
-    )
-
-
-def _same_signature(old: dict, new: dict) -> bool:
-    """Whether ``new`` certainly has ``old``'s signature without computing it: the same
-    message, or an equal one whose signature hashes only its values (equal values hash alike,
-    but equal lists and dicts may differ in ``repr``, by key order for one)."""
-    if old is new:
-        return True
-    content = new.get("content")
-    return (
-        (content is None or isinstance(content, str)) and not new.get("tool_calls") and old == new
-    )
-
-
-def message_signatures(
-    messages: Sequence[dict],
-    earlier: Sequence[dict] = (),
-    earlier_signatures: Sequence[int | None] = (),
-) -> list[int | None]:
-    """Each message's signature, ``None`` for a system message.
-
-    A message that is certainly the same as the one at its index in ``earlier`` (an earlier
-    request's messages, with their signatures ``earlier_signatures``) takes its signature.
-    """
-    signatures = []
-    for index, message in enumerate(messages):
-        if index < len(earlier) and _same_signature(earlier[index], message):
-            signatures.append(earlier_signatures[index])
-        elif message.get("role") in classify.SYSTEM_ROLES:
-            signatures.append(None)
-        else:
-            signatures.append(_message_signature(message))
-    return signatures
-
-
-def conversation_hashes(signatures: Sequence[int | None]) -> list[int]:
-    """Chained hashes of the non-system messages (their ``message_signatures``): entry ``i``
-    stands for the first ``i+1``.
-
-    Messages compare as logged; a predecessor that differs in whitespace is still found by
-    the longest-prefix search.
-    """
-    hashes, parent = [], 0
-    for signature in signatures:
-        if signature is not None:
-            parent = hash((parent, signature))
-            hashes.append(parent)
-    return hashes
 
 
 def block_keys(
@@ -201,8 +141,8 @@ class Attributor:
         self.seq += 1
         units = tuple(units)
         predecessor = self._session_predecessor(session)
-        signatures = self._signatures(request, rendered, predecessor or self.latest)
-        talk = conversation_hashes(signatures)
+        chain = self._chain(request, rendered, predecessor or self.latest)
+        talk = chain.hashes if chain else []
         if session is None:
             predecessor = self._inferred_predecessor(talk)
         same_conversation = predecessor is not None
@@ -222,7 +162,7 @@ class Attributor:
             )
             conversation = predecessor.conversation if same_conversation else self.seq
         snapshot = Snapshot(
-            self.seq, request.line, conversation, request, rendered, units, keys, signatures
+            self.seq, request.line, conversation, request, rendered, units, keys, chain
         )
         self.snapshots.put(self.seq, snapshot)
         self.latest = snapshot
@@ -252,16 +192,14 @@ class Attributor:
         return None
 
     @staticmethod
-    def _signatures(
+    def _chain(
         request: ChatRequest, rendered: Rendered | None, hint: Snapshot | None
-    ) -> list[int | None]:
-        """The request's message signatures (none without text), reusing those of ``hint``
-        for the messages both have."""
+    ) -> MessageChain | None:
+        """The request's conversation hashes (none without text), taking what it can from
+        those of ``hint``."""
         if rendered is None:
-            return []
-        if hint is None:
-            return message_signatures(request.messages)
-        return message_signatures(request.messages, hint.request.messages, hint.signatures)
+            return None
+        return message_chain(request.messages, hint.chain if hint else None)
 
     def _longest_prefix(self, keys: list[int]) -> Snapshot | None:
         """The most recent remembered request that shares the most index keys."""
