@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from prefixlint.cache.base import CacheQuery, CacheResult, miss_reason, register, unit_bytes
 from prefixlint.cache.radix import RadixTree
+from prefixlint.sequences import common_prefix_length
 
 
 @register
@@ -71,14 +72,8 @@ class LlamaCppCache:
 
 
 def _common_prefix_units(left: bytes, right: bytes) -> int:
-    length = min(len(left), len(right)) // 8
-    low, high = 0, length
-    if left[: length * 8] == right[: length * 8]:
-        return length
-    while high - low > 1:
-        middle = (low + high) // 2
-        if left[: middle * 8] == right[: middle * 8]:
-            low = middle
-        else:
-            high = middle
-    return low
+    if len(left) > len(right):
+        left, right = right, left
+    if right.startswith(left):  # the usual case: the new prompt extends the slot
+        return len(left) // 8
+    return common_prefix_length(left, right) // 8

@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import sys
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ def provider(name: str) -> dict[str, Any]:
         return tomllib.load(handle)[name]
 
 
+@lru_cache(maxsize=1024)
 def minimum_tokens(name: str, model: str | None) -> int:
     """The documented minimum cacheable prefix of ``model`` at provider ``name``."""
     table = provider(name)
@@ -34,6 +35,7 @@ def minimum_tokens(name: str, model: str | None) -> int:
     return table["default_minimum_tokens"]
 
 
+@lru_cache(maxsize=1024)
 def gpt_version(model: str | None) -> tuple[int, int] | None:
     """``(major, minor)`` of a ``gpt-X[.Y]`` model name, ``None`` for anything else."""
     found = re.search(r"gpt-(\d+)(?:\.(\d+))?", (model or "").lower())
