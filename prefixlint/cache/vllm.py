@@ -24,7 +24,9 @@ computed, so its KV does not exist); at the end all its blocks go back to the fr
 tail block first. Output token ids, when logged, are hashed like prompt tokens; an output
 known only by its count fills blocks that nothing can hit but that take capacity.
 Hashes are Python's 64-bit tuple hash of integers (deterministic across processes), not
-vLLM's SHA-256; the hit counts are the same up to hash collisions.
+vLLM's SHA-256; the hit counts are the same up to hash collisions. A request hashes only the
+blocks no earlier request hashed (:mod:`prefixlint.cache.chain_memo`); without a capacity
+nothing is ever evicted, so no free queue is kept.
 
 Block-hash queries (Mooncake traces) are split into vLLM blocks: a vLLM block is identified
 by the trace ids it overlaps and its offset in the first one; the trace's last, partial
