@@ -16,7 +16,7 @@ def common_prefix_length(a: Sequence, b: Sequence, likely: int = 0) -> int:
     """
     n = min(len(a), len(b))
     low, step = 0, 64
-    if 0 < likely <= n and a[:likely] == b[:likely]:
+    if 0 < likely <= n and _same_start(a, b, likely):
         low = likely
     while low < n:
         high = min(n, low + step)
@@ -32,3 +32,12 @@ def common_prefix_length(a: Sequence, b: Sequence, likely: int = 0) -> int:
         else:
             high = middle
     return low
+
+
+def _same_start(a: Sequence, b: Sequence, length: int) -> bool:
+    """Whether ``a[:length] == b[:length]``, copying neither bytes nor, of text, ``a``."""
+    if isinstance(a, bytes) and isinstance(b, bytes):
+        return a.startswith(memoryview(b)[:length])
+    if isinstance(a, str) and isinstance(b, str):
+        return a.startswith(b[:length])
+    return a[:length] == b[:length]
