@@ -303,7 +303,7 @@ def _reusable_tokens(
 
 def _shared_units(before: Snapshot, units: tuple[int, ...], rendered: Rendered | None) -> int:
     """How many leading units ``before`` and ``units`` share; compared as packed bytes (a
-    token is ``PACKED_WIDTH`` of them) when both are the tokens of renderings that have them."""
+    token is ``PACKED_WIDTH`` of them) when both are the tokens of a rendering."""
     if _is_packed(before.units, before.rendered) and _is_packed(units, rendered):
         return _prefix_length(before.rendered.packed, rendered.packed) // PACKED_WIDTH
     return _prefix_length(before.units, units)
@@ -316,8 +316,8 @@ def _prefix_length(before: Sequence, after: Sequence) -> int:
 
 
 def _is_packed(units: tuple[int, ...], rendered: Rendered | None) -> bool:
-    """Whether ``units`` are ``rendered``'s tokens and it has them packed."""
-    return rendered is not None and units is rendered.tokens and hasattr(rendered, "packed")
+    """Whether ``units`` are ``rendered``'s tokens (so its packed tokens stand for them)."""
+    return rendered is not None and units is rendered.tokens
 
 
 def _tokens_of(request: ChatRequest, units: Sequence[int], unit_tokens: int) -> int:
