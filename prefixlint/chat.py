@@ -133,8 +133,18 @@ def template_messages(request: ChatRequest) -> list[dict]:
 def component_names(request: ChatRequest) -> list[str]:
     """Names of :func:`template_messages` entries, as components: ``system``, ``messages[i]``."""
     names = ["system"] if request.system is not None else []
-    names.extend(f"messages[{i}]" for i in range(len(request.messages)))
+    names.extend(map(message_name, range(len(request.messages))))
     return names
+
+
+_MESSAGE_NAMES: list[str] = []
+
+
+def message_name(index: int) -> str:
+    """``messages[index]``, one string object per index."""
+    while len(_MESSAGE_NAMES) <= index:
+        _MESSAGE_NAMES.append(f"messages[{len(_MESSAGE_NAMES)}]")
+    return _MESSAGE_NAMES[index]
 
 
 def message_key(message: dict) -> tuple | None:
@@ -249,7 +259,7 @@ class Renderer:
             )
             if block.text:
                 blocks.append(block)
-                names.append(f"messages[{index - offset}]")
+                names.append(message_name(index - offset))
         blocks.append(self._prompt)
         names.append("")
         return blocks, names
