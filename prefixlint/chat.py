@@ -43,7 +43,10 @@ Token ids come from a per-renderer memo (:mod:`prefixlint.chat_formats.memo`): t
 at the tokenizer's special tokens (``<|im_start|>``, ``<|im_end|>``, ``<tool_call>``, ...),
 each stretch of ordinary text between two special tokens is encoded once and remembered (LRU,
 bounded), and the ids are concatenated. A BPE tokenizer never merges across a special token,
-so this equals encoding the whole text (``tests/test_chat_memo.py`` checks it).
+so this equals encoding the whole text (``tests/test_chat_memo.py`` checks it). Above that,
+each turn of the Qwen3 template (the system turn, a message) starts at a special token, so a
+turn is rendered and encoded once per distinct message and context and reused whole by later
+requests (see :class:`Renderer`; ``tests/test_render_speedpaths.py`` checks it).
 """
 
 from __future__ import annotations
