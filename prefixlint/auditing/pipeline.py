@@ -122,6 +122,7 @@ def build_query(request: ChatRequest, rendered: Rendered) -> CacheQuery:
     )
     return CacheQuery(
         tokens=rendered.tokens,
+        packed=rendered.packed,
         timestamp=request.timestamp,
         output_tokens=request.output_length or 0,
         cache_key=_cache_key(request),
