@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
-from prefixlint.auditing.message_chain import MessageChain, message_chain
+from prefixlint.auditing.message_chain import MessageChain, message_chain, opening
 from prefixlint.auditing.prefix_index import PrefixIndex
 from prefixlint.cache.base import CacheResult
 from prefixlint.request import ChatRequest, Rendered
@@ -122,7 +122,8 @@ class Attributor:
         self.sessions: LRU = LRU(max_snapshots * 4)
         self.conversations: LRU = LRU(max_index)
         self.prefixes = PrefixIndex(max_index)
-        self.latest: Snapshot | None = None
+        # How a conversation opens -> its latest request: whose hashes the next one reuses.
+        self.openings: LRU = LRU(max_snapshots * 4)
         self.seq = 0
 
     def observe(
@@ -141,7 +142,7 @@ class Attributor:
         self.seq += 1
         units = tuple(units)
         predecessor = self._session_predecessor(session)
-        chain = self._chain(request, rendered, predecessor or self.latest)
+        chain = self._chain(request, rendered, predecessor)
         talk = chain.hashes if chain else []
         if session is None:
             predecessor = self._inferred_predecessor(talk)
@@ -165,7 +166,6 @@ class Attributor:
             self.seq, request.line, conversation, request, rendered, units, keys, chain
         )
         self.snapshots.put(self.seq, snapshot)
-        self.latest = snapshot
         if session is not None:
             self.sessions.put(session, self.seq)
         if talk:
@@ -191,14 +191,19 @@ class Attributor:
                 return found
         return None
 
-    @staticmethod
     def _chain(
-        request: ChatRequest, rendered: Rendered | None, hint: Snapshot | None
+        self, request: ChatRequest, rendered: Rendered | None, predecessor: Snapshot | None
     ) -> MessageChain | None:
         """The request's conversation hashes (none without text), taking what it can from
-        those of ``hint``."""
+        those of its session's predecessor or else of the latest request that opened alike."""
         if rendered is None:
             return None
+        hint, first = predecessor, opening(request.messages)
+        if first is not None:
+            if hint is None:
+                seq = self.openings.get(first)
+                hint = self.snapshots.get(seq) if seq is not None else None
+            self.openings.put(first, self.seq)
         return message_chain(request.messages, hint.chain if hint else None)
 
     def _longest_prefix(self, keys: list[int]) -> Snapshot | None:

@@ -43,6 +43,14 @@ def signature(message: dict) -> int:
     )
 
 
+def opening(messages: Sequence[dict]) -> int | None:
+    """The signature of the first non-system message (how the conversation opens), if any."""
+    for message in messages:
+        if message.get("role") not in SYSTEM_ROLES:
+            return signature(message)
+    return None
+
+
 def _holds_repr(message: dict) -> bool:
     """Whether equal messages may differ in signature: a ``repr`` of equal lists or dicts
     differs with their key order (strings and ``None`` hash alike when equal)."""
