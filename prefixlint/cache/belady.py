@@ -109,7 +109,7 @@ class BeladyCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        resident = sum(block_hash in self._cached for block_hash in hashes)
+        resident = sum(map(self._cached.__contains__, hashes))
         self._evict(held - resident - (self.capacity_blocks - len(self._cached)), hashes)
         for depth, block_hash in enumerate(hashes):
             uses = self._uses.get(block_hash, ())
