@@ -69,7 +69,8 @@ class PrefixIndex:
     def _cut(self, holder: int, count: int) -> None:
         """Forget the first ``count`` keys of ``holder``'s run (all of it at most)."""
         run = self.runs[holder]
-        del self.starts[run[0]]
+        if self.starts.get(run[0]) == holder:  # another run's only on a hash collision
+            del self.starts[run[0]]
         if count >= len(run):
             del self.runs[holder]
             self.size -= len(run)
