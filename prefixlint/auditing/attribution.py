@@ -122,7 +122,8 @@ class Attributor:
         self.sessions: LRU = LRU(max_snapshots * 4)
         self.conversations: LRU = LRU(max_index)
         self.prefixes = PrefixIndex(max_index)
-        # How a conversation opens -> its latest request: whose hashes the next one reuses.
+        # How a conversation opens -> the latest request that opened so and had no session
+        # predecessor: the next such request reuses its conversation hashes.
         self.openings: LRU = LRU(max_snapshots * 4)
         self.seq = 0
 
@@ -198,11 +199,11 @@ class Attributor:
         those of its session's predecessor or else of the latest request that opened alike."""
         if rendered is None:
             return None
-        hint, first = predecessor, opening(request.messages)
+        hint = predecessor
+        first = opening(request.messages) if hint is None else None
         if first is not None:
-            if hint is None:
-                seq = self.openings.get(first)
-                hint = self.snapshots.get(seq) if seq is not None else None
+            seq = self.openings.get(first)
+            hint = self.snapshots.get(seq) if seq is not None else None
             self.openings.put(first, self.seq)
         return message_chain(request.messages, hint.chain if hint else None)
 
