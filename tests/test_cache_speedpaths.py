@@ -1,7 +1,8 @@
 """The cache models' shortcuts give exactly what the general paths give.
 
 Packed token bytes on a query, the vLLM chain-hash memo, vLLM's unlimited path (no free
-queue) and radix lookups that walk a prefix of the inserted key in place.
+queue), SGLang's and Belady's unlimited paths and radix lookups that walk a prefix of
+the inserted key in place.
 """
 
 from __future__ import annotations
@@ -169,3 +170,12 @@ def test_belady_unlimited_path_equals_a_pool_that_never_fills(requests, block_si
     bounded = BeladyCache(block_size=block_size, capacity_tokens=10**9).run(batch)
     lru = make_cache_model("vllm", block_size=block_size)
     assert unlimited == bounded == [lru.process(query) for query in batch]
+
+
+@settings(max_examples=150, deadline=None)
+@given(requests=conversations(), page_size=st.sampled_from([1, 2, 4]))
+def test_sglang_unlimited_path_equals_a_pool_that_never_fills(requests, page_size):
+    unlimited = make_cache_model("sglang", page_size=page_size)
+    bounded = make_cache_model("sglang", page_size=page_size, capacity_tokens=10**9)
+    for query in queries(requests):
+        assert unlimited.process(query) == bounded.process(query)

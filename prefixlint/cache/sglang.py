@@ -60,10 +60,13 @@ class SglangCache:
         self._unknown_outputs = itertools.count()
 
     def _pair(self, query: CacheQuery, width: int) -> tuple[RadixTree, RadixTree]:
-        """The cache tree and its never-evicting twin, one pair per key layout."""
+        """The cache tree and its never-evicting twin, one pair per key layout; without a
+        capacity nothing is evicted and the tree is its own twin."""
         layout = (query.tokens is None, width)
         if layout not in self._trees:
-            self._trees[layout] = (RadixTree(width), RadixTree(width))
+            tree = RadixTree(width)
+            twin = tree if self.capacity_tokens is None else RadixTree(width)
+            self._trees[layout] = (tree, twin)
         return self._trees[layout]
 
     def process(self, query: CacheQuery) -> CacheResult:
@@ -76,9 +79,10 @@ class SglangCache:
 
         match = tree.match(keys.full, keys.weights, end=keys.lookup_end)
         hit = min(keys.weights(match.units), cap)
-        available = min(
-            keys.weights(seen.match(keys.full, keys.weights, end=keys.lookup_end).units), cap
-        )
+        available = hit
+        if seen is not tree:
+            found = seen.match(keys.full, keys.weights, end=keys.lookup_end)
+            available = min(keys.weights(found.units), cap)
 
         if self.capacity_tokens is not None:
             private = prompt - hit + max(query.output_count - 1, 0)
@@ -91,7 +95,8 @@ class SglangCache:
             if excess > 0:
                 tree.evict(excess, protect=match.node)
         tree.insert(keys.full, keys.weights)
-        seen.insert(keys.full, keys.weights)
+        if seen is not tree:
+            seen.insert(keys.full, keys.weights)
         return CacheResult(
             prompt_tokens=prompt,
             cached_tokens=hit,
