@@ -107,8 +107,8 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
 )
 @click.option(
     "--session-key",
-    help="Request field naming the session (route, prompt_cache_key, a.b for nested fields); "
-    "default: the log's session_id.",
+    help="Request field naming the session (route, user, prompt_cache_key, metadata.user_id, "
+    "a.b for nested fields); default: the log's session_id.",
 )
 @click.option(
     "--format",

@@ -33,7 +33,9 @@ class ChatRequest:
     ``reasoning_effort``, ``prompt_cache_key``, ``response_format``, ...
     ``cache_breakpoints`` names the components carrying an Anthropic ``cache_control``
     marker, in prefix order, with their TTL in seconds.
-    Mooncake traces carry ``hash_ids`` (one id per block) and no text.
+    Mooncake traces carry ``hash_ids`` (one id per block) and no text. ``metadata`` is the
+    logged ``metadata`` object (the request body's, else the envelope's): never part of the
+    prompt, it can name the session (``--session-key metadata.FIELD``).
     """
 
     line: int
@@ -51,6 +53,7 @@ class ChatRequest:
     hash_ids: tuple[int, ...] | None = None
     input_length: int | None = None
     output_length: int | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

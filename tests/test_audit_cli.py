@@ -375,6 +375,25 @@ def test_session_key_names_the_session(tmp_path):
     assert [r["session_id"] for r in data["requests"]] == ["c1", "c1"]
 
 
+@pytest.mark.parametrize(
+    ("where", "key"),
+    [("request", "metadata.user_id"), ("envelope", "metadata.user_id"), ("request", "user")],
+)
+def test_session_key_reads_metadata_and_params(tmp_path, where, key):
+    turn1 = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Hi"}]
+    turn2 = [*turn1, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Go"}]
+    entries = []
+    for turn, user in ((turn1, "u7"), (turn2, "u7"), (turn1, "u8")):
+        body = chat(turn, user=user) if key == "user" else chat(turn)
+        entry = {"request": body}
+        if key.startswith("metadata."):
+            (body if where == "request" else entry)["metadata"] = {"user_id": user}
+        entries.append(entry)
+    log = write_log(tmp_path / "log.jsonl", entries)
+    data = run_json(log, "--no-what-if", "--session-key", key)
+    assert [r["session_id"] for r in data["requests"]] == ["u7", "u7", "u8"]
+
+
 def test_standard_input_is_read_once():
     # A file is read again for the what-if pass; standard input cannot be, so every fix is
     # simulated along the way, and the results agree with the file's for the fixes found.

@@ -80,8 +80,9 @@ def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
 def session_of(request: ChatRequest, key: str | None) -> str | None:
     """The request's session: the logged ``session_id``, or the field ``key`` names.
 
-    ``key`` is a request field (``route``, ``model``) or a dotted path into the request
-    parameters (``user``, ``metadata.user_id``, ``prompt_cache_key``).
+    ``key`` is a request field (``route``, ``model``), a dotted path into the logged
+    ``metadata`` (``metadata.user_id``) or into the other request parameters (``user``,
+    ``prompt_cache_key``, ``conversation.id``).
     """
     if key is None:
         return request.session_id
@@ -89,7 +90,10 @@ def session_of(request: ChatRequest, key: str | None) -> str | None:
         value = getattr(request, key)
         return None if value is None else str(value)
     value: Any = request.params
-    for part in key.split("."):
+    path = key.split(".")
+    if path[0] == "metadata":
+        value, path = request.metadata, path[1:]
+    for part in path:
         if not isinstance(value, dict) or part not in value:
             return None
         value = value[part]

@@ -64,7 +64,8 @@ Formats, detected per line (``format=`` forces one):
 Timestamps are normalised to epoch seconds (Mooncake's relative milliseconds to seconds).
 ``params`` keeps every request field except the prompt content (``messages``, ``tools``,
 ``system``, ...), ``model`` and fields that only steer sampling or transport
-(:data:`SAMPLING_FIELDS`).
+(:data:`SAMPLING_FIELDS`). ``metadata`` keeps the logged ``metadata`` object (the body's, else
+the envelope's) for ``--session-key metadata.FIELD``.
 """
 
 from __future__ import annotations
@@ -853,7 +854,8 @@ def parse_record(line_number: int, record: dict, format: str) -> LogItem:
     if fields.get("session_id") is None:
         fields["session_id"] = envelope_session(envelope, body)
     route = first_present(envelope, ENVELOPE_ROUTE_FIELDS)
-    return ChatRequest(line=line_number, format=kind, route=route, **fields)
+    metadata = as_dict(body.get("metadata")) or as_dict(envelope.get("metadata"))
+    return ChatRequest(line=line_number, format=kind, route=route, metadata=metadata, **fields)
 
 
 def parse_line(
