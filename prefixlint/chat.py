@@ -66,6 +66,7 @@ from prefixlint.chat_formats.qwen3 import (
     turn_text,
 )
 from prefixlint.request import ChatRequest, Rendered
+from prefixlint.sequences import same_items
 from prefixlint.tokenizers import Tokenizer, get_tokenizer
 
 DEFAULT_TEMPLATE = "qwen3"
@@ -220,6 +221,7 @@ class Renderer:
         self.turns = LRU(cache_size)
         self._placed = LRU(cache_size)
         self._prompt = encode_block([generation_prompt(enable_thinking)], self.encoder)
+        self._last_tools: tuple[tuple[dict, ...], bytes | None] = ((), _marshalled(()))
 
     def render(self, request: ChatRequest) -> Rendered:
         if self._hf is not None:
@@ -275,7 +277,10 @@ class Renderer:
         else:
             name, text = "", None
         tools_first = request.format == "anthropic"
-        tools = _marshalled(tuple(request.tools))
+        last_tools, tools = self._last_tools
+        if not same_items(request.tools, last_tools):
+            tools = _marshalled(tuple(request.tools))
+            self._last_tools = (request.tools, tools)
         key = None if tools is None else ("system turn", name, text, tools, tools_first)
         block = None if key is None else self.turns.recall(key)
         if block is None:

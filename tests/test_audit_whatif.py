@@ -66,6 +66,19 @@ def test_volatile_moves_values_after_the_stable_part():
     assert fixed.messages[1]["content"] == "Book it.\n\n2024-05-15; req_8fJ2kL9x"
 
 
+def test_volatile_strips_each_tool_list_it_is_given():
+    # Tool lists are remembered; the same dicts again reuse the result, another list never.
+    fix = canonical.Volatile()
+    first = (tool("book", note={"description": "Fares as of 2024-05-15."}),)
+    second = (tool("book", note={"description": "Fares as of 2024-05-16."}),)
+    user = ({"role": "user", "content": "Book it."},)
+    cases = [(first, "2024-05-15"), (first, "2024-05-15"), (second, "2024-05-16")]
+    for conversation, (tools, date) in enumerate(cases):
+        fixed = fix.rewrite(request(messages=user, tools=tools), conversation=conversation)
+        assert fixed.tools == (tool("book", note={"description": "Fares as of ."}),)
+        assert fixed.messages[-1]["content"] == f"Book it.\n\n{date}"
+
+
 def test_volatile_values_stay_with_the_message_that_carried_them():
     fix = canonical.Volatile()
     first = (m("system", "Today is 2024-05-15."), m("user", "Hi"))

@@ -13,7 +13,7 @@ from test_chat_qwen3 import CASES, REQUESTS
 
 from prefixlint.chat import Renderer, message_key
 from prefixlint.chat_formats.pieces import separable
-from prefixlint.request import Rendered
+from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import read_log
 
 LOGS = Path(__file__).parent.parent / "fixtures" / "logs"
@@ -131,3 +131,15 @@ def test_packed_is_computed_when_not_given():
     assert rendered.packed == array("q", [1, 2, 1 << 40]).tobytes()
     assert dataclasses.replace(rendered, tokens=(7,)).packed == array("q", [7]).tobytes()
     assert Rendered("ab", (1,), (), "qwen3", b"given").packed == b"given"
+
+
+def test_tool_lists_are_rekeyed_unless_they_hold_the_same_objects():
+    # A log reader shares a repeated tool list's dicts between requests; the renderer
+    # reuses their key only for the very same dicts, never for a different list.
+    weather = {"type": "function", "function": {"name": "weather", "parameters": {}}}
+    clock = {"type": "function", "function": {"name": "clock", "parameters": {}}}
+    messages = ({"role": "user", "content": "Hi"},)
+    renderer = Renderer()
+    for tools in [(weather,), (weather,), (clock,), (dict(clock),), (weather, clock)]:
+        request = ChatRequest(line=1, format="openai-chat", messages=messages, tools=tools)
+        assert_same(renderer.render(request), Renderer().render_whole(request))

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from array import array
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixlint.sequences import common_prefix_length
+from prefixlint.sequences import common_prefix_length, same_items
 
 
 def loop_prefix_length(a, b) -> int:
@@ -42,3 +43,21 @@ def test_common_prefix_length_is_the_loop(pair):
     assert common_prefix_length(bytes(a), bytes(b), likely) == expected
     packed_a, packed_b = array("q", a).tobytes(), array("q", b).tobytes()
     assert common_prefix_length(packed_a, packed_b, likely * 8) // 8 == expected
+
+
+ONE, TWO = {"name": "a"}, {"name": "a"}
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ((), (), True),
+        ((ONE,), (ONE,), True),
+        ([ONE, TWO], (ONE, TWO), True),
+        ((ONE,), (TWO,), False),  # equal, but not the same object
+        ((ONE, TWO), (TWO, ONE), False),
+        ((ONE,), (ONE, ONE), False),
+    ],
+)
+def test_same_items(a, b, same):
+    assert same_items(a, b) is same
