@@ -15,11 +15,12 @@ Prompt token counts and first-difference positions are those listed in
   what was cached.
 """
 
+import gc
 from pathlib import Path
 
 import pytest
 
-from prefixlint.auditing.pipeline import AuditOptions, run_audit
+from prefixlint.auditing.pipeline import AUDIT_GC_THRESHOLDS, AuditOptions, run_audit
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 GENERATION_TAIL = 4
@@ -211,3 +212,15 @@ def test_not_reported_is_not_zero():
     _, report = audit("responses_small.jsonl", "vllm")
     observed = [r.observed_cached for r in report.records]
     assert report.usage("vllm").requests == sum(o is not None for o in observed)
+
+
+def test_the_collector_is_paced_during_an_audit_and_restored_after():
+    seen = []
+    before = gc.get_threshold()
+    run_audit(
+        [str(LOGS / "tau_openai_breakers.jsonl")],
+        AuditOptions(caches=("vllm",), what_if=False),
+        on_line=lambda: seen.append(gc.get_threshold()),
+    )
+    assert set(seen) == {AUDIT_GC_THRESHOLDS}
+    assert gc.get_threshold() == before
