@@ -4,6 +4,7 @@ import re
 
 import pytest
 
+from prefixlint.auditing.describe import dollars
 from prefixlint.auditing.prices import Price, PriceError, PriceTable
 
 TABLE = PriceTable.load()
@@ -80,3 +81,17 @@ def test_bad_tables_name_the_file_and_problem(tmp_path, text, message):
     with pytest.raises(PriceError, match=message) as caught:
         PriceTable.load(path)
     assert str(path) in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (None, "-"),
+        (0.0, "$0.0000"),
+        (0.0381, "$0.0381"),
+        (-0.0026, "-$0.0026"),
+        (1234.5, "$1,234.5000"),
+    ],
+)
+def test_dollars(value, shown):
+    assert dollars(value) == shown

@@ -31,7 +31,10 @@ def percent(rate: float) -> str:
 
 
 def dollars(value: float | None) -> str:
-    return "-" if value is None else f"${value:,.4f}"
+    """``$0.0381``, ``-$0.0026`` (a fix that costs money), or ``-`` when unknown."""
+    if value is None:
+        return "-"
+    return f"{'-' if value < 0 else ''}${abs(value):,.4f}"
 
 
 def headline(entry: WhatIf, seen: Iterable[str] = ()) -> str:
