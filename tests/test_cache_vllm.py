@@ -236,3 +236,20 @@ def test_matches_an_independent_implementation(trace, block_size, spare):
         result = model.process(CacheQuery(tokens=prompt, output_tokens=output))
         assert result.cached_tokens == expected
         assert result.cached_tokens <= result.longest_available
+
+
+def test_a_recomputed_block_is_cached_again_and_leaves_last():
+    # A repeat of a 32-token prompt hits 16 tokens (N - 1 rounded down): its second block is
+    # computed again and cached as a second copy. Evicting copies reports the hash only when
+    # the last one leaves, and the hit always uses the oldest copy still cached.
+    evicted = []
+    model = make_cache_model("vllm", block_size=16, capacity_tokens=64, on_evict=evicted.append)
+    reference = ReferenceVllm(16, 4)
+    prompt = list(range(32))
+    steps = [prompt, prompt, prompt, list(range(100, 164)), prompt]
+    for tokens in steps:
+        expected = reference.step(tokens, [])
+        assert model.process(CacheQuery(tokens=tokens)).cached_tokens == expected
+    # The 64-token prompt evicts everything (three copies of the second hash, reported
+    # once), and the last request two of its blocks: four hashes, each reported once.
+    assert len(evicted) == len(set(evicted)) == 4

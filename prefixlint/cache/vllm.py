@@ -150,7 +150,10 @@ class VllmCache:
         self.reset()
 
     def reset(self) -> None:
-        self._by_hash: dict[int, list[int]] = {}
+        # hash -> its oldest cached block (the one a hit uses); later copies of a hash (a
+        # recomputed block cached again) wait in _copies, oldest first.
+        self._by_hash: dict[int, int] = {}
+        self._copies: dict[int, list[int]] = {}
         # The free queue, oldest first: block -> hash (a dict keeps insertion order, and
         # between requests every cached block is free).
         self._free: dict[int, int] = {}
@@ -194,33 +197,53 @@ class VllmCache:
 
     def _hold_and_free(self, hashes: list[int], hit: int, held: int) -> None:
         """Run a request with a bounded pool: take its hit blocks off the free queue, evict
-        for the rest, cache its new blocks, then free all its blocks, tail block first."""
+        for the rest, cache its new blocks, then free all its blocks, tail block first.
+
+        The common cases run at C speed: new hashes that no cached block has, and victims
+        whose hash has a single copy."""
         by_hash, free = self._by_hash, self._free
-        blocks = list(map(itemgetter(0), map(by_hash.__getitem__, hashes[:hit])))
+        blocks = list(map(by_hash.__getitem__, hashes[:hit]))
         deque(map(free.pop, blocks), maxlen=0)
         unhashed_free = self.capacity_blocks - hit - len(free)
         self._evict(held - hit - unhashed_free)
         first_new = self._next_block
-        self._next_block += len(hashes) - hit
-        for block, block_hash in enumerate(hashes[hit:], first_new):
-            copies = by_hash.get(block_hash)
-            if copies is None:
-                by_hash[block_hash] = [block]
-            else:
-                copies.append(block)
-        blocks.extend(range(first_new, self._next_block))
+        new_hashes = hashes[hit:]
+        self._next_block += len(new_hashes)
+        new_blocks = range(first_new, self._next_block)
+        distinct = set(new_hashes)
+        if len(distinct) == len(new_hashes) and by_hash.keys().isdisjoint(distinct):
+            by_hash.update(zip(new_hashes, new_blocks, strict=True))
+        else:
+            for block, block_hash in zip(new_blocks, new_hashes, strict=True):
+                if block_hash in by_hash:
+                    self._copies.setdefault(block_hash, []).append(block)
+                else:
+                    by_hash[block_hash] = block
+        blocks.extend(new_blocks)
         free.update(zip(reversed(blocks), reversed(hashes), strict=True))
 
     def _evict(self, count: int) -> None:
         """Evict the ``count`` blocks at the head of the free queue."""
-        for block in list(itertools.islice(self._free, max(count, 0))):
-            block_hash = self._free.pop(block)
-            copies = self._by_hash[block_hash]
-            copies.remove(block)
-            if not copies:
-                del self._by_hash[block_hash]
+        free, by_hash, copies = self._free, self._by_hash, self._copies
+        victims = list(itertools.islice(free.items(), max(count, 0)))
+        deque(map(free.pop, map(itemgetter(0), victims)), maxlen=0)
+        victim_hashes = list(map(itemgetter(1), victims))
+        if self.on_evict is None and copies.keys().isdisjoint(victim_hashes):
+            deque(map(by_hash.pop, victim_hashes), maxlen=0)  # each the only copy
+            return
+        for block, block_hash in victims:
+            later = copies.get(block_hash)
+            if later is None:
+                del by_hash[block_hash]
                 if self.on_evict is not None:
                     self.on_evict(block_hash)
+                continue
+            if by_hash[block_hash] == block:
+                by_hash[block_hash] = later.pop(0)
+            else:
+                later.remove(block)
+            if not later:
+                del copies[block_hash]
 
 
 def leading_run(hashes: Sequence[int], limit: int, present: dict | set, known: int = 0) -> int:
