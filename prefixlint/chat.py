@@ -66,7 +66,7 @@ from prefixlint.chat_formats.qwen3 import (
     turn_text,
 )
 from prefixlint.request import ChatRequest, Rendered
-from prefixlint.sequences import same_items
+from prefixlint.sequences import SameItemsMemo
 from prefixlint.tokenizers import Tokenizer, get_tokenizer
 
 DEFAULT_TEMPLATE = "qwen3"
@@ -221,7 +221,7 @@ class Renderer:
         self.turns = LRU(cache_size)
         self._placed = LRU(cache_size)
         self._prompt = encode_block([generation_prompt(enable_thinking)], self.encoder)
-        self._last_tools: tuple[tuple[dict, ...], bytes | None] = ((), _marshalled(()))
+        self._tools_key = SameItemsMemo(lambda tools: _marshalled(tuple(tools)))
 
     def render(self, request: ChatRequest) -> Rendered:
         if self._hf is not None:
@@ -277,10 +277,7 @@ class Renderer:
         else:
             name, text = "", None
         tools_first = request.format == "anthropic"
-        last_tools, tools = self._last_tools
-        if not same_items(request.tools, last_tools):
-            tools = _marshalled(tuple(request.tools))
-            self._last_tools = (request.tools, tools)
+        tools = self._tools_key(request.tools)
         key = None if tools is None else ("system turn", name, text, tools, tools_first)
         block = None if key is None else self.turns.recall(key)
         if block is None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Generic, TypeVar
+
+T = TypeVar("T")
 
 
 def common_prefix_length(a: Sequence, b: Sequence, likely: int = 0) -> int:
@@ -45,9 +48,24 @@ def _same_start(a: Sequence, b: Sequence, length: int) -> bool:
 
 
 def same_items(a: Sequence, b: Sequence) -> bool:
-    """Whether ``a`` and ``b`` hold the very same objects in the same order.
-
-    An identity test at C speed: it lets a memo reuse the key it made for a value that the
-    log reader shared between requests instead of serialising the value again.
-    """
+    """Whether ``a`` and ``b`` hold the very same objects in the same order (C speed)."""
     return len(a) == len(b) and all(map(operator.is_, a, b))
+
+
+class SameItemsMemo(Generic[T]):
+    """``compute(items)``, reused while each call passes the very same objects as the last.
+
+    The log reader shares a repeated value's objects between requests (a tool list on every
+    line), so a memo keyed by the value's serialisation can skip serialising it again.
+    The last items are kept alive, so their identities cannot be reused by other objects.
+    """
+
+    def __init__(self, compute: Callable[[Sequence], T]) -> None:
+        self._compute = compute
+        self._items: Sequence | None = None
+        self._value: T
+
+    def __call__(self, items: Sequence) -> T:
+        if self._items is None or not same_items(items, self._items):
+            self._items, self._value = items, self._compute(items)
+        return self._value

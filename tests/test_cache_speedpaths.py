@@ -12,6 +12,7 @@ import dataclasses
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_sequences import loop_prefix_length
 
 from prefixlint.cache import CACHE_MODELS, CacheQuery, InvalidQuery, make_cache_model
 from prefixlint.cache.base import unit_bytes
@@ -110,7 +111,7 @@ def test_chain_hash_memo_gives_the_chain_hashes_and_recalls_the_longest_prefix(
         blocks = len(query.tokens) // block_size * block_size
         longest = max(
             (
-                common_length(query.tokens[:blocks], tokens)
+                loop_prefix_length(query.tokens[:blocks], tokens)
                 for other, tokens in earlier
                 if other == space
             ),
@@ -120,25 +121,36 @@ def test_chain_hash_memo_gives_the_chain_hashes_and_recalls_the_longest_prefix(
         earlier.append((space, list(query.tokens[:blocks])))
 
 
-def common_length(left, right):
-    length = 0
-    for a, b in zip(left, right, strict=False):
-        if a != b:
-            break
-        length += 1
-    return length
-
-
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(requests=conversations(), block_size=st.sampled_from([1, 2, 4]))
-def test_vllm_unlimited_path_equals_a_pool_that_never_fills(requests, block_size):
-    unlimited = make_cache_model("vllm", block_size=block_size)
-    bounded = make_cache_model("vllm", block_size=block_size, capacity_tokens=10**9)
+def test_a_memo_that_forgets_changes_no_hash_and_no_result(requests, block_size):
+    memo = ChainHashMemo(block_size, capacity=8 * block_size)  # forgets every other lookup
+    model = make_cache_model("vllm", block_size=block_size, capacity_tokens=10**9)
+    forgetful = make_cache_model("vllm", block_size=block_size)
+    forgetful._memo = ChainHashMemo(block_size, capacity=8 * block_size)
+    for query in queries(requests):
+        space = (query.extra_keys, query.cache_key)
+        contents = block_contents(dataclasses.replace(query, output_tokens=0), block_size)
+        assert memo.hashes(query.token_bytes, *space)[0] == chain_hashes(contents, *space)
+        assert forgetful.process(query) == model.process(query)
+
+
+@settings(max_examples=350, deadline=None)
+@given(
+    requests=conversations(),
+    size=st.sampled_from([1, 2, 4]),
+    model=st.sampled_from([("vllm", "block_size"), ("sglang", "page_size")]),
+)
+def test_unlimited_path_equals_a_pool_that_never_fills(requests, size, model):
+    name, size_param = model
+    unlimited = make_cache_model(name, **{size_param: size})
+    bounded = make_cache_model(name, **{size_param: size}, capacity_tokens=10**9)
     for query in queries(requests):
         assert unlimited.process(query) == bounded.process(query)
-    for query in queries(requests):
-        for block_hash in block_hashes(query, block_size):
-            assert (block_hash in unlimited) == (block_hash in bounded)
+    if name == "vllm":
+        for query in queries(requests):
+            for block_hash in block_hashes(query, size):
+                assert (block_hash in unlimited) == (block_hash in bounded)
 
 
 @settings(max_examples=200, deadline=None)
@@ -170,12 +182,3 @@ def test_belady_unlimited_path_equals_a_pool_that_never_fills(requests, block_si
     bounded = BeladyCache(block_size=block_size, capacity_tokens=10**9).run(batch)
     lru = make_cache_model("vllm", block_size=block_size)
     assert unlimited == bounded == [lru.process(query) for query in batch]
-
-
-@settings(max_examples=150, deadline=None)
-@given(requests=conversations(), page_size=st.sampled_from([1, 2, 4]))
-def test_sglang_unlimited_path_equals_a_pool_that_never_fills(requests, page_size):
-    unlimited = make_cache_model("sglang", page_size=page_size)
-    bounded = make_cache_model("sglang", page_size=page_size, capacity_tokens=10**9)
-    for query in queries(requests):
-        assert unlimited.process(query) == bounded.process(query)

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixlint.sequences import common_prefix_length, same_items
+from prefixlint.sequences import SameItemsMemo, common_prefix_length, same_items
 
 
 def loop_prefix_length(a, b) -> int:
@@ -61,3 +61,10 @@ ONE, TWO = {"name": "a"}, {"name": "a"}
 )
 def test_same_items(a, b, same):
     assert same_items(a, b) is same
+
+
+def test_same_items_memo_recomputes_unless_the_very_same_objects_come_again():
+    calls = []
+    memo = SameItemsMemo(lambda items: calls.append(list(items)) or len(calls))
+    assert [memo((ONE,)), memo([ONE]), memo((TWO,)), memo((TWO,)), memo(())] == [1, 1, 2, 2, 3]
+    assert calls == [[ONE], [TWO], []]

@@ -30,7 +30,7 @@ from prefixlint.auditing.classify import SYSTEM_ROLES, tool_name
 from prefixlint.auditing.volatile import without_values
 from prefixlint.chat import content_text
 from prefixlint.request import ChatRequest
-from prefixlint.sequences import same_items
+from prefixlint.sequences import SameItemsMemo
 
 MAX_CONVERSATIONS = 4096
 _INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
@@ -174,20 +174,22 @@ class Volatile(Canonicaliser):
     def __init__(self) -> None:
         self.previous: LRU = LRU(MAX_CONVERSATIONS)
         self.tool_lists: LRU = LRU(64)
-        self._last_tools: tuple[tuple[dict, ...], tuple] = ((), ((), []))
+        self._same_tools = SameItemsMemo(self._strip_tools)
 
     def _stripped_tools(self, tools: tuple[dict, ...]) -> tuple[tuple[dict, ...], list[str]]:
-        """The tools without values, and the values; remembered, as tool lists repeat."""
-        last, known = self._last_tools
-        if not same_items(tools, last):
-            key = repr(tools)
-            known = self.tool_lists.fetch(key)
-            if known is None:
-                values: list[str] = []
-                known = (tuple(_map_strings(t, _stripper(values)) for t in tools), values)
-                self.tool_lists.put(key, known)
-            self._last_tools = (tools, known)
-        return known[0], list(known[1])
+        """The tools without values, and the values."""
+        stripped, values = self._same_tools(tools)
+        return stripped, list(values)
+
+    def _strip_tools(self, tools: tuple[dict, ...]) -> tuple[tuple[dict, ...], list[str]]:
+        """Remembered by the tools' text, as tool lists repeat."""
+        key = repr(tools)
+        known = self.tool_lists.fetch(key)
+        if known is None:
+            values: list[str] = []
+            known = (tuple(_map_strings(t, _stripper(values)) for t in tools), values)
+            self.tool_lists.put(key, known)
+        return known
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
         moved: list[str] = []

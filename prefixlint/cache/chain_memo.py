@@ -5,7 +5,9 @@ tree of runs of whole blocks (packed token ids, as :func:`prefixlint.cache.base.
 packs them) per hashing namespace; each run keeps the chained hashes of its blocks. A
 lookup walks the tree with C-speed bytes comparisons, takes the stored hashes of the
 longest remembered prefix and hashes only the blocks after it, which it then remembers.
-The hashes are exactly those of :func:`prefixlint.cache.vllm.chain_hashes`.
+The hashes are exactly those of :func:`prefixlint.cache.vllm.chain_hashes`. Once the memo
+holds more than ``capacity`` bytes of token ids it forgets everything before the next lookup
+and starts again (it only saves work: what it forgets is hashed again).
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from prefixlint.cache.base import stable_int
 from prefixlint.sequences import common_prefix_length
 
 NONE_HASH = stable_int("vllm-none-hash")
+CAPACITY = 64 << 20
+"""Bytes of packed token ids remembered (8 million tokens)."""
 
 
 def block_extras(
@@ -56,19 +60,23 @@ class _Run:
 class ChainHashMemo:
     """Chained hashes of the whole blocks of packed token sequences; see the module docstring."""
 
-    def __init__(self, block_size: int) -> None:
+    def __init__(self, block_size: int, capacity: int = CAPACITY) -> None:
         self.block_size = block_size
+        self.capacity = capacity
         self._width = 8 * block_size
         self._block = Struct(f"{block_size}q")
         self.reset()
 
     def reset(self) -> None:
         self._spaces: dict[tuple, tuple[tuple[tuple[int, ...], ...], _Run]] = {}
+        self._size = 0
 
     def hashes(
         self, data: bytes, extra_keys: Sequence[Hashable], cache_salt: str | None
     ) -> tuple[list[int], int]:
         """The chained hashes of the whole blocks of ``data``, and how many were remembered."""
+        if self._size > self.capacity:
+            self.reset()
         space = (tuple(extra_keys), cache_salt)
         if space not in self._spaces:
             self._spaces[space] = (block_extras(extra_keys, cache_salt), _Run(b"", []))
@@ -99,6 +107,7 @@ class ChainHashMemo:
             extend_chain(hashes, contents, extras)
             leaf = _Run(data[position:end], hashes[known:])
             node.children[data[position : position + width]] = leaf
+            self._size += len(leaf.data)
         return hashes, known
 
     def _split(self, parent: _Run, child: _Run, blocks: int) -> _Run:

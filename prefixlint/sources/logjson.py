@@ -57,6 +57,22 @@ class _Unexpected(Exception):
     """The walk met something it leaves to ``json.loads``."""
 
 
+def _skip_blank(text: str, pos: int) -> int:
+    """``pos``, or past the whitespace that starts there (tested first: usually none)."""
+    return _SPACE.match(text, pos).end() if text[pos] in _BLANK else pos
+
+
+def _after_element(text: str, pos: int, closer: str) -> tuple[bool, int]:
+    """After an element of an object or array: ``(True, past the closer)`` at its end,
+    else ``(False, the start of the next element)``."""
+    pos = _skip_blank(text, pos)
+    if text[pos] == closer:
+        return True, pos + 1
+    if text[pos] != ",":
+        raise _Unexpected
+    return False, _skip_blank(text, pos + 1)
+
+
 class LineDecoder:
     """``json.loads`` for the lines of one log, sharing the values of repeated elements."""
 
@@ -113,24 +129,14 @@ class LineDecoder:
             if text[pos] != '"':
                 raise _Unexpected
             key, pos = _scan(text, pos)
-            if text[pos] in _BLANK:
-                pos = _SPACE.match(text, pos).end()
+            pos = _skip_blank(text, pos)
             if text[pos] != ":":
                 raise _Unexpected
-            pos += 1
-            if text[pos] in _BLANK:
-                pos = _SPACE.match(text, pos).end()
-            value, pos = self._value(text, pos, depth)
+            value, pos = self._value(text, _skip_blank(text, pos + 1), depth)
             result[key] = value
-            if text[pos] in _BLANK:
-                pos = _SPACE.match(text, pos).end()
-            if text[pos] == "}":
-                return result, pos + 1
-            if text[pos] != ",":
-                raise _Unexpected
-            pos += 1
-            if text[pos] in _BLANK:
-                pos = _SPACE.match(text, pos).end()
+            closed, pos = _after_element(text, pos, "}")
+            if closed:
+                return result, pos
 
     def _array(self, text: str, pos: int) -> tuple[list, int]:
         """The array at ``pos``, from memory as far as its text was seen before."""
@@ -163,20 +169,14 @@ class LineDecoder:
                     self._recalled += len(follow[1])
             if first in '{["':
                 closed = (len(result), pos)
-            if text[pos] in _BLANK:
-                pos = _SPACE.match(text, pos).end()
-            if text[pos] == "]":
+            ended, pos = _after_element(text, pos, "]")
+            if ended:
                 if all_recalled:
-                    self._remember(text[start : pos + 1], result)
+                    self._remember(text[start:pos], result)
                 elif anchor is not None and closed is not None and closed[0] > anchor[1]:
                     value, count, end = anchor
                     self._follow(value, text[end : closed[1]], tuple(result[count : closed[0]]))
-                return result, pos + 1
-            if text[pos] != ",":
-                raise _Unexpected
-            pos += 1
-            if text[pos] in _BLANK:
-                pos = _SPACE.match(text, pos).end()
+                return result, pos
 
     def _recall(self, text: str, pos: int) -> tuple[Any, int] | None:
         """The value whose remembered text starts at ``pos``, and where it ends."""
