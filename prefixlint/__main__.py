@@ -2,4 +2,4 @@
 
 from prefixlint.cli import main
 
-main()
+main(prog_name="prefixlint")
