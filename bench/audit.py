@@ -117,7 +117,7 @@ def peak_rss_mib() -> float:
 
 def worker(mode: str, log: str) -> dict:
     """Run one measurement in this process and return its figures."""
-    from prefixlint.auditing.pipeline import AuditOptions, run_audit
+    from prefixlint.auditing import AuditOptions, run_audit
     from prefixlint.chat import Renderer
     from prefixlint.sources.logs import read_log
     from prefixlint.tokenizers import get_tokenizer
@@ -170,7 +170,7 @@ def measure(mode: str, log: Path) -> dict:
 
 
 def mooncake_audit() -> dict:
-    from prefixlint.auditing.pipeline import AuditOptions, run_audit
+    from prefixlint.auditing import AuditOptions, run_audit
 
     started = time.perf_counter()
     report = run_audit([str(MOONCAKE)], AuditOptions(caches=("vllm", "sglang"), what_if=False))

@@ -122,11 +122,12 @@ def audit(
 ):
     """Audit request logs: hit rate per cache model, a cause per miss, what-if gains.
 
-    ``options`` are the fields of :class:`prefixlint.auditing.pipeline.AuditOptions`
+    ``options`` are the fields of :class:`prefixlint.auditing.options.AuditOptions`
     (``block_size``, ``capacity_tokens``, ``tokenizer``, ``template``, ...). Returns an
     :class:`prefixlint.auditing.results.AuditReport`.
     """
-    from prefixlint.auditing.pipeline import AuditOptions, run_audit
+    from prefixlint.auditing.options import AuditOptions
+    from prefixlint.auditing.pipeline import run_audit
 
     chosen = AuditOptions(caches=tuple(caches), what_if=what_if, **options)
     return run_audit([str(p) for p in logs], chosen)

@@ -17,7 +17,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from prefixlint.auditing.baseline import BaselineError, load_baseline, regressions
 from prefixlint.auditing.dump import DUMP_FORMATS, TokenDump
-from prefixlint.auditing.pipeline import AuditError, AuditOptions, run_audit
+from prefixlint.auditing.options import AuditError, AuditOptions
+from prefixlint.auditing.pipeline import run_audit
 from prefixlint.auditing.prices import PriceError, PriceTable
 from prefixlint.auditing.report_html import render_html
 from prefixlint.auditing.report_json import render_json

@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from prefixlint.auditing.pipeline import AUDIT_GC_THRESHOLDS, AuditOptions, run_audit
+from prefixlint.auditing import AuditOptions, run_audit
+from prefixlint.auditing.pipeline import AUDIT_GC_THRESHOLDS
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 GENERATION_TAIL = 4

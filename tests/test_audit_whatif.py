@@ -4,8 +4,7 @@ import json
 
 import pytest
 
-from prefixlint.auditing import canonical
-from prefixlint.auditing.pipeline import AuditOptions, run_audit
+from prefixlint.auditing import AuditOptions, canonical, run_audit
 from prefixlint.request import ChatRequest
 
 

@@ -4,7 +4,8 @@
 command (:mod:`prefixlint.cli_audit`) renders it for people, as JSON or as HTML.
 """
 
-from prefixlint.auditing.pipeline import AuditError, AuditOptions, run_audit
+from prefixlint.auditing.options import AuditError, AuditOptions
+from prefixlint.auditing.pipeline import run_audit
 from prefixlint.auditing.results import AuditReport
 
 __all__ = ["AuditError", "AuditOptions", "AuditReport", "run_audit"]

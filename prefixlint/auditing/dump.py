@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 from typing import TextIO
 
-from prefixlint.auditing.pipeline import Prepared, model_namespace
+from prefixlint.auditing.pipeline import Prepared
+from prefixlint.cache.query import model_namespace
 
 DUMP_FORMATS = ("tokens", "mooncake")
 

@@ -9,74 +9,25 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import inspect
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from prefixlint.auditing.attribution import Attributor, Divergence, cause_for, example_views
 from prefixlint.auditing.canonical import canonicalisers
+from prefixlint.auditing.options import AuditError, AuditOptions, new_cache_model
 from prefixlint.auditing.prices import PriceTable
 from prefixlint.auditing.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
 from prefixlint.auditing.whatif import WhatIfRunner
-from prefixlint.cache import CACHE_MODELS, CacheModel, CacheQuery, make_cache_model
+from prefixlint.cache import CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
-from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
+from prefixlint.cache.query import build_query
+from prefixlint.chat import TemplateError, get_renderer
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
-MOONCAKE_BLOCK_TOKENS = 512
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
 BREAKPOINT_ONLY_MODELS = frozenset({"anthropic"})
-
-
-class AuditError(Exception):
-    """The audit cannot run (unknown cache model, bad option); the message says why."""
-
-
-@dataclass(frozen=True)
-class AuditOptions:
-    """How to audit: which cache models, how to render, how to find sessions."""
-
-    caches: tuple[str, ...] = ("vllm",)
-    block_size: int | None = None
-    page_size: int | None = None
-    capacity_tokens: int | None = None
-    tokenizer: str = "qwen"
-    template: str = DEFAULT_TEMPLATE
-    log_format: str = "auto"
-    session_key: str | None = None
-    what_if: bool = True
-    trace_block_tokens: int = MOONCAKE_BLOCK_TOKENS
-    max_snapshots: int = 1024
-    examples_per_cause: int = 3
-    full_text: bool = False
-    prices: PriceTable | None = None
-
-    def cache_params(self, name: str) -> dict[str, Any]:
-        """The options that ``name``'s model takes, among those that were set."""
-        if name not in CACHE_MODELS:
-            known = ", ".join(sorted(CACHE_MODELS))
-            raise AuditError(f"unknown cache model {name!r} (known: {known})")
-        given = {
-            "block_size": self.block_size,
-            "page_size": self.page_size,
-            "capacity_tokens": self.capacity_tokens,
-        }
-        accepted = {
-            parameter.name
-            for parameter in inspect.signature(CACHE_MODELS[name]).parameters.values()
-            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)
-        }
-        return {k: v for k, v in given.items() if v is not None and k in accepted}
-
-
-def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
-    """A fresh cache model for the audit; bad parameters become an :class:`AuditError`."""
-    try:
-        return make_cache_model(name, **options.cache_params(name))
-    except ValueError as exc:
-        raise AuditError(f"cache model {name}: {exc}") from None
 
 
 def session_of(request: ChatRequest, key: str | None) -> str | None:
@@ -111,45 +62,6 @@ class Prepared:
     rendered: Rendered | None
     units: Sequence[int]
     unit_tokens: int
-
-
-def build_query(request: ChatRequest, rendered: Rendered) -> CacheQuery:
-    """The cache query for a rendered request: tokens, breakpoints and block boundaries."""
-    ends = {c.name: c.token_end for c in rendered.components}
-    breakpoints = tuple(
-        (ends[name], ttl) for name, ttl in request.cache_breakpoints if name in ends
-    )
-    boundaries = sorted(
-        {
-            c.token_end
-            for c in rendered.components
-            if c.name == "system" or c.name.startswith(("messages[", "tools["))
-        }
-    )
-    return CacheQuery(
-        tokens=rendered.tokens,
-        packed=rendered.packed,
-        timestamp=request.timestamp,
-        output_tokens=request.output_length or 0,
-        cache_key=_cache_key(request),
-        model=request.model,
-        breakpoints=breakpoints,
-        boundaries=tuple(boundaries),
-        extra_keys=model_namespace(request.model),
-    )
-
-
-def model_namespace(model: str | None) -> tuple[str, ...]:
-    """KV states belong to one model: requests to different models share no cache entries."""
-    return () if model is None else (f"model:{model}",)
-
-
-def _cache_key(request: ChatRequest) -> str | None:
-    for name in ("prompt_cache_key", "cache_salt"):
-        value = request.params.get(name)
-        if value is not None:
-            return str(value)
-    return None
 
 
 class Auditor:

@@ -9,16 +9,14 @@ ranking compares hit rate, prefill tokens and cost with the audit of the log as 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
 
 from prefixlint.auditing.canonical import Canonicaliser
+from prefixlint.auditing.options import AuditOptions, new_cache_model
 from prefixlint.auditing.prices import Price
 from prefixlint.auditing.results import AuditReport, Totals, WhatIf
+from prefixlint.cache.query import build_query
 from prefixlint.chat import TemplateError
 from prefixlint.request import ChatRequest, Rendered
-
-if TYPE_CHECKING:
-    from prefixlint.auditing.pipeline import AuditOptions
 
 # Models that need every query up front (belady) are left out of the re-simulation.
 OFFLINE_MODELS = frozenset({"belady"})
@@ -31,9 +29,6 @@ class WhatIfRunner:
         render: Callable[[ChatRequest], Rendered],
         fixes: Sequence[Canonicaliser],
     ) -> None:
-        from prefixlint.auditing.pipeline import build_query, new_cache_model
-
-        self.build_query = build_query
         self.render = render
         self.fixes = list(fixes)
         names = [name for name in options.caches if name not in OFFLINE_MODELS]
@@ -55,7 +50,7 @@ class WhatIfRunner:
         for fix, models, totals in zip(self.fixes, self.models, self.totals, strict=True):
             try:
                 rewritten = fix.rewrite(request, conversation)
-                query = self.build_query(rewritten, self.render(rewritten))
+                query = build_query(rewritten, self.render(rewritten))
             except TemplateError:
                 query = None
             for name, model in models.items():

@@ -38,8 +38,10 @@ __all__ = [
     "belady",
     "deepseek",
     "gemini",
+    "given_settings",
     "llamacpp",
     "make_cache_model",
+    "make_configured_model",
     "openai",
     "sglang",
     "unlimited",
@@ -55,3 +57,21 @@ def make_cache_model(name: str, **params) -> CacheModel:
         known = ", ".join(sorted(CACHE_MODELS))
         raise ValueError(f"unknown cache model {name!r} (known: {known})") from None
     return cls(**params)
+
+
+def given_settings(name: str, **settings: int | None) -> dict[str, int]:
+    """The engine settings a user gave (``None``: not given) that model ``name`` takes.
+
+    Settings the model does not take (a ``page_size`` for vLLM) are left out, so one set of
+    command-line options serves every selected model.
+    """
+    if name not in CACHE_MODELS:
+        known = ", ".join(sorted(CACHE_MODELS))
+        raise ValueError(f"unknown cache model {name!r} (known: {known})")
+    accepted = CACHE_MODELS[name].settings
+    return {k: v for k, v in settings.items() if v is not None and k in accepted}
+
+
+def make_configured_model(name: str, **settings: int | None) -> CacheModel:
+    """A fresh model from the engine settings a user gave (see :func:`given_settings`)."""
+    return make_cache_model(name, **given_settings(name, **settings))

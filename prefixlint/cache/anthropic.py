@@ -50,6 +50,7 @@ class AnthropicCache:
     """
 
     name = "anthropic"
+    settings = ()
 
     def __init__(
         self,

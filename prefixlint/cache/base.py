@@ -153,6 +153,9 @@ class CacheModel(Protocol):
     """A prefix cache fed requests in log order."""
 
     name: str
+    # The engine settings an audit passes on when they are given (``block_size``,
+    # ``page_size``, ``capacity_tokens``); the model's other parameters keep their defaults.
+    settings: tuple[str, ...]
 
     def process(self, query: CacheQuery) -> CacheResult: ...
 

@@ -38,6 +38,7 @@ class BeladyCache:
     """Belady's MIN over vLLM blocks; see the module docstring for the two-step API."""
 
     name = "belady"
+    settings = ("block_size", "capacity_tokens")
 
     def __init__(self, block_size: int = 16, capacity_tokens: int | None = None, **geometry: int):
         if block_size <= 0:

@@ -34,6 +34,7 @@ class DeepSeekCache:
     """
 
     name = "deepseek"
+    settings = ()
 
     def __init__(
         self,

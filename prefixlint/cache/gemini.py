@@ -29,6 +29,7 @@ class GeminiCache:
     """
 
     name = "gemini"
+    settings = ("capacity_tokens",)
 
     def __init__(
         self,

@@ -27,6 +27,7 @@ class LlamaCppCache:
     """One slot, longest common prefix with its contents; see the module docstring."""
 
     name = "llamacpp"
+    settings = ()
 
     def __init__(self) -> None:
         self.reset()

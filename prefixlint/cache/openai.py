@@ -61,6 +61,7 @@ class OpenAICache:
     """
 
     name = "openai"
+    settings = ("capacity_tokens",)
 
     def __init__(
         self,

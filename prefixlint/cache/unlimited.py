@@ -17,6 +17,7 @@ class UnlimitedCache:
     """Longest previously seen prefix; see the module docstring."""
 
     name = "unlimited"
+    settings = ()
 
     def __init__(self) -> None:
         self.reset()

@@ -133,6 +133,7 @@ class VllmCache:
     """
 
     name = "vllm"
+    settings = ("block_size", "capacity_tokens")
 
     def __init__(
         self,

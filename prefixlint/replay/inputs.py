@@ -11,8 +11,8 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from prefixlint.auditing.pipeline import build_query
 from prefixlint.cache.base import CacheQuery
+from prefixlint.cache.query import build_query
 from prefixlint.chat import TemplateError, get_renderer
 from prefixlint.replay import ReplayError
 from prefixlint.request import ChatRequest

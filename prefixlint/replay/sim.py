@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from prefixlint.auditing.pipeline import AuditError, AuditOptions, new_cache_model
+from prefixlint.cache import given_settings, make_cache_model
 from prefixlint.cache.base import CacheQuery, InvalidQuery
 from prefixlint.replay import ReplayError
 
@@ -23,21 +23,20 @@ def cache_params(
     capacity_tokens: int | None = None,
 ) -> dict[str, Any]:
     """The options among those given that ``cache``'s model takes."""
-    options = AuditOptions(
-        block_size=block_size, page_size=page_size, capacity_tokens=capacity_tokens
-    )
     try:
-        return options.cache_params(cache)
-    except AuditError as exc:
+        return given_settings(
+            cache, block_size=block_size, page_size=page_size, capacity_tokens=capacity_tokens
+        )
+    except ValueError as exc:
         raise ReplayError(str(exc)) from None
 
 
 def simulate(cache: str, queries: Iterable[tuple[str, CacheQuery]], **params: Any) -> list[int]:
     """Cached tokens the ``cache`` model predicts for each ``(where, query)``, in order."""
     try:
-        model = new_cache_model(cache, AuditOptions(**params))
-    except AuditError as exc:
-        raise ReplayError(str(exc)) from None
+        model = make_cache_model(cache, **params)
+    except ValueError as exc:
+        raise ReplayError(f"cache model {cache}: {exc}") from None
     cached = []
     for where, query in queries:
         try:

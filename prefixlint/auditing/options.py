@@ -1,0 +1,51 @@
+"""What an audit is asked to do, and the cache models it builds from that."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from prefixlint.auditing.prices import PriceTable
+from prefixlint.cache import CACHE_MODELS, CacheModel, make_configured_model
+from prefixlint.chat import DEFAULT_TEMPLATE
+
+MOONCAKE_BLOCK_TOKENS = 512
+
+
+class AuditError(Exception):
+    """The audit cannot run (unknown cache model, bad option); the message says why."""
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How to audit: which cache models, how to render, how to find sessions."""
+
+    caches: tuple[str, ...] = ("vllm",)
+    block_size: int | None = None
+    page_size: int | None = None
+    capacity_tokens: int | None = None
+    tokenizer: str = "qwen"
+    template: str = DEFAULT_TEMPLATE
+    log_format: str = "auto"
+    session_key: str | None = None
+    what_if: bool = True
+    trace_block_tokens: int = MOONCAKE_BLOCK_TOKENS
+    max_snapshots: int = 1024
+    examples_per_cause: int = 3
+    full_text: bool = False
+    prices: PriceTable | None = None
+
+
+def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
+    """A fresh cache model for the audit; bad names and parameters become an AuditError."""
+    if name not in CACHE_MODELS:
+        known = ", ".join(sorted(CACHE_MODELS))
+        raise AuditError(f"unknown cache model {name!r} (known: {known})")
+    try:
+        return make_configured_model(
+            name,
+            block_size=options.block_size,
+            page_size=options.page_size,
+            capacity_tokens=options.capacity_tokens,
+        )
+    except ValueError as exc:
+        raise AuditError(f"cache model {name}: {exc}") from None

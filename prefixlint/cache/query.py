@@ -1,0 +1,49 @@
+"""From a rendered request to the :class:`CacheQuery` that every cache model reads."""
+
+from __future__ import annotations
+
+from prefixlint.cache.base import CacheQuery
+from prefixlint.request import ChatRequest, Rendered
+
+# Request parameters that name a cache namespace, first found wins.
+CACHE_KEY_PARAMS = ("prompt_cache_key", "cache_salt")
+
+
+def build_query(request: ChatRequest, rendered: Rendered) -> CacheQuery:
+    """The cache query for a rendered request: tokens, breakpoints and block boundaries."""
+    ends = {c.name: c.token_end for c in rendered.components}
+    breakpoints = tuple(
+        (ends[name], ttl) for name, ttl in request.cache_breakpoints if name in ends
+    )
+    boundaries = sorted(
+        {
+            c.token_end
+            for c in rendered.components
+            if c.name == "system" or c.name.startswith(("messages[", "tools["))
+        }
+    )
+    return CacheQuery(
+        tokens=rendered.tokens,
+        packed=rendered.packed,
+        timestamp=request.timestamp,
+        output_tokens=request.output_length or 0,
+        cache_key=cache_key(request),
+        model=request.model,
+        breakpoints=breakpoints,
+        boundaries=tuple(boundaries),
+        extra_keys=model_namespace(request.model),
+    )
+
+
+def model_namespace(model: str | None) -> tuple[str, ...]:
+    """KV states belong to one model: requests to different models share no cache entries."""
+    return () if model is None else (f"model:{model}",)
+
+
+def cache_key(request: ChatRequest) -> str | None:
+    """The request's cache namespace (``prompt_cache_key``, ``cache_salt``), if it names one."""
+    for name in CACHE_KEY_PARAMS:
+        value = request.params.get(name)
+        if value is not None:
+            return str(value)
+    return None
