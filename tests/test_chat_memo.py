@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from test_chat_qwen3 import CASES, REQUESTS
 
 from prefixlint.chat import Renderer, render
-from prefixlint.chat_formats.memo import SegmentEncoder
+from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.sources.logs import read_log
 from prefixlint.tokenizers import get_tokenizer
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from test_chat_qwen3 import CASES, REQUESTS
 
 from prefixlint.chat import Renderer, message_key
-from prefixlint.chat_formats.pieces import separable
+from prefixlint.chat.pieces import separable
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import read_log
 

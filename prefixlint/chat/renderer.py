@@ -6,7 +6,7 @@ non-thinking use, rendered the way transformers renders it (``trim_blocks``,
 ``lstrip_blocks``, ``tojson`` = ``json.dumps(ensure_ascii=False)``) with
 ``add_generation_prompt=True`` and ``enable_thinking=False``, so every prompt ends with
 ``<|im_start|>assistant\\n<think>\\n\\n</think>\\n\\n``. The template is reimplemented in Python
-(:mod:`prefixlint.chat_formats.qwen3`) so that each component's place is known; tests prove the
+(:mod:`prefixlint.chat.qwen3`) so that each component's place is known; tests prove the
 text equals the Jinja template's output character for character.
 
 Messages are first brought into the shape chat templates expect, as vLLM's OpenAI server does
@@ -29,7 +29,7 @@ Providers that do not use ChatML still get Qwen-vocabulary tokens, as a proxy fo
   they render like chat completions.
 
 ``template="hf:PATH"`` renders with a local Hugging Face tokenizer's own chat template (see
-:mod:`prefixlint.chat_formats.hf`).
+:mod:`prefixlint.chat.hf`).
 
 Components, in prefix order, cover the whole text: ``system`` (the request's ``system``
 field), ``messages[i]`` (``request.messages[i]``, its role header and end marker included; a
@@ -39,7 +39,7 @@ the last), ``tools`` (the tool block's fixed header and footer, a name that can 
 character, so component token ranges partition the tokens even where BPE merges across a
 boundary.
 
-Token ids come from a per-renderer memo (:mod:`prefixlint.chat_formats.memo`): the text is cut
+Token ids come from a per-renderer memo (:mod:`prefixlint.chat.memo`): the text is cut
 at the tokenizer's special tokens (``<|im_start|>``, ``<|im_end|>``, ``<tool_call>``, ...),
 each stretch of ordinary text between two special tokens is encoded once and remembered (LRU,
 bounded), and the ids are concatenated. A BPE tokenizer never merges across a special token,
@@ -51,17 +51,24 @@ requests (see :class:`Renderer`; ``tests/test_render_speedpaths.py`` checks it).
 
 from __future__ import annotations
 
-import marshal
-
-from prefixlint.chat_formats import TemplateError
-from prefixlint.chat_formats.memo import LRU, SegmentEncoder
-from prefixlint.chat_formats.pieces import Block, assemble, encode_block, join_blocks, separable
-from prefixlint.chat_formats.qwen3 import (
+from prefixlint.chat.errors import TemplateError
+from prefixlint.chat.memo import LRU, SegmentEncoder
+from prefixlint.chat.messages import (
+    ROLE_ALIASES,
+    component_names,
+    content_text,
+    marshalled,
+    message_key,
+    message_name,
+    template_message,
+    template_messages,
+)
+from prefixlint.chat.pieces import Block, assemble, encode_block, join_blocks, separable
+from prefixlint.chat.qwen3 import (
     generation_prompt,
     last_query_index,
     qwen3_pieces,
     system_turn,
-    tojson,
     turn_context,
     turn_text,
 )
@@ -70,124 +77,13 @@ from prefixlint.sequences import SameItemsMemo
 from prefixlint.tokenizers import Tokenizer, get_tokenizer
 
 DEFAULT_TEMPLATE = "qwen3"
-IMAGE_PLACEHOLDER = "<|vision_start|><|image_pad|><|vision_end|>"
-TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
-ROLE_ALIASES = {"developer": "system", "function": "tool"}
-# transformers (``_alias_reasoning_fields``) and vLLM accept reasoning under these names.
-REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-
-
-def part_text(part) -> str:
-    """One content part as text: text parts as is, media as a placeholder, data as JSON."""
-    if isinstance(part, str):
-        return part
-    if isinstance(part, dict) and "type" in part:
-        if part["type"] in TEXT_PART_TYPES:
-            return str(part.get("text", ""))
-        return IMAGE_PLACEHOLDER
-    if isinstance(part, dict) and set(part) == {"text"}:
-        return str(part["text"])
-    return tojson(part)
-
-
-def content_text(content) -> str:
-    """The text a chat template sees for a message's ``content``.
-
-    A string stays as is, None is empty, a list of parts is joined by newlines (vLLM), and
-    structured data without a part ``type`` (a tool result logged as an object) is JSON.
-    """
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "\n".join(part_text(part) for part in content)
-    return part_text(content)
-
-
-def template_message(message: dict) -> dict:
-    """One message as a chat template receives it (see the module docstring)."""
-    prepared = dict(message)
-    role = prepared.get("role")
-    prepared["role"] = ROLE_ALIASES.get(role, role)
-    prepared["content"] = content_text(prepared.get("content"))
-    reasoning = message_reasoning(message)
-    if reasoning is not None:
-        prepared["reasoning_content"] = reasoning
-    return prepared
-
-
-def message_reasoning(message: dict):
-    """The message's reasoning, under whichever name it was logged, or None."""
-    for field in REASONING_FIELDS:
-        if message.get(field) is not None:
-            return message[field]
-    return None
-
-
-def template_messages(request: ChatRequest) -> list[dict]:
-    """The request's messages as a chat template receives them, system prompt first."""
-    messages = []
-    if request.system is not None:
-        messages.append({"role": "system", "content": request.system})
-    messages.extend(map(template_message, request.messages))
-    return messages
-
-
-def component_names(request: ChatRequest) -> list[str]:
-    """Names of :func:`template_messages` entries, as components: ``system``, ``messages[i]``."""
-    names = ["system"] if request.system is not None else []
-    names.extend(map(message_name, range(len(request.messages))))
-    return names
-
-
-_MESSAGE_NAMES: list[str] = []
-
-
-def message_name(index: int) -> str:
-    """``messages[index]``, one string object per index."""
-    while len(_MESSAGE_NAMES) <= index:
-        _MESSAGE_NAMES.append(f"messages[{len(_MESSAGE_NAMES)}]")
-    return _MESSAGE_NAMES[index]
-
-
-def message_key(message: dict) -> tuple | None:
-    """An exact, hashable stand-in for all the Qwen3 template reads of ``message``, or None.
-
-    Strings stand for themselves; other content and tool calls for their ``marshal`` bytes,
-    which load back to equal values of the same types (``True`` and ``1`` differ), so equal
-    keys render alike. None when a value cannot be marshalled.
-    """
-    content = message.get("content")
-    if content is not None and type(content) is not str:
-        content = _marshalled(content)
-        if content is None:
-            return None
-    role = message.get("role")
-    if role != "assistant":
-        return role, content
-    reasoning = message_reasoning(message)
-    if reasoning is not None and type(reasoning) is not str:
-        return None
-    calls = message.get("tool_calls")
-    if not calls:
-        return role, content, reasoning, None
-    calls = _marshalled(calls)
-    return None if calls is None else (role, content, reasoning, calls)
-
-
-def _marshalled(value) -> bytes | None:
-    try:
-        return marshal.dumps(value)
-    except ValueError:  # not plain data
-        return None
 
 
 class Renderer:
     """Renders requests with one template and tokenizer, remembering tokens.
 
     The Qwen3 template renders the system turn and each message on its own, given a little
-    context (:func:`~prefixlint.chat_formats.qwen3.turn_context`), and every turn starts at a
+    context (:func:`~prefixlint.chat.qwen3.turn_context`), and every turn starts at a
     special token. So each turn is encoded once into a block and remembered (LRU), keyed by
     :func:`message_key` and its context, and a request costs one lookup per message plus
     joining the blocks' text, ids and packed ids. When a tokenizer gives no such separation,
@@ -205,7 +101,7 @@ class Renderer:
         self.template = template
         self.enable_thinking = enable_thinking
         if template.startswith("hf:"):
-            from prefixlint.chat_formats.hf import HFChatTemplate
+            from prefixlint.chat.hf import HFChatTemplate
 
             self._hf = HFChatTemplate(template[3:], tokenizer, enable_thinking=enable_thinking)
             self.tokenizer = self._hf.tokenizer
@@ -221,7 +117,7 @@ class Renderer:
         self.turns = LRU(cache_size)
         self._placed = LRU(cache_size)
         self._prompt = encode_block([generation_prompt(enable_thinking)], self.encoder)
-        self._tools_key = SameItemsMemo(lambda tools: _marshalled(tuple(tools)))
+        self._tools_key = SameItemsMemo(lambda tools: marshalled(tuple(tools)))
 
     def render(self, request: ChatRequest) -> Rendered:
         if self._hf is not None:

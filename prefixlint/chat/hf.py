@@ -31,10 +31,10 @@ from __future__ import annotations
 
 import os
 
-from prefixlint.chat import component_names, template_messages
-from prefixlint.chat_formats import TemplateError
-from prefixlint.chat_formats.memo import SegmentEncoder
-from prefixlint.chat_formats.pieces import assemble
+from prefixlint.chat.errors import TemplateError
+from prefixlint.chat.memo import SegmentEncoder
+from prefixlint.chat.messages import component_names, template_messages
+from prefixlint.chat.pieces import assemble
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sequences import common_prefix_length
 from prefixlint.tokenizers import Tokenizer, TokenizerError, get_tokenizer

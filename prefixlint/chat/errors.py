@@ -1,4 +1,4 @@
-"""Chat-template renderers that know which request component produced each piece of text."""
+"""The one error a renderer raises."""
 
 
 class TemplateError(Exception):

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from prefixlint.chat_formats.memo import LRU, SegmentEncoder
+from prefixlint.chat.memo import LRU, SegmentEncoder
 from prefixlint.request import Component, Rendered
 
 Piece = tuple[str, str]
