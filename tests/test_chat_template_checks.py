@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from prefixlint.context import RuleContext
-from prefixlint.rules.chat_template import conversation, monotonic
+from prefixlint.rules.chat_template import monotonic
 from prefixlint.sources import chat_template
+from prefixlint.sources.chat_template import conversation
 from prefixlint.tokenizers import get_tokenizer
 
 TEMPLATES = Path(__file__).parent.parent / "fixtures" / "chat_templates"

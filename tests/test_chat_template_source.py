@@ -7,8 +7,8 @@ import json
 import pytest
 
 from prefixlint.context import RuleContext, SourceError
-from prefixlint.rules.chat_template import sandbox
 from prefixlint.sources import chat_template, source_module
+from prefixlint.sources.chat_template import sandbox
 
 CHATML = """\
 {%- for message in messages %}
@@ -93,7 +93,7 @@ def test_render_matches_transformers():
     chat_template_utils = pytest.importorskip("transformers.utils.chat_template_utils")
     from pathlib import Path
 
-    from prefixlint.rules.chat_template import conversation
+    from prefixlint.sources.chat_template import conversation
 
     source = (Path(__file__).parent.parent / "fixtures/chat_templates/qwen3.jinja").read_text()
     [document] = chat_template.parse("qwen3.jinja", source)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from prefixlint import registry
-from prefixlint.rules.chat_template import compare, conversation, sandbox
-from prefixlint.rules.chat_template.document import REFERENCE_TIME, ChatTemplateDocument
 from prefixlint.sequences import common_prefix_length
+from prefixlint.sources.chat_template import compare, conversation, sandbox
+from prefixlint.sources.chat_template.document import REFERENCE_TIME, ChatTemplateDocument
 
 CODE = "PFX101"
 

@@ -22,10 +22,10 @@ import itertools
 from dataclasses import dataclass
 
 from prefixlint import registry
-from prefixlint.rules.chat_template import compare, conversation, sandbox
-from prefixlint.rules.chat_template.conversation import Conversation
-from prefixlint.rules.chat_template.document import ChatTemplateDocument
 from prefixlint.sequences import common_prefix_length
+from prefixlint.sources.chat_template import compare, conversation, sandbox
+from prefixlint.sources.chat_template.conversation import Conversation
+from prefixlint.sources.chat_template.document import ChatTemplateDocument
 
 CODE = "PFX503"
 

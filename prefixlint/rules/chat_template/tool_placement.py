@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import replace
 
 from prefixlint import registry
-from prefixlint.rules.chat_template import compare, conversation
-from prefixlint.rules.chat_template.document import ChatTemplateDocument
 from prefixlint.sequences import common_prefix_length
+from prefixlint.sources.chat_template import compare, conversation
+from prefixlint.sources.chat_template.document import ChatTemplateDocument
 
 CODE = "PFX304"
 

@@ -11,7 +11,7 @@ from functools import cached_property
 import jinja2
 
 from prefixlint.context import SourceError
-from prefixlint.rules.chat_template import conversation, sandbox
+from prefixlint.sources.chat_template import conversation, sandbox
 from prefixlint.types import Span
 
 _REASONING_WORDS = re.compile(r"think|reasoning", re.IGNORECASE)

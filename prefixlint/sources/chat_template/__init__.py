@@ -1,7 +1,8 @@
 """Chat templates: Jinja programs that turn ``messages`` and ``tools`` into a prompt.
 
-A chat template is checked by running it (sandboxed) on a synthetic conversation, see
-``prefixlint.rules.chat_template``. Accepted inputs: a Jinja file that loops over
+A chat template is checked by running it (:mod:`.sandbox`) on synthetic conversations
+(:mod:`.conversation`) and comparing the renderings (:mod:`.compare`); the checks themselves
+are rules in ``prefixlint.rules.chat_template``. Accepted inputs: a Jinja file that loops over
 ``messages``, a ``tokenizer_config.json`` or ``chat_template.json`` whose ``chat_template``
 is a string or a list of ``{"name", "template"}``, and a local Hugging Face model folder
 (:func:`template_file_in`).
@@ -17,6 +18,8 @@ import jinja2
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.sources.chat_template import sandbox
+from prefixlint.sources.chat_template.document import ChatTemplateDocument
 from prefixlint.types import Diagnostic
 
 SOURCE_KIND = "chat-template"
@@ -64,8 +67,6 @@ def template_file_in(folder: str | Path) -> Path:
 
 
 def _compile(source: str, file_line):
-    from prefixlint.rules.chat_template import sandbox
-
     try:
         return sandbox.compile_template(source)
     except jinja2.TemplateSyntaxError as exc:
@@ -124,8 +125,6 @@ def _same_line(line: int) -> int:
 
 def parse(path: str, text: str) -> list:
     """The chat templates in ``text``, compiled; raises :class:`SourceError` on bad input."""
-    from prefixlint.rules.chat_template.document import ChatTemplateDocument
-
     if PurePath(path).name.lower() not in CONFIG_NAMES:
         template = _compile(text, _same_line)
         return [
