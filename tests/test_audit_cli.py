@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from prefixlint.chat import render
-from prefixlint.cli_audit import audit
+from prefixlint.cli.audit import audit
 from prefixlint.sources.logs import read_log
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"

@@ -4,7 +4,7 @@ import socket
 import pytest
 from click.testing import CliRunner
 
-from prefixlint.cli_replay import replay
+from prefixlint.cli.replay import replay
 
 SYSTEM = (
     "You are the airline's booking assistant. Follow the policy: verify the user's identity, "

@@ -1,7 +1,7 @@
 """Audit logged requests against prefix-cache models: hit rates, miss causes, what-if fixes.
 
 ``run_audit(files, AuditOptions(...))`` returns an :class:`AuditReport`; the ``audit``
-command (:mod:`prefixlint.cli_audit`) renders it for people, as JSON or as HTML.
+command (:mod:`prefixlint.cli.audit`) renders it for people, as JSON or as HTML.
 """
 
 from prefixlint.auditing.options import AuditError, AuditOptions

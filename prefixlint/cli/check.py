@@ -1,0 +1,195 @@
+"""``prefixlint check`` and ``prefixlint fix``: lint and fix prompt files and Python code.
+
+Exit codes: 0 clean, 1 findings (or changes with ``--diff``), 2 usage or input errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections import Counter
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from functools import partial
+from multiprocessing import get_context
+from pathlib import Path
+
+import click
+
+from prefixlint import registry
+from prefixlint.cli.group import UserError
+from prefixlint.config import Settings, load_settings, with_overrides
+from prefixlint.engine import FileResult, FixMode, check_file, check_source, unreadable_diagnostics
+from prefixlint.files import collect_files
+from prefixlint.output import FORMATS, Report, render
+from prefixlint.output.style import wants_color
+from prefixlint.textio import UnreadableText, read_stream
+from prefixlint.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+
+STDIN_DEFAULT_NAME = "stdin.txt"
+
+
+def _codes(values: Iterable[str]) -> tuple[str, ...]:
+    """Flatten repeated, comma-separated option values."""
+    return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
+
+
+def _check_options(command: Callable) -> Callable:
+    options = [
+        click.argument("paths", nargs=-1, type=click.Path()),
+        click.option("--unsafe-fixes", is_flag=True, help="Also apply (or offer) unsafe fixes."),
+        click.option("--diff", is_flag=True, help="Print fixes as unified diffs; write nothing."),
+        click.option("--select", multiple=True, help="Rule codes or prefixes to enable."),
+        click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable."),
+        click.option("--extend-select", multiple=True, help="Enable these on top of select."),
+        click.option("--exclude", multiple=True, help="Globs of files and folders to skip."),
+        click.option(
+            "--force-exclude", is_flag=True, help="Apply excludes to files named explicitly."
+        ),
+        click.option(
+            "--format",
+            "output_format",
+            type=click.Choice(FORMATS),
+            default="full",
+            show_default=True,
+        ),
+        click.option("--output-file", type=click.Path(dir_okay=False), help="Write here."),
+        click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
+        click.option("--statistics", is_flag=True, help="Count findings per rule instead."),
+        click.option("--tokenizer", help="qwen, qwen-raw, tiktoken:NAME or hf:PATH."),
+        click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True),
+        click.option("--config", type=click.Path(exists=True, dir_okay=False), help="pyproject."),
+        click.option("--stdin-filename", help="Name (and so kind) of the text read from '-'."),
+    ]
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+@click.command()
+@click.option("--fix", is_flag=True, help="Apply fixes and write the files.")
+@_check_options
+def check(**options) -> None:
+    """Check prompt templates and Python prompt code for prefix-cache breakers."""
+    sys.exit(_run_check(**options))
+
+
+@click.command()
+@_check_options
+def fix(**options) -> None:
+    """Fix what can be fixed (same as ``check --fix``)."""
+    sys.exit(_run_check(fix=True, **options))
+
+
+def _load(paths: tuple[str, ...], options: dict) -> Settings:
+    local = [Path(p) for p in paths if p != "-"]
+    start = Path(os.path.commonpath([p.resolve() for p in local])) if local else Path.cwd()
+    config = Path(options["config"]) if options["config"] else None
+    settings, _ = load_settings(start, config)
+    settings = with_overrides(
+        settings,
+        select=_codes(options["select"]),
+        ignore=_codes(options["ignore"]),
+        extend_select=_codes(options["extend_select"]),
+        exclude=tuple(options["exclude"]),
+        tokenizer=options["tokenizer"],
+    )
+    if settings.tokenizer != DEFAULT_TOKENIZER:
+        get_tokenizer(settings.tokenizer)  # fail early, with exit code 2
+    return settings
+
+
+def _check_stdin(settings: Settings, mode: FixMode, filename: str | None) -> FileResult:
+    path = filename or STDIN_DEFAULT_NAME
+    try:
+        source = read_stream(sys.stdin.buffer)
+    except UnreadableText as exc:
+        return FileResult(path, diagnostics=unreadable_diagnostics(path, exc, settings))
+    return check_source(source, path, settings, mode)
+
+
+def _check_files(files: list[str], settings: Settings, mode: FixMode, jobs: int):
+    if jobs == 1 or len(files) < 2:
+        return [check_file(path, settings, mode) for path in files]
+    workers = min(jobs, len(files))
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(partial(check_file, settings=settings, mode=mode), files))
+
+
+def _statistics(report: Report, as_json: bool) -> str:
+    counts = Counter(d.code for d in report.diagnostics)
+    fixable = Counter(d.code for d in report.diagnostics if report.fixable(d))
+    rows = [
+        {
+            "code": code,
+            "name": registry.doc(code).name,
+            "count": count,
+            "fixable": fixable[code] > 0,
+        }
+        for code, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+    if as_json:
+        return json.dumps(rows, indent=2) + "\n"
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    lines = [
+        f"{row['count']:>{width}}\t{row['code']}\t{'[*]' if row['fixable'] else '   '}"
+        f" {row['name']}"
+        for row in rows
+    ]
+    return "".join(line + "\n" for line in lines)
+
+
+def _emit(text: str, output_file: str | None) -> None:
+    if output_file:
+        try:
+            Path(output_file).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UserError(f"cannot write {output_file}: {exc.strerror or exc}") from None
+    else:
+        click.echo(text, nl=False)
+
+
+def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -> int:
+    paths = paths or (".",)
+    if "-" in paths and len(paths) > 1:
+        raise UserError("'-' (stdin) cannot be combined with other paths")
+    settings = _load(paths, options)
+    mode = FixMode(fix=fix, unsafe=unsafe_fixes, diff=diff)
+    errors: list[str] = []
+    if paths == ("-",):
+        results = [_check_stdin(settings, mode, options["stdin_filename"])]
+    else:
+        files, errors = collect_files(paths, settings, options["force_exclude"])
+        if not files and not errors:
+            click.echo("warning: no files to check under the given paths", err=True)
+        results = _check_files(files, settings, mode, options["jobs"])
+    errors += [r.error for r in results if r.error]
+    skipped = [r.path for r in results if r.skipped]
+    for message in errors:
+        click.echo(f"error: {message}", err=True)
+    if skipped:
+        shown = ", ".join(skipped[:5]) + (
+            f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
+        )
+        click.echo(f"warning: not checked, no checker for these kinds of file: {shown}", err=True)
+    report = Report(results, mode, errors=len(errors))
+    changed = [r for r in results if r.changed]
+
+    if diff:
+        _emit("".join(r.diff() for r in changed), options["output_file"])
+        return 2 if errors else int(bool(changed))
+    if fix and paths == ("-",):
+        click.echo(results[0].final_text or "", nl=False)
+        rendered = render(report, "concise") if report.diagnostics else ""
+        click.echo(rendered, nl=False, err=True)
+    else:
+        color = not options["output_file"] and wants_color(sys.stdout)
+        if options["statistics"]:
+            rendered = _statistics(report, options["output_format"] == "json")
+        else:
+            rendered = render(report, options["output_format"], color)
+        _emit(rendered, options["output_file"])
+    if errors:
+        return 2
+    return 0 if options["exit_zero"] or not report.diagnostics else 1
