@@ -17,8 +17,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from prefixlint.config import Settings
-from prefixlint.engine import check_text
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import check_text
 from prefixlint.sources.python import may_hold_prompt
 
 

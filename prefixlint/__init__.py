@@ -45,7 +45,7 @@ _HOME = {
     "Severity": "prefixlint.types",
     "Span": "prefixlint.types",
     "Divergence": "prefixlint.tokenview",
-    "Settings": "prefixlint.config",
+    "Settings": "prefixlint.linting.config",
     "get_tokenizer": "prefixlint.tokenizers",
     "audit": "prefixlint.api",
     "check_paths": "prefixlint.api",
@@ -56,7 +56,7 @@ _HOME = {
 
 if TYPE_CHECKING:
     from prefixlint.api import audit, check_paths, check_source, fix_source, stable_prefix
-    from prefixlint.config import Settings
+    from prefixlint.linting.config import Settings
     from prefixlint.tokenizers import get_tokenizer
     from prefixlint.tokenview import Divergence
     from prefixlint.types import Applicability, Diagnostic, Edit, Finding, Fix, Severity, Span

@@ -9,9 +9,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from prefixlint.config import Settings, load_settings
-from prefixlint.engine import FixMode, UnsupportedFile, check_file, check_text, fix_text
-from prefixlint.files import collect_files
+from prefixlint.linting.config import Settings, load_settings
+from prefixlint.linting.engine import FixMode, UnsupportedFile, check_file, check_text, fix_text
+from prefixlint.linting.files import collect_files
 from prefixlint.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from prefixlint.tokenview import Divergence, divergence
 from prefixlint.types import Diagnostic

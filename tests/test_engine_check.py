@@ -5,8 +5,8 @@ import pytest
 from engine_fakes import install
 
 from prefixlint import textio
-from prefixlint.config import Settings
-from prefixlint.engine import MAX_ITERATIONS, FixMode, check_file, check_text, fix_text
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import MAX_ITERATIONS, FixMode, check_file, check_text, fix_text
 
 FIX = FixMode(fix=True)
 

@@ -1,7 +1,13 @@
 import pytest
 
-from prefixlint.config import ConfigError, Settings, find_pyproject, load_settings, with_overrides
-from prefixlint.files import collect_files
+from prefixlint.linting.config import (
+    ConfigError,
+    Settings,
+    find_pyproject,
+    load_settings,
+    with_overrides,
+)
+from prefixlint.linting.files import collect_files
 
 
 def write(path, text):

@@ -1,6 +1,6 @@
 import pytest
 
-from prefixlint.fixer import apply_edits
+from prefixlint.linting.fixer import apply_edits
 from prefixlint.types import Applicability, Edit, Fix
 
 

@@ -1,9 +1,9 @@
 import pytest
 from engine_fakes import install
 
-from prefixlint.config import Settings
-from prefixlint.engine import FixMode, check_text, fix_text
-from prefixlint.noqa import find_directives
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import FixMode, check_text, fix_text
+from prefixlint.linting.noqa import find_directives
 
 
 @pytest.fixture(autouse=True)

@@ -4,8 +4,8 @@ import codecs
 
 import pytest
 
-from prefixlint.config import Settings
-from prefixlint.engine import FixMode, check_file, check_text, fix_text
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import FixMode, check_file, check_text, fix_text
 
 
 @pytest.mark.parametrize(

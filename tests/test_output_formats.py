@@ -7,8 +7,8 @@ import pytest
 from engine_fakes import install
 
 from prefixlint import registry
-from prefixlint.config import Settings
-from prefixlint.engine import FileResult, FixMode, check_file
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import FileResult, FixMode, check_file
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import wants_color
 from prefixlint.types import Span

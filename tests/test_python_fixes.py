@@ -3,8 +3,8 @@
 import libcst
 import pytest
 
-from prefixlint.config import Settings
-from prefixlint.engine import FixMode, check_text, fix_text
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import FixMode, check_text, fix_text
 
 SAFE = FixMode(fix=True)
 UNSAFE = FixMode(fix=True, unsafe=True)

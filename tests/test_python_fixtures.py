@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixlint.config import Settings
-from prefixlint.engine import FixMode, check_text, fix_text
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import FixMode, check_text, fix_text
 
 FIXTURES = sorted((Path(__file__).parent.parent / "fixtures" / "python").glob("*.py"))
 PYTHON_RULES = (

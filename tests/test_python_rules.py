@@ -2,8 +2,8 @@
 
 import pytest
 
-from prefixlint.config import Settings
-from prefixlint.engine import check_text
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import check_text
 
 PYTHON_CODES = ("PFX1", "PFX2", "PFX3", "PFX5")
 

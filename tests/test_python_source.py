@@ -2,8 +2,8 @@
 
 import pytest
 
-from prefixlint.config import Settings
-from prefixlint.engine import FixMode, check_text, fix_text
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import FixMode, check_text, fix_text
 from prefixlint.pyflow.sinks import may_hold_prompt
 
 

@@ -3,8 +3,8 @@
 import pytest
 
 from prefixlint import registry
-from prefixlint.config import Settings
-from prefixlint.engine import FixMode, UnsupportedFile, check_text, fix_text
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import FixMode, UnsupportedFile, check_text, fix_text
 from prefixlint.textio import SourceText
 
 

@@ -5,8 +5,8 @@ import re
 from prefixlint import registry
 
 ENGINE_CODES = {
-    "PFX901": "unused noqa directives are found by prefixlint.noqa, not by a checker",
-    "PFX902": "parse and read errors are reported by prefixlint.engine",
+    "PFX901": "unused noqa directives are found by prefixlint.linting.noqa, not by a checker",
+    "PFX902": "parse and read errors are reported by prefixlint.linting.engine",
 }
 AUDIT_ONLY_CODES = {
     "PFX204": "tool-set changes between requests are only visible in logged requests",

@@ -5,7 +5,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prefixlint.context import RuleContext, SourceError
-from prefixlint.fixer import apply_edits
+from prefixlint.linting.fixer import apply_edits
 from prefixlint.sources import source_module
 from prefixlint.types import Applicability
 

@@ -19,9 +19,15 @@ import click
 
 from prefixlint import registry
 from prefixlint.cli.group import UserError
-from prefixlint.config import Settings, load_settings, with_overrides
-from prefixlint.engine import FileResult, FixMode, check_file, check_source, unreadable_diagnostics
-from prefixlint.files import collect_files
+from prefixlint.linting.config import Settings, load_settings, with_overrides
+from prefixlint.linting.engine import (
+    FileResult,
+    FixMode,
+    check_file,
+    check_source,
+    unreadable_diagnostics,
+)
+from prefixlint.linting.files import collect_files
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import wants_color
 from prefixlint.textio import UnreadableText, read_stream

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import click
 
-from prefixlint.config import ConfigError
+from prefixlint.linting.config import ConfigError
 from prefixlint.tokenizers import TokenizerError
 
 

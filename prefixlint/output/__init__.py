@@ -10,8 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from prefixlint.engine import FileResult, FixMode
 from prefixlint.lines import LineIndex
+from prefixlint.linting.engine import FileResult, FixMode
 from prefixlint.types import Applicability, Diagnostic
 
 FORMATS = ("full", "concise", "json", "sarif", "github", "junit")

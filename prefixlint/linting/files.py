@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from prefixlint.config import Settings
+from prefixlint.linting.config import Settings
 from prefixlint.sources import is_checkable
 
 SKIPPED_DIRS = frozenset(

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefixlint import registry, sources
-from prefixlint.config import Settings
 from prefixlint.context import RuleContext, SourceError
-from prefixlint.fixer import apply_edits
-from prefixlint.noqa import apply_noqa
+from prefixlint.linting.config import Settings
+from prefixlint.linting.fixer import apply_edits
+from prefixlint.linting.noqa import apply_noqa
 from prefixlint.textio import SourceText, UnreadableText, encode, read_source, write_atomic
 from prefixlint.tokenizers import TokenizerError
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
