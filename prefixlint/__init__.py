@@ -18,6 +18,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+__version__ = "0.1.0"
+
 __all__ = [
     "Applicability",
     "Diagnostic",
@@ -28,6 +30,7 @@ __all__ = [
     "Settings",
     "Severity",
     "Span",
+    "__version__",
     "audit",
     "check_paths",
     "check_source",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -23,6 +24,8 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 FIX_AVAILABILITY = ("none", "sometimes", "always")
+# A preview rule runs only when preview is on (``--preview``, ``preview = true``), as in ruff.
+RULE_STATUSES = ("preview", "stable")
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,8 @@ class RuleDoc:
     example: str
     use_instead: str
     fix_safety: str
+    status: str = "stable"
+    since: str = "0.1.0"
     options: dict = field(default_factory=dict)
     examples: tuple[dict, ...] = ()
 
@@ -47,6 +52,7 @@ class RuleDoc:
         parts = [f"# {self.name} ({self.code})", "", self.summary, ""]
         availability = "not available" if self.fix == "none" else f"{self.fix} available"
         parts.append(f"Fix is {availability}.")
+        parts += ["", f"Status: {self.status}, since prefixlint {self.since}."]
         parts += ["", "## What it does", self.what.strip()]
         parts += ["", "## Why is this bad?", self.why.strip()]
         if self.example.strip():
@@ -72,6 +78,12 @@ def _parse_doc(path: Path) -> RuleDoc:
     fix = data.get("fix", "none")
     if fix not in FIX_AVAILABILITY:
         raise ValueError(f"{path}: fix must be one of {FIX_AVAILABILITY}, not {fix!r}")
+    status = data.get("status", "stable")
+    if status not in RULE_STATUSES:
+        raise ValueError(f"{path}: status must be one of {RULE_STATUSES}, not {status!r}")
+    since = data.get("since", "")
+    if not re.fullmatch(r"\d+\.\d+\.\d+", since):
+        raise ValueError(f"{path}: since must be the version that added the rule, like 0.1.0")
     return RuleDoc(
         code=data["code"],
         name=data["name"],
@@ -83,6 +95,8 @@ def _parse_doc(path: Path) -> RuleDoc:
         example=doc.get("example", ""),
         use_instead=doc.get("use_instead", ""),
         fix_safety=doc.get("fix_safety", "This rule has no fix."),
+        status=status,
+        since=since,
         options=data.get("options", {}),
         examples=tuple(data.get("examples", ())),
     )
@@ -167,10 +181,17 @@ def select_codes(
     select: Sequence[str] = ("ALL",),
     ignore: Sequence[str] = (),
     extend_select: Sequence[str] = (),
+    *,
+    preview: bool = False,
 ) -> frozenset[str]:
-    """The enabled rule codes for a selection, ruff-style (a longer prefix wins over a shorter)."""
+    """The enabled rule codes for a selection, ruff-style (a longer prefix wins over a shorter).
+
+    Preview rules are left out unless ``preview`` is on, however they are selected.
+    """
     enabled = set()
-    for code in rule_docs():
+    for code, rule in rule_docs().items():
+        if rule.status == "preview" and not preview:
+            continue
         chosen = [s for s in (*select, *extend_select) if matches(code, [s])]
         dropped = [s for s in ignore if matches(code, [s])]
         best_chosen = max((len(s) if s != "ALL" else 0 for s in chosen), default=-1)

@@ -21,6 +21,8 @@ def test_rule_json():
     data = json.loads(run("rule", "pfx902", "--format", "json").stdout)
     assert (data["code"], data["name"], data["fix"]) == ("PFX902", "unparsable-source", "none")
     assert data["explanation"].startswith("# unparsable-source (PFX902)")
+    assert (data["status"], data["since"]) == ("stable", "0.1.0")
+    assert "Status: stable, since prefixlint 0.1.0." in data["explanation"]
 
 
 def test_unknown_rule_exits_2():
@@ -34,6 +36,7 @@ def test_rules_lists_every_documented_rule():
     assert [line.split()[0] for line in table] == list(registry.rule_docs())
     rows = json.loads(run("rules", "--format", "json").stdout)
     assert [row["code"] for row in rows] == list(registry.rule_docs())
+    assert {row["status"] for row in rows} <= set(registry.RULE_STATUSES)
 
 
 def test_tokens_of_one_text():

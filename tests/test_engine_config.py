@@ -1,5 +1,8 @@
+import dataclasses
+
 import pytest
 
+from prefixlint import registry
 from prefixlint.linting.config import (
     ConfigError,
     Settings,
@@ -95,6 +98,31 @@ def test_cli_overrides():
     assert merged.exclude == ("a/*", "b/*")
     with pytest.raises(ConfigError, match="--extend-select: unknown rule selector 'NOPE'"):
         with_overrides(base, extend_select=("NOPE",))
+
+
+@pytest.fixture
+def pfx404_in_preview(monkeypatch):
+    docs = dict(registry.rule_docs())
+    docs["PFX404"] = dataclasses.replace(docs["PFX404"], status="preview")
+    monkeypatch.setattr(registry, "rule_docs", lambda: docs)
+
+
+def test_preview_rules_run_only_with_preview_on(tmp_path, pfx404_in_preview):
+    assert "PFX404" not in Settings().enabled_codes("a.txt")
+    assert "PFX404" not in Settings(select=("PFX404",)).enabled_codes("a.txt")
+    assert "PFX404" in Settings(preview=True).enabled_codes("a.txt")
+    assert "PFX403" in Settings().enabled_codes("a.txt")
+    write(tmp_path / "pyproject.toml", "[tool.prefixlint]\npreview = true\n")
+    settings, _ = load_settings(tmp_path)
+    assert "PFX404" in settings.enabled_codes("a.txt")
+    assert with_overrides(settings, preview=None).preview
+    assert "PFX404" in with_overrides(Settings(), preview=True).enabled_codes("a.txt")
+
+
+def test_preview_must_be_a_boolean(tmp_path):
+    write(tmp_path / "pyproject.toml", '[tool.prefixlint]\npreview = "yes"\n')
+    with pytest.raises(ConfigError, match="preview must be true or false"):
+        load_settings(tmp_path)
 
 
 def test_collect_files(tmp_path):

@@ -2,6 +2,12 @@
 
 import re
 
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
+
+import prefixlint
 from prefixlint import registry
 
 ENGINE_CODES = {
@@ -44,3 +50,15 @@ def test_rule_documentation_is_complete():
         for example in doc.examples:
             assert {"bad", "good"} & set(example) and "path" in example, code
             assert set(example) <= {"path", "bad", "good", "lines", "fixed", "unsafe"}, code
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split("."))
+
+
+def test_every_rule_states_its_status_and_the_version_that_added_it():
+    for path in sorted(registry.rules_dir().glob("PFX*.toml")):
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        assert data.get("status") in registry.RULE_STATUSES, path.name
+        assert re.fullmatch(r"\d+\.\d+\.\d+", data.get("since", "")), path.name
+        assert _version(data["since"]) <= _version(prefixlint.__version__), path.name

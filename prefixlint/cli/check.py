@@ -64,6 +64,7 @@ def _check_options(command: Callable) -> Callable:
         click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings."),
         click.option("--statistics", is_flag=True, help="Count findings per rule instead."),
         click.option("--tokenizer", help="qwen, qwen-raw, tiktoken:NAME or hf:PATH."),
+        click.option("--preview", is_flag=True, default=None, help="Also run preview rules."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True),
         click.option("--config", type=click.Path(exists=True, dir_okay=False), help="pyproject."),
         click.option("--stdin-filename", help="Name (and so kind) of the text read from '-'."),
@@ -100,6 +101,7 @@ def _load(paths: tuple[str, ...], options: dict) -> Settings:
         extend_select=_codes(options["extend_select"]),
         exclude=tuple(options["exclude"]),
         tokenizer=options["tokenizer"],
+        preview=options["preview"],
     )
     if settings.tokenizer != DEFAULT_TOKENIZER:
         get_tokenizer(settings.tokenizer)  # fail early, with exit code 2

@@ -28,6 +28,8 @@ def rule(code: str, output_format: str) -> None:
             "summary": doc.summary,
             "severity": doc.severity.value,
             "fix": doc.fix,
+            "status": doc.status,
+            "since": doc.since,
             "explanation": doc.render_markdown(),
             "options": doc.options,
             "sources": sorted(registry.registered_codes().get(doc.code, ())),
@@ -54,6 +56,8 @@ def list_rules(output_format: str) -> None:
                 "name": d.name,
                 "severity": d.severity.value,
                 "fix": d.fix,
+                "status": d.status,
+                "since": d.since,
                 "summary": d.summary,
             }
             for d in docs
@@ -62,4 +66,5 @@ def list_rules(output_format: str) -> None:
         return
     width = max((len(d.name) for d in docs), default=4)
     for d in docs:
-        click.echo(f"{d.code}  {d.name:<{width}}  fix:{d.fix:<9}  {d.summary}")
+        status = "" if d.status == "stable" else f"[{d.status}] "
+        click.echo(f"{d.code}  {d.name:<{width}}  fix:{d.fix:<9}  {status}{d.summary}")

@@ -8,6 +8,7 @@ Keys (all optional)::
     extend-select = ["PFX901"]
     exclude = ["generated/*"]          # fnmatch globs, relative to the pyproject's folder
     tokenizer = "qwen"                 # qwen | qwen-raw | tiktoken:NAME | hf:PATH
+    preview = true                     # also run rules whose status is preview
     [tool.prefixlint.per-file-ignores]
     "tests/*" = ["PFX101"]
     [tool.prefixlint.PFX301]           # a rule's options (defaults in rules/PFX301.toml)
@@ -53,12 +54,15 @@ class Settings:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
     tokenizer: str = DEFAULT_TOKENIZER
+    preview: bool = False
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: str = "."
 
     def enabled_codes(self, path: str) -> frozenset[str]:
         """The rule codes that apply to ``path`` (selection minus per-file ignores)."""
-        enabled = registry.select_codes(self.select, self.ignore, self.extend_select)
+        enabled = registry.select_codes(
+            self.select, self.ignore, self.extend_select, preview=self.preview
+        )
         ignored = [
             code
             for pattern, codes in self.per_file_ignores
@@ -153,6 +157,10 @@ def settings_from_table(table: Mapping[str, Any], source: str, root: str) -> Set
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where} must be a tokenizer spec string")
             values["tokenizer"] = value
+        elif key == "preview":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false")
+            values["preview"] = value
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where} must be a table of glob = [codes]")
