@@ -27,5 +27,4 @@ test: venv
 	$(BIN)/pytest
 
 lint: venv
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
+	$(BIN)/pre-commit run --all-files --show-diff-on-failure

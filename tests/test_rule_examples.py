@@ -26,15 +26,17 @@ def _check(text, path, settings):
 def test_example(code, example):
     path = example["path"]
     if "good" in example:
-        found = _check(example["good"], path, Settings())
+        found = _check(example["good"], path, Settings(preview=True))
         assert [d for d in found if d.code == code] == []
         return
-    found = _check(example["bad"], path, Settings())
+    found = _check(example["bad"], path, Settings(preview=True))
     lines = sorted({d.span.line for d in found if d.code == code})
     assert lines == sorted(example["lines"]), [d.message for d in found if d.code == code]
     if "fixed" in example:
         mode = FixMode(fix=True, unsafe=example.get("unsafe", False))
         newline = SourceText(example["bad"]).newline
-        outcome = fix_text(example["bad"], path, Settings(select=(code,)), mode, newline)
+        outcome = fix_text(
+            example["bad"], path, Settings(select=(code,), preview=True), mode, newline
+        )
         assert outcome.error is None
         assert outcome.text == example["fixed"]
