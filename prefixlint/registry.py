@@ -177,6 +177,44 @@ def matches(code: str, selectors: Iterable[str]) -> bool:
     return any(sel == "ALL" or code.startswith(sel) for sel in selectors)
 
 
+def _most_specific(code: str, selectors: Sequence[str]) -> int:
+    """The length of the longest selector matching ``code`` (``ALL``: 0; none: -1)."""
+    return max((0 if s == "ALL" else len(s) for s in selectors if matches(code, [s])), default=-1)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """One layer of rule selection: the configuration file's, or the command line's.
+
+    A layer with ``select`` starts over from it; one without changes the layer below with its
+    ``extend_select`` and ``ignore``. Within a layer a longer code prefix wins over a shorter.
+    """
+
+    select: tuple[str, ...] | None = None
+    ignore: tuple[str, ...] = ()
+    extend_select: tuple[str, ...] = ()
+
+
+def resolve_selection(layers: Iterable[Selection], *, preview: bool = False) -> frozenset[str]:
+    """The enabled rule codes after applying ``layers`` in order, ruff-style.
+
+    Preview rules are left out unless ``preview`` is on, however they are selected.
+    """
+    enabled: set[str] = set()
+    for layer in layers:
+        if layer.select is not None:
+            enabled = set()
+        for code in rule_docs():
+            chosen = _most_specific(code, (*(layer.select or ()), *layer.extend_select))
+            dropped = _most_specific(code, layer.ignore)
+            if chosen >= 0 and chosen > dropped:
+                enabled.add(code)
+            elif dropped >= 0 and dropped >= chosen:
+                enabled.discard(code)
+    docs = rule_docs()
+    return frozenset(c for c in enabled if preview or docs[c].status != "preview")
+
+
 def select_codes(
     select: Sequence[str] = ("ALL",),
     ignore: Sequence[str] = (),
@@ -184,21 +222,9 @@ def select_codes(
     *,
     preview: bool = False,
 ) -> frozenset[str]:
-    """The enabled rule codes for a selection, ruff-style (a longer prefix wins over a shorter).
-
-    Preview rules are left out unless ``preview`` is on, however they are selected.
-    """
-    enabled = set()
-    for code, rule in rule_docs().items():
-        if rule.status == "preview" and not preview:
-            continue
-        chosen = [s for s in (*select, *extend_select) if matches(code, [s])]
-        dropped = [s for s in ignore if matches(code, [s])]
-        best_chosen = max((len(s) if s != "ALL" else 0 for s in chosen), default=-1)
-        best_dropped = max((len(s) if s != "ALL" else 0 for s in dropped), default=-1)
-        if best_chosen >= 0 and best_chosen > best_dropped:
-            enabled.add(code)
-    return frozenset(enabled)
+    """The enabled rule codes for a single layer of selection (see :func:`resolve_selection`)."""
+    layer = Selection(tuple(select), tuple(ignore), tuple(extend_select))
+    return resolve_selection([layer], preview=preview)
 
 
 def diagnostic(

@@ -76,6 +76,16 @@ def test_config_is_used_and_cli_overrides_it(project):
     assert result.stdout.splitlines()[0] == "dirty.txt:1:7: PFX990 [*] found '  '"
 
 
+def test_cli_select_runs_a_code_the_config_ignores(project):
+    (project / "pyproject.toml").write_text('[tool.prefixlint]\nignore = ["PFX990"]\n')
+    assert "PFX990" not in run("check", ".", "--format", "concise").stdout
+    result = run("check", ".", "--format", "concise", "--select", "PFX990")
+    assert result.stdout.splitlines()[0] == "dirty.txt:1:7: PFX990 [*] found '  '"
+    assert "PFX991" not in result.stdout
+    extended = run("check", ".", "--format", "concise", "--extend-select", "PFX990")
+    assert {line.split()[1] for line in extended.stdout.splitlines()[:2]} == {"PFX990", "PFX991"}
+
+
 def test_explicit_config_file(project, tmp_path_factory):
     other = tmp_path_factory.mktemp("cfg") / "pyproject.toml"
     other.write_text('[tool.prefixlint]\nignore = ["PFX99"]\n')

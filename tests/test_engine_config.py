@@ -90,14 +90,40 @@ def test_invalid_toml(tmp_path):
         load_settings(tmp_path)
 
 
-def test_cli_overrides():
+def test_cli_overrides_extend_excludes_and_validate_selectors():
     base = Settings(select=("PFX9",), ignore=("PFX902",), exclude=("a/*",))
-    merged = with_overrides(base, select=("PFX901",), ignore=(), exclude=("b/*",), tokenizer=None)
-    assert merged.select == ("PFX901",)
-    assert merged.ignore == ("PFX902",)
+    merged = with_overrides(base, exclude=("b/*",), tokenizer=None)
     assert merged.exclude == ("a/*", "b/*")
+    assert merged.enabled_codes("x.txt") == {"PFX901"}
     with pytest.raises(ConfigError, match="--extend-select: unknown rule selector 'NOPE'"):
         with_overrides(base, extend_select=("NOPE",))
+
+
+FILE_LAYER = {"select": ("PFX1", "PFX4"), "ignore": ("PFX402", "PFX101")}
+
+
+@pytest.mark.parametrize(
+    ("command_line", "expected"),
+    [
+        # No flags: the file's selection.
+        ({}, {"PFX102", "PFX103", "PFX104", "PFX401", "PFX403", "PFX404"}),
+        # --select starts over: a code the file ignores runs, and nothing else.
+        ({"select": ("PFX402",)}, {"PFX402"}),
+        ({"select": ("PFX1",)}, {"PFX101", "PFX102", "PFX103", "PFX104"}),
+        # --extend-select adds to the file's selection, also a code the file ignores.
+        (
+            {"extend_select": ("PFX402", "PFX501")},
+            {"PFX102", "PFX103", "PFX104", "PFX401", "PFX402", "PFX403", "PFX404", "PFX501"},
+        ),
+        # --ignore removes from it.
+        ({"ignore": ("PFX10",)}, {"PFX401", "PFX403", "PFX404"}),
+        # Within the command line a longer prefix wins.
+        ({"select": ("PFX4",), "ignore": ("PFX40",), "extend_select": ("PFX403",)}, {"PFX403"}),
+    ],
+)
+def test_command_line_selection_is_a_layer_over_the_file(command_line, expected):
+    settings = with_overrides(Settings(**FILE_LAYER), **command_line)
+    assert settings.enabled_codes("prompt.txt") == expected
 
 
 @pytest.fixture

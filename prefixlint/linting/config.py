@@ -14,6 +14,10 @@ Keys (all optional)::
     [tool.prefixlint.PFX301]           # a rule's options (defaults in rules/PFX301.toml)
     min-static-tokens = 256
 
+Command-line selection is a second layer on top of the file's, as in ruff: ``--select``
+starts over (``--select PFX402`` runs PFX402 even where the file ignores it), ``--ignore`` and
+``--extend-select`` change the file's selection.
+
 The nearest pyproject.toml that has a ``[tool.prefixlint]`` table wins (like ruff, a
 pyproject.toml without one is passed over). Globs match the path relative to that folder and
 the bare file name.
@@ -55,14 +59,16 @@ class Settings:
     exclude: tuple[str, ...] = ()
     tokenizer: str = DEFAULT_TOKENIZER
     preview: bool = False
+    command_line: registry.Selection | None = None
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: str = "."
 
     def enabled_codes(self, path: str) -> frozenset[str]:
         """The rule codes that apply to ``path`` (selection minus per-file ignores)."""
-        enabled = registry.select_codes(
-            self.select, self.ignore, self.extend_select, preview=self.preview
-        )
+        layers = [registry.Selection(self.select, self.ignore, self.extend_select)]
+        if self.command_line is not None:
+            layers.append(self.command_line)
+        enabled = registry.resolve_selection(layers, preview=self.preview)
         ignored = [
             code
             for pattern, codes in self.per_file_ignores
@@ -187,13 +193,26 @@ def load_settings(start: Path, config: Path | None = None) -> tuple[Settings, Pa
     return settings_from_table(table, str(pyproject), str(pyproject.parent)), pyproject
 
 
-def with_overrides(settings: Settings, **overrides: Any) -> Settings:
-    """``settings`` with the CLI's values: ``select`` and ``tokenizer`` replace, lists extend."""
+def with_overrides(
+    settings: Settings,
+    *,
+    select: Sequence[str] = (),
+    ignore: Sequence[str] = (),
+    extend_select: Sequence[str] = (),
+    **overrides: Any,
+) -> Settings:
+    """``settings`` with the command line's values.
+
+    Rule selection becomes a second layer (see the module docstring); ``exclude`` extends the
+    file's globs; other values (``tokenizer``, ``preview``) replace the file's when given.
+    """
     given = {key: value for key, value in overrides.items() if value not in (None, ())}
-    for key in ("select", "ignore", "extend_select"):
-        if key in given:
-            given[key] = validate_selectors(given[key], f"--{key.replace('_', '-')}")
-    for key in ("ignore", "extend_select", "exclude"):
-        if key in given:
-            given[key] = getattr(settings, key) + tuple(given[key])
+    if "exclude" in given:
+        given["exclude"] = settings.exclude + tuple(given["exclude"])
+    if select or ignore or extend_select:
+        given["command_line"] = registry.Selection(
+            validate_selectors(select, "--select") if select else None,
+            validate_selectors(ignore, "--ignore"),
+            validate_selectors(extend_select, "--extend-select"),
+        )
     return replace(settings, **given)
