@@ -98,7 +98,9 @@ def test_sim_terminal_report(log):
 @pytest.fixture
 def tiny_torch():
     """torch and transformers, on one CPU thread (fastest for the tiny model)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip(
+        "torch", reason="the torch replay needs torch (make torch, or pip install torch)"
+    )
     pytest.importorskip("transformers")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)

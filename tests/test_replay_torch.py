@@ -4,7 +4,9 @@ import sys
 
 import pytest
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip(
+    "torch", reason="the torch replay needs torch (make torch, or pip install torch)"
+)
 pytest.importorskip("transformers")
 
 from prefixlint.cache.base import CacheQuery  # noqa: E402
