@@ -69,7 +69,7 @@ class Fix:
 
 
 @dataclass(frozen=True)
-class Diagnostic:
+class Finding:
     """One finding: a rule code at a place, with an optional fix.
 
     ``stable_prefix_tokens`` is the number of tokens of the rendered prompt that stay identical
@@ -88,9 +88,30 @@ class Diagnostic:
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
+    def path(self) -> str:
+        return self.span.path
+
+    @property
+    def line(self) -> int:
+        return self.span.line
+
+    @property
+    def column(self) -> int:
+        return self.span.column
+
+    @property
+    def end_line(self) -> int:
+        return self.span.end_line
+
+    @property
+    def end_column(self) -> int:
+        return self.span.end_column
+
+    @property
     def sort_key(self) -> tuple:
         s = self.span
         return (s.path, s.line, s.column, self.code)
 
 
-Finding = Diagnostic
+# The name the package's own modules use.
+Diagnostic = Finding

@@ -15,7 +15,19 @@ def test_all_names_resolve_and_nothing_else_is_public():
 def test_check_source_finds_a_volatile_placeholder():
     findings = prefixlint.check_source("Today is {{ current_date }}.\nBe brief.\n", "system.j2")
     assert [(f.code, f.span.line) for f in findings] == [("PFX101", 1)]
-    assert isinstance(findings[0], prefixlint.Finding)
+    (finding,) = findings
+    assert type(finding) is prefixlint.Finding and type(finding).__name__ == "Finding"
+    assert (finding.path, finding.line, finding.column) == ("system.j2", 1, 10)
+    assert (finding.end_line, finding.end_column) == (
+        finding.span.end_line,
+        finding.span.end_column,
+    )
+
+
+def test_version_is_the_package_metadata_version():
+    from importlib.metadata import version
+
+    assert prefixlint.__version__ == version("prefixlint")
 
 
 def test_check_source_selection():
