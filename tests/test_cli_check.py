@@ -145,6 +145,40 @@ def test_stdin(project):
     assert "PFX902" in result.stdout
 
 
+def test_stdin_filename_alone_reads_stdin(project):
+    result = run("check", "--stdin-filename", "x.txt", "--format", "concise", stdin="a \n")
+    assert result.exit_code == 1
+    assert result.stdout.startswith("x.txt:1:2: PFX990")
+    assert "dirty.txt" not in result.stdout
+
+
+def test_output_format_is_an_alias_of_format(project):
+    assert (
+        run("check", ".", "--output-format", "json").stdout
+        == run("check", ".", "--format", "json").stdout
+    )
+
+
+def test_quiet_prints_the_findings_only(project):
+    (project / "image.png").write_bytes(b"\x89PNG")
+    result = run("check", ".", "--format", "concise", "-q")
+    assert result.exit_code == 1
+    assert result.stdout == (
+        "dirty.txt:1:7: PFX990 [*] found '  '\ndirty.txt:2:1: PFX991 found 'TODAY'\n"
+    )
+    assert result.stderr == ""
+    clean = run("check", "clean.txt", "--quiet")
+    assert (clean.exit_code, clean.stdout, clean.stderr) == (0, "", "")
+
+
+def test_show_files_lists_what_would_be_checked(project):
+    (project / "pyproject.toml").write_text('[tool.prefixlint]\nexclude = ["c*", "*.toml"]\n')
+    result = run("check", ".", "--show-files")
+    assert (result.exit_code, result.stdout) == (0, "dirty.txt\n")
+    assert (project / "dirty.txt").read_text() == "spaces  \nTODAY\n"
+    assert run("check", "missing.txt", "--show-files").exit_code == 2
+
+
 def test_statistics(project):
     (project / "more.txt").write_text("x \ny \n")
     result = run("check", ".", "--statistics")

@@ -55,6 +55,7 @@ def _check_options(command: Callable) -> Callable:
         ),
         click.option(
             "--format",
+            "--output-format",
             "output_format",
             type=click.Choice(FORMATS),
             default="full",
@@ -67,7 +68,14 @@ def _check_options(command: Callable) -> Callable:
         click.option("--preview", is_flag=True, default=None, help="Also run preview rules."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True),
         click.option("--config", type=click.Path(exists=True, dir_okay=False), help="pyproject."),
-        click.option("--stdin-filename", help="Name (and so kind) of the text read from '-'."),
+        click.option(
+            "--stdin-filename",
+            help="Name (and so kind) of the text read from stdin (given alone, or with '-').",
+        ),
+        click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else."),
+        click.option(
+            "--show-files", is_flag=True, help="List the files that would be checked, and stop."
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -125,6 +133,14 @@ def _check_files(files: list[str], settings: Settings, mode: FixMode, jobs: int)
         return list(pool.map(partial(check_file, settings=settings, mode=mode), files))
 
 
+def _show_files(files: list[str], errors: list[str]) -> int:
+    """``--show-files``: the files a check would read, one a line; 2 if a path was bad."""
+    for message in errors:
+        click.echo(f"error: {message}", err=True)
+    click.echo("".join(f"{path}\n" for path in sorted(files)), nl=False)
+    return 2 if errors else 0
+
+
 def _statistics(report: Report, as_json: bool) -> str:
     counts = Counter(d.code for d in report.diagnostics)
     fixable = Counter(d.code for d in report.diagnostics if report.fixable(d))
@@ -159,7 +175,7 @@ def _emit(text: str, output_file: str | None) -> None:
 
 
 def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -> int:
-    paths = paths or (".",)
+    paths = paths or (("-",) if options["stdin_filename"] else (".",))
     if "-" in paths and len(paths) > 1:
         raise UserError("'-' (stdin) cannot be combined with other paths")
     settings = _load(paths, options)
@@ -169,19 +185,21 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
         results = [_check_stdin(settings, mode, options["stdin_filename"])]
     else:
         files, errors = collect_files(paths, settings, options["force_exclude"])
-        if not files and not errors:
+        if options["show_files"]:
+            return _show_files(files, errors)
+        if not files and not errors and not options["quiet"]:
             click.echo("warning: no files to check under the given paths", err=True)
         results = _check_files(files, settings, mode, options["jobs"])
     errors += [r.error for r in results if r.error]
     skipped = [r.path for r in results if r.skipped]
     for message in errors:
         click.echo(f"error: {message}", err=True)
-    if skipped:
+    if skipped and not options["quiet"]:
         shown = ", ".join(skipped[:5]) + (
             f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
         )
         click.echo(f"warning: not checked, no checker for these kinds of file: {shown}", err=True)
-    report = Report(results, mode, errors=len(errors))
+    report = Report(results, mode, errors=len(errors), quiet=options["quiet"])
     changed = [r for r in results if r.changed]
 
     if diff:

@@ -24,6 +24,7 @@ class Report:
     results: list[FileResult]
     mode: FixMode = field(default_factory=FixMode)
     errors: int = 0  # paths that could not be checked at all (missing, unreadable)
+    quiet: bool = False  # findings only: no closing summary
 
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
@@ -62,7 +63,9 @@ class Report:
 
 
 def summary(report: Report) -> list[str]:
-    """ruff-style closing lines for the human formats."""
+    """ruff-style closing lines for the human formats (none when the report is quiet)."""
+    if report.quiet:
+        return []
     remaining = len(report.diagnostics)
     fixed = sum(report.fixed.values())
     if not remaining and not fixed:

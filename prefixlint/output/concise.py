@@ -17,4 +17,5 @@ def render(report: Report, color: bool) -> str:
             f"[bold]{escape(s.path)}[/]:{s.line}:{s.column}: [bold red]{d.code}[/]"
             f" {escape(marker)}{escape(d.message)}"
         )
-    return to_text("\n".join([*lines, *summary(report)]) + "\n", color)
+    text = "\n".join([*lines, *summary(report)])
+    return to_text(text + "\n", color) if text else ""

@@ -77,4 +77,5 @@ def render(report: Report, color: bool) -> str:
             block += _diagnostic(report, d)
             block.append("")
         blocks.append("\n".join(block))
-    return to_text("\n".join([*blocks, *summary(report)]) + "\n", color)
+    text = "\n".join([*blocks, *summary(report)])
+    return to_text(text + "\n", color) if text else ""
