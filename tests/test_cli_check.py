@@ -179,6 +179,21 @@ def test_show_files_lists_what_would_be_checked(project):
     assert run("check", "missing.txt", "--show-files").exit_code == 2
 
 
+def test_unfixable_codes_are_reported_but_not_fixed(project):
+    result = run("check", ".", "--fix", "--unfixable", "PFX99", "--format", "concise")
+    assert (project / "dirty.txt").read_text() == "spaces  \nTODAY\n"
+    assert "[*]" not in result.stdout
+    (project / "pyproject.toml").write_text('[tool.prefixlint]\nunfixable = ["PFX990"]\n')
+    concise = run("check", ".", "--format", "concise").stdout
+    assert "PFX990 found" in concise and "fixable with the `--fix` option" not in concise
+    (project / "pyproject.toml").write_text('[tool.prefixlint]\nfixable = ["PFX990"]\n')
+    run("check", ".", "--fix", "--unsafe-fixes")
+    assert (project / "dirty.txt").read_text() == "spaces\nTODAY\n"
+    (project / "pyproject.toml").write_text('[tool.prefixlint]\nunfixable = ["PFX99"]\n')
+    run("check", ".", "--fix", "--unsafe-fixes", "--fixable", "PFX991")
+    assert (project / "dirty.txt").read_text() == "spaces\n\n"
+
+
 def test_statistics(project):
     (project / "more.txt").write_text("x \ny \n")
     result = run("check", ".", "--statistics")

@@ -66,6 +66,8 @@ def _check_options(command: Callable) -> Callable:
         click.option("--statistics", is_flag=True, help="Count findings per rule instead."),
         click.option("--tokenizer", help="qwen, qwen-raw, tiktoken:NAME or hf:PATH."),
         click.option("--preview", is_flag=True, default=None, help="Also run preview rules."),
+        click.option("--fixable", multiple=True, help="Rule codes or prefixes --fix may fix."),
+        click.option("--unfixable", multiple=True, help="Rule codes or prefixes not to fix."),
         click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True),
         click.option("--config", type=click.Path(exists=True, dir_okay=False), help="pyproject."),
         click.option(
@@ -110,6 +112,8 @@ def _load(paths: tuple[str, ...], options: dict) -> Settings:
         exclude=tuple(options["exclude"]),
         tokenizer=options["tokenizer"],
         preview=options["preview"],
+        fixable=_codes(options["fixable"]),
+        unfixable=_codes(options["unfixable"]),
     )
     if settings.tokenizer != DEFAULT_TOKENIZER:
         get_tokenizer(settings.tokenizer)  # fail early, with exit code 2
@@ -199,7 +203,7 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
             f" and {len(skipped) - 5} more" if len(skipped) > 5 else ""
         )
         click.echo(f"warning: not checked, no checker for these kinds of file: {shown}", err=True)
-    report = Report(results, mode, errors=len(errors), quiet=options["quiet"])
+    report = Report(results, mode, errors=len(errors), quiet=options["quiet"], settings=settings)
     changed = [r for r in results if r.changed]
 
     if diff:

@@ -7,6 +7,8 @@ Keys (all optional)::
     ignore = ["PFX402"]
     extend-select = ["PFX901"]
     exclude = ["generated/*"]          # fnmatch globs, relative to the pyproject's folder
+    fixable = ["ALL"]                  # the rules whose fixes --fix may apply (default all)
+    unfixable = ["PFX101"]             # ...and those whose fixes it must leave alone
     tokenizer = "qwen"                 # qwen | qwen-raw | tiktoken:NAME | hf:PATH
     preview = true                     # also run rules whose status is preview
     [tool.prefixlint.per-file-ignores]
@@ -16,7 +18,8 @@ Keys (all optional)::
 
 Command-line selection is a second layer on top of the file's, as in ruff: ``--select``
 starts over (``--select PFX402`` runs PFX402 even where the file ignores it), ``--ignore`` and
-``--extend-select`` change the file's selection.
+``--extend-select`` change the file's selection. ``--fixable`` and ``--unfixable`` layer over
+``fixable`` and ``unfixable`` the same way.
 
 The nearest pyproject.toml that has a ``[tool.prefixlint]`` table wins (like ruff, a
 pyproject.toml without one is passed over). Globs match the path relative to that folder and
@@ -40,7 +43,7 @@ try:
 except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
-_LIST_KEYS = ("select", "ignore", "extend-select", "exclude")
+_LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "fixable", "unfixable")
 _CODE_TABLE = re.compile(r"^PFX\d{3}$")
 
 
@@ -59,7 +62,10 @@ class Settings:
     exclude: tuple[str, ...] = ()
     tokenizer: str = DEFAULT_TOKENIZER
     preview: bool = False
+    fixable: tuple[str, ...] = ("ALL",)
+    unfixable: tuple[str, ...] = ()
     command_line: registry.Selection | None = None
+    command_line_fixable: registry.Selection | None = None
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: str = "."
 
@@ -78,6 +84,13 @@ class Settings:
         if not ignored:
             return enabled
         return frozenset(c for c in enabled if not registry.matches(c, ignored))
+
+    def can_fix(self, code: str) -> bool:
+        """Whether ``--fix`` may apply fixes of ``code`` (a longer prefix wins, ruff-style)."""
+        layers = [registry.Selection(self.fixable, self.unfixable)]
+        if self.command_line_fixable is not None:
+            layers.append(self.command_line_fixable)
+        return code in registry.resolve_selection(layers, preview=True)
 
     def is_excluded(self, path: str) -> bool:
         return any(matches_glob(path, pattern, self.root) for pattern in self.exclude)
@@ -199,16 +212,24 @@ def with_overrides(
     select: Sequence[str] = (),
     ignore: Sequence[str] = (),
     extend_select: Sequence[str] = (),
+    fixable: Sequence[str] = (),
+    unfixable: Sequence[str] = (),
     **overrides: Any,
 ) -> Settings:
     """``settings`` with the command line's values.
 
-    Rule selection becomes a second layer (see the module docstring); ``exclude`` extends the
-    file's globs; other values (``tokenizer``, ``preview``) replace the file's when given.
+    Rule selection, and the choice of fixable rules, become a second layer (see the module
+    docstring); ``exclude`` extends the file's globs; other values (``tokenizer``,
+    ``preview``) replace the file's when given.
     """
     given = {key: value for key, value in overrides.items() if value not in (None, ())}
     if "exclude" in given:
         given["exclude"] = settings.exclude + tuple(given["exclude"])
+    if fixable or unfixable:
+        given["command_line_fixable"] = registry.Selection(
+            validate_selectors(fixable, "--fixable") if fixable else None,
+            validate_selectors(unfixable, "--unfixable"),
+        )
     if select or ignore or extend_select:
         given["command_line"] = registry.Selection(
             validate_selectors(select, "--select") if select else None,

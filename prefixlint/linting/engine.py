@@ -150,11 +150,11 @@ def _in_line_ending(fix: Fix, newline: str) -> Fix:
 
 
 def _applicable_fixes(
-    diagnostics: Iterable[Diagnostic], mode: FixMode, newline: str
+    diagnostics: Iterable[Diagnostic], mode: FixMode, settings: Settings, newline: str
 ) -> dict[Fix, str]:
     fixes: dict[Fix, str] = {}
     for d in diagnostics:
-        if mode.allows(d.fix):
+        if mode.allows(d.fix) and settings.can_fix(d.code):
             fix = d.fix if d.code == LINE_ENDING_RULE else _in_line_ending(d.fix, newline)
             fixes.setdefault(fix, d.code)
     return fixes
@@ -178,7 +178,7 @@ def fix_text(
     outcome = FixOutcome(text, diagnostics)
     seen = {text}
     for _ in range(MAX_ITERATIONS):
-        fixes = _applicable_fixes(outcome.diagnostics, mode, newline)
+        fixes = _applicable_fixes(outcome.diagnostics, mode, settings, newline)
         new_text, applied = apply_edits(outcome.text, fixes)
         if not applied or new_text == outcome.text:
             return outcome

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 
 from prefixlint.lines import LineIndex
+from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FileResult, FixMode
 from prefixlint.types import Applicability, Diagnostic
 
@@ -25,6 +26,7 @@ class Report:
     mode: FixMode = field(default_factory=FixMode)
     errors: int = 0  # paths that could not be checked at all (missing, unreadable)
     quiet: bool = False  # findings only: no closing summary
+    settings: Settings = field(default_factory=Settings)  # which codes --fix may fix
 
     @cached_property
     def diagnostics(self) -> list[Diagnostic]:
@@ -52,7 +54,8 @@ class Report:
 
     def fixable(self, diagnostic: Diagnostic) -> bool:
         """Whether ``--fix`` (with this run's ``--unsafe-fixes`` choice) would apply its fix."""
-        return FixMode(fix=True, unsafe=self.mode.unsafe).allows(diagnostic.fix)
+        mode = FixMode(fix=True, unsafe=self.mode.unsafe)
+        return mode.allows(diagnostic.fix) and self.settings.can_fix(diagnostic.code)
 
     def hidden_unsafe(self, diagnostic: Diagnostic) -> bool:
         """Whether its fix is unsafe and would need ``--unsafe-fixes``."""
