@@ -62,7 +62,6 @@ def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) ->
     from prefixlint.replay.models import import_torch, load_model
     from prefixlint.replay.torch_backend import TorchReplayer, replay_with_baseline
 
-    torch, transformers = import_torch()
     loaded = load_model(
         options.model,
         weights=options.weights,
@@ -71,6 +70,7 @@ def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) ->
         vocab_needed=tokenizer_vocab,
         seed=options.seed,
     )
+    torch, transformers = import_torch()
     if options.kv_memory is not None:
         memory = parse_bytes(options.kv_memory)
     else:

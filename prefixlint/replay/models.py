@@ -133,15 +133,18 @@ def load_model(
     vocab_needed: int = 0,
     seed: int = 0,
 ) -> LoadedModel:
-    """Build the model on ``device``: random weights from ``model``'s config, or ``weights``."""
+    """Build the model on ``device``: random weights from ``model``'s config, or ``weights``.
+
+    A preset or config file is read before torch is imported, so a wrong name is reported as
+    such on a machine without torch too.
+    """
+    name, raw = (weights, None) if weights is not None else read_config(model)
     torch, transformers = import_torch()
     target = resolve_device(torch, device)
     torch_dtype = resolve_dtype(torch, dtype, target)
-    if weights is not None:
-        name = weights
+    if raw is None:
         config = _load(lambda: transformers.AutoConfig.from_pretrained(weights, **LOCAL), name)
     else:
-        name, raw = read_config(model)
         fields = dict(raw)
         try:
             config = transformers.AutoConfig.for_model(fields.pop("model_type"), **fields)
