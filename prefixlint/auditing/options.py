@@ -33,6 +33,8 @@ class AuditOptions:
     examples_per_cause: int = 3
     full_text: bool = False
     prices: PriceTable | None = None
+    # Folders and files whose templates and Python built the logged prompts (audit --source).
+    source_paths: tuple[str, ...] = ()
 
 
 def new_cache_model(name: str, options: AuditOptions) -> CacheModel:

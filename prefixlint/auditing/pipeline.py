@@ -18,6 +18,7 @@ from prefixlint.auditing.canonical import canonicalisers
 from prefixlint.auditing.options import AuditError, AuditOptions, new_cache_model
 from prefixlint.auditing.prices import PriceTable
 from prefixlint.auditing.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
+from prefixlint.auditing.source_link import SourceIndex, refined_cause
 from prefixlint.auditing.whatif import WhatIfRunner
 from prefixlint.cache import CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
@@ -77,6 +78,7 @@ class Auditor:
             files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
         )
         self.what_if: WhatIfRunner | None = None
+        self.sources = SourceIndex.build(options.source_paths) if options.source_paths else None
         self.conversations: list[int] = []
 
     def render(self, request: ChatRequest) -> Rendered:
@@ -126,6 +128,8 @@ class Auditor:
             no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
             cause, cost = cause_for(divergence, result, no_breakpoint=no_breakpoint)
             record = self._record(file, request, session, name, result, cause, cost, divergence)
+            if self.sources is not None:
+                self._link_source(record, divergence)
             record.observed_cached = observed
             if price is not None:
                 record.cost_usd = price.cost(
@@ -177,6 +181,16 @@ class Auditor:
         if located:
             self._keep_example(file, record, divergence)
         return record
+
+    def _link_source(self, record: RequestRecord, divergence: Divergence) -> None:
+        """Point a located miss at the source lines whose static text precedes the change."""
+        if record.cause is None or record.divergence_char is None or not divergence.renderings:
+            return
+        assert self.sources is not None
+        before = divergence.renderings[1].text[: record.divergence_char]
+        refs = self.sources.locate(before, record.cause)
+        record.source = tuple((ref.path, ref.line, ref.code) for ref in refs)
+        record.cause = refined_cause(record.cause, refs)
 
     def _keep_example(self, file: str, record: RequestRecord, divergence: Divergence) -> None:
         examples = self.report.examples.setdefault((record.model_cache, record.cause), [])

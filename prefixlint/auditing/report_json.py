@@ -82,6 +82,9 @@ def _request(record: RequestRecord, redact: bool) -> dict[str, Any]:
         "predecessor_line": record.predecessor_line,
         "cost_tokens": record.cost_tokens,
         "cost_usd": _money(record.cost_usd),
+        "source": [
+            {"path": path, "line": line, "code": code} for path, line, code in record.source
+        ],
     }
 
 
@@ -133,7 +136,22 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
         "skipped": [{"file": s.file, "line": s.line, "reason": s.reason} for s in report.skipped],
         "examples": examples,
         "what_if": [_what_if(w) for w in report.what_if],
+        "sources": {model: _sources(report, model) for model in report.cache_models},
     }
+
+
+def _sources(report: AuditReport, model: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "path": path,
+            "line": line,
+            "code": code,
+            "requests": entry.requests,
+            "uncached_tokens": entry.uncached_tokens,
+            "cost_tokens": entry.cost_tokens,
+        }
+        for (path, line, code), entry in report.by_source(model).items()
+    ]
 
 
 def render_json(report: AuditReport, *, redact: bool = False) -> str:

@@ -21,6 +21,7 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
     console.print(_summary_table(report))
     for model in report.cache_models:
         _print_causes(report, model, console)
+        _print_sources(report, model, console)
         _print_usage(report, model, console)
     _print_what_if(report, console)
     if list_skipped and report.skipped:
@@ -75,6 +76,21 @@ def _print_causes(report: AuditReport, model: str, console: Console) -> None:
             if example.before or example.after:
                 console.print(Text(f"    was: {example.before}", style="dim"), soft_wrap=True)
                 console.print(Text(f"    now: {example.after}"), soft_wrap=True)
+
+
+def _print_sources(report: AuditReport, model: str, console: Console) -> None:
+    lines = report.by_source(model)
+    if not lines:
+        return
+    table = Table(title=f"Misses by source line ({model})", title_justify="left")
+    for column in ("source", "code", "requests", "tokens lost"):
+        table.add_column(
+            column, justify="right" if column in ("requests", "tokens lost") else "left"
+        )
+    for (path, line, code), entry in lines.items():
+        table.add_row(f"{path}:{line}", code, f"{entry.requests:,}", f"{entry.cost_tokens:,}")
+    console.print(table)
+    console.print("  `prefixlint rule CODE` explains each code and its fix.")
 
 
 def _print_usage(report: AuditReport, model: str, console: Console) -> None:

@@ -31,6 +31,8 @@ class RequestRecord:
     cost_tokens: int
     observed_cached: int | None
     cost_usd: float | None = None
+    # The source lines the miss is linked to (audit --source): (path, line, code).
+    source: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -159,6 +161,18 @@ class AuditReport:
             entry.uncached_tokens += record.prompt_tokens - record.cached_tokens
             entry.cost_tokens += record.cost_tokens
         return dict(sorted(causes.items(), key=lambda kv: (-kv[1].uncached_tokens, kv[0])))
+
+    def by_source(self, model_cache: str) -> dict[tuple[str, int, str], CauseTotals]:
+        """Misses grouped by the source line they are linked to (``audit --source``), costliest
+        first; a miss linked to several lines counts on each."""
+        lines: dict[tuple[str, int, str], CauseTotals] = {}
+        for record in self.records_for(model_cache):
+            for source in record.source:
+                entry = lines.setdefault(source, CauseTotals())
+                entry.requests += 1
+                entry.uncached_tokens += record.prompt_tokens - record.cached_tokens
+                entry.cost_tokens += record.cost_tokens
+        return dict(sorted(lines.items(), key=lambda kv: (-kv[1].cost_tokens, kv[0])))
 
     def usage(self, model_cache: str) -> UsageComparison:
         comparison = UsageComparison()

@@ -148,6 +148,13 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
 @click.option("--skipped", "list_skipped", is_flag=True, help="List the skipped lines.")
 @click.option("--show-text", is_flag=True, help="Show whole differing components, not windows.")
 @click.option("--redact", is_flag=True, help="Hash logged text in JSON output.")
+@click.option(
+    "--source",
+    "sources",
+    multiple=True,
+    type=click.Path(exists=True),
+    help="Templates and Python that built the prompts: link each miss to its source line.",
+)
 @click.pass_context
 def audit(ctx: click.Context, logs: tuple[str, ...], **options) -> None:
     """Replay logged requests through prefix-cache models; explain every miss."""
@@ -179,6 +186,7 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
             trace_block_tokens=options["trace_block_size"],
             prices=prices,
             full_text=options["show_text"],
+            source_paths=options["sources"],
         )
         with contextlib.ExitStack() as stack:
             on_prepared = None
