@@ -147,3 +147,27 @@ def test_terminal_report_groups_misses_by_source_line(tmp_path, monkeypatch):
     result = CliRunner().invoke(main, ["audit", str(log), "--source", "fixtures/app"])
     assert "Misses by source line (vllm)" in result.stdout
     assert "fixtures/app/prompts/support.j2:4" in result.stdout
+
+
+def test_check_with_log_ranks_findings_by_measured_cost(tmp_path, monkeypatch):
+    monkeypatch.chdir(APP.parent.parent)
+    log = _app_log(tmp_path / "requests.jsonl")
+    concise = CliRunner().invoke(main, ["check", "fixtures/app", "--with-log", str(log), "-q"])
+    ranking = concise.stdout.split("measured (vllm):\n")[1].splitlines()
+    assert [line.split()[-2:] for line in ranking] == [
+        ["fixtures/app/prompts/support.j2:4", "PFX101"],
+        ["fixtures/app/support_bot.py:23", "PFX104"],
+    ]
+    result = CliRunner().invoke(
+        main, ["check", "fixtures/app", "--with-log", str(log), "--format", "json"]
+    )
+    costs = {
+        (f["path"], f["line"]): f["extra"].get("log_requests") for f in json.loads(result.stdout)
+    }
+    assert costs == {
+        ("fixtures/app/prompts/support.j2", 4): 7,
+        ("fixtures/app/support_bot.py", 15): None,  # the template line is where the date enters
+        ("fixtures/app/support_bot.py", 23): 1,
+    }
+    bad = CliRunner().invoke(main, ["check", "fixtures/app", "--with-log", str(tmp_path)])
+    assert bad.exit_code == 2

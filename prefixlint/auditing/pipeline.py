@@ -68,7 +68,9 @@ class Prepared:
 class Auditor:
     """Feeds requests through rendering, the cache models, attribution and the what-if runs."""
 
-    def __init__(self, options: AuditOptions, files: Sequence[str]) -> None:
+    def __init__(
+        self, options: AuditOptions, files: Sequence[str], sources: SourceIndex | None = None
+    ) -> None:
         self.options = options
         self.models = {name: new_cache_model(name, options) for name in options.caches}
         self.renderer = None
@@ -78,7 +80,9 @@ class Auditor:
             files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
         )
         self.what_if: WhatIfRunner | None = None
-        self.sources = SourceIndex.build(options.source_paths) if options.source_paths else None
+        if sources is None and options.source_paths:
+            sources = SourceIndex.build(options.source_paths)
+        self.sources = sources
         self.conversations: list[int] = []
 
     def render(self, request: ChatRequest) -> Rendered:
@@ -243,18 +247,20 @@ def run_audit(
     *,
     on_line: Callable[[], None] | None = None,
     on_prepared: Callable[[Prepared], None] | None = None,
+    sources: SourceIndex | None = None,
 ) -> AuditReport:
     """Audit the logs in ``files`` (``-`` is stdin), in order, as one stream of requests.
 
     ``on_line`` is called once per log line (progress); ``on_prepared`` once per request that
-    rendered (token dumps). Raises ``LogReadError`` for an unreadable file and
+    rendered (token dumps); ``sources`` links misses to source lines (default: those of
+    ``options.source_paths``, if any). Raises ``LogReadError`` for an unreadable file and
     :class:`AuditError` for bad options.
 
     The what-if re-simulation reads the files a second time, for the fixes whose causes the
     audit found; standard input is read once, with every fix simulated along the way.
     """
     with _paced_collector():
-        return _audit(files, options, on_line, on_prepared)
+        return _audit(files, options, on_line, on_prepared, sources)
 
 
 def _audit(
@@ -262,8 +268,9 @@ def _audit(
     options: AuditOptions,
     on_line: Callable[[], None] | None,
     on_prepared: Callable[[Prepared], None] | None,
+    sources: SourceIndex | None,
 ) -> AuditReport:
-    auditor = Auditor(options, files)
+    auditor = Auditor(options, files, sources)
     rereadable = "-" not in files
     offline = [m for m in auditor.models.values() if hasattr(m, "prepare")]
     if offline:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from prefixlint.lines import LineIndex
 from prefixlint.linting.config import Settings
-from prefixlint.linting.engine import check_file
+from prefixlint.linting.engine import FileResult, check_file
 from prefixlint.linting.files import collect_files
 from prefixlint.types import Diagnostic
 
@@ -116,14 +116,19 @@ class SourceIndex:
         """Check ``paths`` and index their static text; unreadable files are passed over."""
         settings = settings or Settings()
         files, _errors = collect_files(paths, settings, False)
+        return cls.from_results([check_file(path, settings) for path in files])
+
+    @classmethod
+    def from_results(cls, results: Iterable[FileResult]) -> SourceIndex:
+        """Index files that were checked already (``check --with-log``)."""
         anchors: list[Anchor] = []
         findings: list[Diagnostic] = []
-        for path in files:
-            result = check_file(path, settings)
+        for result in results:
             findings.extend(result.diagnostics)
             if result.text is not None:
-                reader = python_anchors if path.endswith((".py", ".pyi")) else template_anchors
-                anchors.extend(reader(path, result.text.replace("\r\n", "\n")))
+                python = result.path.endswith((".py", ".pyi"))
+                reader = python_anchors if python else template_anchors
+                anchors.extend(reader(result.path, result.text.replace("\r\n", "\n")))
         return cls(anchors, findings)
 
     def locate(self, before: str, cause: str) -> tuple[SourceRef, ...]:

@@ -5,6 +5,7 @@ Exit codes: 0 clean, 1 findings (or changes with ``--diff``), 2 usage or input e
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -32,6 +33,7 @@ from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import wants_color
 from prefixlint.textio import UnreadableText, read_stream
 from prefixlint.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
+from prefixlint.types import Diagnostic
 
 STDIN_DEFAULT_NAME = "stdin.txt"
 
@@ -75,6 +77,11 @@ def _check_options(command: Callable) -> Callable:
             help="Name (and so kind) of the text read from stdin (given alone, or with '-').",
         ),
         click.option("-q", "--quiet", is_flag=True, help="Print the findings and nothing else."),
+        click.option(
+            "--with-log",
+            type=click.Path(exists=True, dir_okay=False, allow_dash=True),
+            help="A request log: rank the findings by the cache misses it measured.",
+        ),
         click.option(
             "--show-files", is_flag=True, help="List the files that would be checked, and stop."
         ),
@@ -137,6 +144,48 @@ def _check_files(files: list[str], settings: Settings, mode: FixMode, jobs: int)
         return list(pool.map(partial(check_file, settings=settings, mode=mode), files))
 
 
+def _log_costs(results: list[FileResult], log: str) -> str:
+    """Audit ``log`` against the checked files: each finding linked to a miss gets the log's
+    measured cost in its ``extra`` (``log_requests``, ``log_cost_tokens``); returns the
+    ranking for the human formats."""
+    from prefixlint.auditing import AuditError, AuditOptions, run_audit
+    from prefixlint.auditing.source_link import SourceIndex
+    from prefixlint.sources.logs import LogReadError
+
+    try:
+        report = run_audit(
+            [log], AuditOptions(what_if=False), sources=SourceIndex.from_results(results)
+        )
+    except (AuditError, LogReadError, OSError) as exc:
+        raise UserError(f"--with-log {log}: {exc}") from None
+    model = report.cache_models[0]
+    costs = report.by_source(model)
+    for result in results:
+        result.diagnostics = [_with_cost(d, costs) for d in result.diagnostics]
+    lines = [f"Findings by the cost {log} measured ({model}):"]
+    width = len(f"{max((c.cost_tokens for c in costs.values()), default=0):,}")
+    for (path, line, code), entry in costs.items():
+        requests = f"{entry.requests} request" + ("s" if entry.requests != 1 else "")
+        lines.append(
+            f"  {entry.cost_tokens:>{width},} tokens lost, {requests:<12} {path}:{line} {code}"
+        )
+    if not costs:
+        lines.append("  no miss in the log is linked to these files")
+    return "\n".join(lines) + "\n"
+
+
+def _with_cost(diagnostic: Diagnostic, costs: dict) -> Diagnostic:
+    entry = costs.get((diagnostic.span.path, diagnostic.span.line, diagnostic.code))
+    if entry is None:
+        return diagnostic
+    extra = {
+        **diagnostic.extra,
+        "log_requests": entry.requests,
+        "log_cost_tokens": entry.cost_tokens,
+    }
+    return dataclasses.replace(diagnostic, extra=extra)
+
+
 def _show_files(files: list[str], errors: list[str]) -> int:
     """``--show-files``: the files a check would read, one a line; 2 if a path was bad."""
     for message in errors:
@@ -194,6 +243,7 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
         if not files and not errors and not options["quiet"]:
             click.echo("warning: no files to check under the given paths", err=True)
         results = _check_files(files, settings, mode, options["jobs"])
+    ranking = _log_costs(results, options["with_log"]) if options["with_log"] else None
     errors += [r.error for r in results if r.error]
     skipped = [r.path for r in results if r.skipped]
     for message in errors:
@@ -219,6 +269,8 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
             rendered = _statistics(report, options["output_format"] == "json")
         else:
             rendered = render(report, options["output_format"], color)
+            if ranking is not None and options["output_format"] in ("full", "concise"):
+                rendered += ranking
         _emit(rendered, options["output_file"])
     if errors:
         return 2
