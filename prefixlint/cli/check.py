@@ -85,6 +85,9 @@ def _check_options(command: Callable) -> Callable:
         click.option(
             "--show-files", is_flag=True, help="List the files that would be checked, and stop."
         ),
+        click.option(
+            "--add-noqa", is_flag=True, help="Add noqa directives for every finding, and stop."
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -186,6 +189,26 @@ def _with_cost(diagnostic: Diagnostic, costs: dict) -> Diagnostic:
     return dataclasses.replace(diagnostic, extra=extra)
 
 
+def _add_noqa(files: list[str], errors: list[str], settings: Settings) -> int:
+    """``--add-noqa``: suppress the current findings in place; 2 if a path was bad."""
+    from prefixlint.linting.add_noqa import add_noqa_to_file
+
+    added = 0
+    for path in files:
+        try:
+            edit = add_noqa_to_file(path, settings)
+        except (OSError, UnreadableText) as exc:
+            errors.append(f"{path}: cannot add noqa directives: {exc}")
+            continue
+        added += edit.added
+        for line, reason in edit.refused:
+            click.echo(f"warning: {path}:{line}: no noqa directive added: {reason}", err=True)
+    for message in errors:
+        click.echo(f"error: {message}", err=True)
+    click.echo(f"Added {added} noqa directive{'' if added == 1 else 's'}.")
+    return 2 if errors else 0
+
+
 def _show_files(files: list[str], errors: list[str]) -> int:
     """``--show-files``: the files a check would read, one a line; 2 if a path was bad."""
     for message in errors:
@@ -240,6 +263,8 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
         files, errors = collect_files(paths, settings, options["force_exclude"])
         if options["show_files"]:
             return _show_files(files, errors)
+        if options["add_noqa"]:
+            return _add_noqa(files, errors, settings)
         if not files and not errors and not options["quiet"]:
             click.echo("warning: no files to check under the given paths", err=True)
         results = _check_files(files, settings, mode, options["jobs"])
