@@ -9,6 +9,7 @@ import dataclasses
 import json
 import os
 import sys
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
@@ -88,6 +89,7 @@ def _check_options(command: Callable) -> Callable:
         click.option(
             "--add-noqa", is_flag=True, help="Add noqa directives for every finding, and stop."
         ),
+        click.option("--watch", is_flag=True, help="Check again whenever a file changes."),
     ]
     for option in reversed(options):
         command = option(command)
@@ -99,6 +101,8 @@ def _check_options(command: Callable) -> Callable:
 @_check_options
 def check(**options) -> None:
     """Check prompt templates and Python prompt code for prefix-cache breakers."""
+    if options.pop("watch"):
+        _watch(options)
     sys.exit(_run_check(**options))
 
 
@@ -106,7 +110,33 @@ def check(**options) -> None:
 @_check_options
 def fix(**options) -> None:
     """Fix what can be fixed (same as ``check --fix``)."""
+    if options.pop("watch"):
+        _watch({**options, "fix": True})
     sys.exit(_run_check(fix=True, **options))
+
+
+def _watch(options: dict) -> None:
+    """Run the check now and after every change, until Ctrl-C (then exit 0)."""
+    from prefixlint.linting.watch import watch
+
+    paths = options["paths"] or (".",)
+    if "-" in paths:
+        raise UserError("--watch cannot read stdin")
+    settings = _load(paths, options)
+
+    def run() -> None:
+        click.clear()
+        click.echo(f"[{time.strftime('%H:%M:%S')}] prefixlint check {' '.join(paths)}")
+        try:
+            _run_check(**{"fix": False, **options})
+        except UserError as exc:
+            click.echo(f"error: {exc.message}", err=True)
+        click.echo("Watching for changes (Ctrl-C to stop).")
+
+    try:
+        watch(lambda: collect_files(paths, settings, options["force_exclude"])[0], run)
+    except KeyboardInterrupt:
+        sys.exit(0)
 
 
 def _load(paths: tuple[str, ...], options: dict) -> Settings:
