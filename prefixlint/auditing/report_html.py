@@ -6,6 +6,8 @@ prefix-sharing view (per request: tokens served from cache, tokens a cause cost,
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from html import escape
 
 from prefixlint.auditing.describe import cause_label, dollars, headline, percent
@@ -14,6 +16,7 @@ from prefixlint.auditing.results import AuditReport, RequestRecord
 WIDTH = 760
 COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b7791f", "#c53030", "#319795")
 TIME_BUCKETS = 60
+CHAR_PX = 6.6  # the width of one character of 11 px system-ui text, generously
 SHARING_ROWS = 80
 STYLE = """
 body{font-family:system-ui,sans-serif;margin:2em;color:#1a202c;max-width:820px}
@@ -43,15 +46,24 @@ def _bar(x: float, y: float, w: float, h: float, color: str, title: str = "") ->
 
 
 def hit_rate_plot(report: AuditReport) -> str:
-    """Hit rate per slice of the log (requests in log order), one line per cache model."""
-    left, top, plot_w, plot_h = 40, 10, WIDTH - 160, 180
+    """Hit rate per slice of the log, one line per cache model, against time when the log has
+    timestamps (else against the requests' order)."""
+    left, top, plot_w, plot_h = 48, 10, WIDTH - 190, 180
     body = [
         f'<line x1="{left}" y1="{top + plot_h}" x2="{left + plot_w}" y2="{top + plot_h}" '
-        'stroke="#718096"/>'
+        'stroke="#718096"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{top + plot_h}" stroke="#718096"/>',
     ]
-    for tick in (0, 0.5, 1):
+    for tick in (0, 0.25, 0.5, 0.75, 1):
         y = top + plot_h * (1 - tick)
         body.append(_text(left - 4, y + 4, f"{tick:.0%}", "end"))
+        if tick:
+            body.append(
+                f'<line x1="{left}" y1="{y:.1f}" x2="{left + plot_w}" y2="{y:.1f}" '
+                'stroke="#e2e8f0"/>'
+            )
+    body.append(_rotated_text(12, top + plot_h / 2, "hit rate"))
+    axis = _time_axis(report)
     for index, model in enumerate(report.cache_models):
         records = list(report.records_for(model))
         if not records:
@@ -62,27 +74,92 @@ def hit_rate_plot(report: AuditReport) -> str:
             chunk = records[start : start + size]
             prompt = sum(r.prompt_tokens for r in chunk)
             rate = sum(r.cached_tokens for r in chunk) / prompt if prompt else 0.0
-            x = left + plot_w * (start + len(chunk) / 2) / len(records)
+            x = left + plot_w * axis.position(chunk, start, len(records))
             points.append(f"{x:.1f},{top + plot_h * (1 - rate):.1f}")
         color = COLORS[index % len(COLORS)]
         body.append(
             f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{" ".join(points)}"/>'
         )
-        body.append(_bar(left + plot_w + 10, top + 14 * index, 10, 10, color))
-        body.append(_text(left + plot_w + 24, top + 14 * index + 9, model))
-    body.append(_text(left + plot_w / 2, top + plot_h + 16, "requests in log order", "middle"))
-    return _svg(top + plot_h + 24, body)
+        body.append(_bar(left + plot_w + 12, top + 14 * index, 10, 10, color))
+        body.append(_text(left + plot_w + 26, top + 14 * index + 9, _fit(model, 150)))
+    for fraction, label in axis.ticks:
+        x = left + plot_w * fraction
+        body.append(
+            f'<line x1="{x:.1f}" y1="{top + plot_h}" x2="{x:.1f}" y2="{top + plot_h + 4}" '
+            'stroke="#718096"/>'
+        )
+        body.append(_text(x, top + plot_h + 16, label, "middle"))
+    body.append(_text(left + plot_w / 2, top + plot_h + 32, axis.title, "middle"))
+    return _svg(top + plot_h + 40, body)
+
+
+@dataclass(frozen=True)
+class _Axis:
+    """Where a slice of requests sits along the x axis, and the axis's ticks and title."""
+
+    start: float | None
+    span: float
+    ticks: list[tuple[float, str]]
+    title: str
+
+    def position(self, chunk: list[RequestRecord], first: int, total: int) -> float:
+        if self.start is None:
+            return (first + len(chunk) / 2) / total
+        times = [r.timestamp for r in chunk if r.timestamp is not None]
+        middle = (min(times) + max(times)) / 2 if times else self.start
+        return (middle - self.start) / self.span if self.span else 0.5
+
+
+def _time_axis(report: AuditReport) -> _Axis:
+    records = list(report.records_for(report.cache_models[0])) if report.cache_models else []
+    times = [r.timestamp for r in records if r.timestamp is not None]
+    if len(times) < len(records) or not times or max(times) == min(times):
+        count = len(records)
+        ticks = [(i / 4, f"{round(count * i / 4):,}") for i in range(5)] if count else []
+        return _Axis(None, 0.0, ticks, "requests in log order")
+    start, span = min(times), max(times) - min(times)
+    spec = "%H:%M:%S" if span < 600 else "%H:%M" if span < 2 * 86400 else "%m-%d %H:%M"
+    ticks = [
+        (i / 4, datetime.fromtimestamp(start + span * i / 4, timezone.utc).strftime(spec))
+        for i in range(5)
+    ]
+    day = datetime.fromtimestamp(start, timezone.utc).strftime("%Y-%m-%d")
+    return _Axis(start, span, ticks, f"time (UTC), from {day}")
+
+
+def ordinal(number: int) -> str:
+    """``3`` -> ``3rd``."""
+    if 10 <= number % 100 <= 20:
+        return f"{number}th"
+    return f"{number}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(number % 10, 'th') }"
+
+
+def _rotated_text(x: float, y: float, text: str) -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="middle" '
+        f'transform="rotate(-90 {x:.1f} {y:.1f})">{escape(text)}</text>'
+    )
+
+
+def _fit(text: str, width: float) -> str:
+    """``text`` cut with an ellipsis to fit ``width`` pixels of 11 px text."""
+    most = max(4, int(width / CHAR_PX))
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 def _hbars(rows: list[tuple[str, float, str]], maximum: float, fmt) -> str:
+    """Labelled horizontal bars; the value labels get the room they need on the right."""
     label_w, row_h = 300, 20
-    plot_w = WIDTH - label_w - 90
+    value_w = max((len(fmt(value)) for _, value, _ in rows), default=0) * CHAR_PX + 10
+    plot_w = WIDTH - label_w - value_w
     body = []
     for index, (label, value, color) in enumerate(rows):
         y = index * row_h
         width = plot_w * value / maximum if maximum else 0
-        body.append(_text(label_w - 6, y + 14, label, "end"))
-        body.append(_bar(label_w, y + 3, width, row_h - 6, color, fmt(value)))
+        tip = f"{label}: {fmt(value)}"
+        shown = _text(label_w - 6, y + 14, _fit(label, label_w - 10), "end")
+        body.append(f"<g><title>{escape(tip)}</title>{shown}</g>")
+        body.append(_bar(label_w, y + 3, width, row_h - 6, color, tip))
         body.append(_text(label_w + width + 4, y + 14, fmt(value)))
     return _svg(max(1, len(rows)) * row_h + 4, body)
 
@@ -105,11 +182,15 @@ def what_if_plot(report: AuditReport, model: str) -> str:
     return _hbars(rows, 1.0, percent)
 
 
+def sharing_sample(records: list[RequestRecord]) -> tuple[list[RequestRecord], int]:
+    """The requests the sharing plot shows, every ``step``-th in log order, and the step."""
+    step = max(1, -(-len(records) // SHARING_ROWS))
+    return records[::step], step
+
+
 def sharing_plot(report: AuditReport, model: str) -> str:
     """One bar per request: cached (green), lost to a cause (red), the rest (grey)."""
-    records = list(report.records_for(model))
-    step = max(1, -(-len(records) // SHARING_ROWS))
-    shown: list[RequestRecord] = records[::step]
+    shown, _step = sharing_sample(list(report.records_for(model)))
     longest = max((r.prompt_tokens for r in shown), default=0)
     label_w, row_h, plot_w = 70, 13, WIDTH - 70 - 170
     body = []
@@ -159,6 +240,20 @@ def _examples(report: AuditReport, model: str) -> str:
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
+def _sources_table(report: AuditReport, model: str) -> str:
+    """Misses by the source line they are linked to (``audit --source``)."""
+    lines = report.by_source(model)
+    if not lines:
+        return ""
+    rows = "".join(
+        f"<tr><td><code>{escape(path)}:{line}</code></td><td>{escape(code)}</td>"
+        f"<td class=n>{entry.requests:,}</td><td class=n>{entry.cost_tokens:,}</td></tr>"
+        for (path, line, code), entry in lines.items()
+    )
+    head = "<tr><th>source</th><th>code</th><th>requests</th><th>tokens lost</th></tr>"
+    return f"<h3>Misses by source line</h3><table>{head}{rows}</table>"
+
+
 def render_html(report: AuditReport) -> str:
     skipped = len(report.skipped)
     parts = [
@@ -175,6 +270,7 @@ def render_html(report: AuditReport) -> str:
             f"<h2>Uncached tokens by cause ({escape(model)})</h2>",
             causes_plot(report, model),
             _examples(report, model),
+            _sources_table(report, model),
         ]
         if report.what_if:
             parts += [f"<h2>What-if fixes ({escape(model)})</h2>", what_if_plot(report, model)]
@@ -183,10 +279,18 @@ def render_html(report: AuditReport) -> str:
             )
             if best is not None and best.gain > 0:
                 parts.append(f"<p>{escape(headline(best, report.by_cause(model)))}</p>")
+        records = list(report.records_for(model))
+        shown, step = sharing_sample(records)
+        sampled = (
+            f" Showing {len(shown):,} of {len(records):,} requests: every {ordinal(step)}, in"
+            " log order."
+            if step > 1
+            else ""
+        )
         parts += [
             f"<h2>Prefix sharing per request ({escape(model)})</h2>",
             "<p>green: served from cache; red: lost to the cause named; grey: new or "
-            "otherwise uncached.</p>",
+            f"otherwise uncached.{sampled}</p>",
             sharing_plot(report, model),
         ]
     parts.append("</body></html>\n")
