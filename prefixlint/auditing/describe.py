@@ -37,6 +37,27 @@ def dollars(value: float | None) -> str:
     return f"{'-' if value < 0 else ''}${abs(value):,.4f}"
 
 
+def tokens_count(value: float | None) -> str:
+    """``5.6 M``, ``884 k``, ``312``, or ``-`` when unknown."""
+    if value is None:
+        return "-"
+    for size, unit in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(value) >= size:
+            return f"{value / size:.1f}{unit}"
+    return f"{value:.0f}"
+
+
+def duration(seconds: float) -> str:
+    """``6 min 21 s``, ``3 h 5 min``, ``2 d 4 h``."""
+    whole = round(seconds)
+    days, rest = divmod(whole, 86_400)
+    hours, rest = divmod(rest, 3_600)
+    minutes, secs = divmod(rest, 60)
+    parts = [(days, "d"), (hours, "h"), (minutes, "min"), (secs, "s")]
+    shown = [f"{n} {unit}" for n, unit in parts if n][:2]
+    return " ".join(shown) or "0 s"
+
+
 def headline(entry: WhatIf, seen: Iterable[str] = ()) -> str:
     """``fixing PFX101 raises the hit rate from 12.0% to 81.0% (vllm)``.
 

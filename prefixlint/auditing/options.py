@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from prefixlint.auditing.prices import PriceTable
+from prefixlint.auditing.prices import GpuTimePrice, PriceTable
 from prefixlint.cache import CACHE_MODELS, CacheModel, make_configured_model
 from prefixlint.chat import DEFAULT_TEMPLATE
 
 MOONCAKE_BLOCK_TOKENS = 512
+# Self-hosted engines and the bounds: no provider bills them.
+ENGINE_MODELS = frozenset({"vllm", "sglang", "llamacpp", "unlimited", "belady"})
 
 
 class AuditError(Exception):
@@ -35,6 +37,15 @@ class AuditOptions:
     prices: PriceTable | None = None
     # Folders and files whose templates and Python built the logged prompts (audit --source).
     source_paths: tuple[str, ...] = ()
+    # The deployment's prefill speed and GPU price: time to first token and GPU money.
+    prefill_tokens_per_second: float | None = None
+    gpu_hour_usd: float | None = None
+
+    def gpu_price(self) -> GpuTimePrice | None:
+        """The price of a self-hosted engine's prefill, when both figures are given."""
+        if self.gpu_hour_usd is None or not self.prefill_tokens_per_second:
+            return None
+        return GpuTimePrice(self.gpu_hour_usd, self.prefill_tokens_per_second)
 
 
 def new_cache_model(name: str, options: AuditOptions) -> CacheModel:

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from prefixlint.auditing.advice import assumptions, fix_first
 from prefixlint.auditing.attribution import Attributor, Divergence, cause_for, example_views
 from prefixlint.auditing.canonical import canonicalisers
-from prefixlint.auditing.options import AuditError, AuditOptions, new_cache_model
-from prefixlint.auditing.prices import PriceTable
+from prefixlint.auditing.options import ENGINE_MODELS, AuditError, AuditOptions, new_cache_model
+from prefixlint.auditing.prices import GpuTimePrice, Price, PriceTable
 from prefixlint.auditing.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
 from prefixlint.auditing.source_link import SourceIndex, refined_cause
 from prefixlint.auditing.whatif import WhatIfRunner
@@ -79,6 +80,7 @@ class Auditor:
         self.report = AuditReport(
             files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
         )
+        self.report.assumptions = assumptions(options, self.models, self.prices.version)
         self.what_if: WhatIfRunner | None = None
         if sources is None and options.source_paths:
             sources = SourceIndex.build(options.source_paths)
@@ -126,7 +128,7 @@ class Auditor:
             request, prepared.rendered, prepared.units, prepared.unit_tokens, session
         )
         observed = request.usage.cached_tokens if request.usage else None
-        price = self.prices.lookup(request.model)
+        prices = self.prices_for(request)
         unmarked = not prepared.query.breakpoints
         for name, result in results.items():
             no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
@@ -135,6 +137,7 @@ class Auditor:
             if self.sources is not None:
                 self._link_source(record, divergence)
             record.observed_cached = observed
+            price = prices[name]
             if price is not None:
                 record.cost_usd = price.cost(
                     result.prompt_tokens, result.cached_tokens, result.cache_write_tokens
@@ -146,7 +149,17 @@ class Auditor:
                 name: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
                 for name, r in results.items()
             }
-            self.what_if.feed(request, conversation, logged, price)
+            self.what_if.feed(request, conversation, logged, prices)
+
+    def prices_for(self, request: ChatRequest) -> dict[str, Price | GpuTimePrice | None]:
+        """Each cache model's price for ``request``: the price table's for the logged model,
+        or the GPU time of prefill for a self-hosted engine when the options give one."""
+        listed = self.prices.lookup(request.model)
+        gpu = self.options.gpu_price()
+        return {
+            name: gpu if gpu is not None and name in ENGINE_MODELS else listed
+            for name in self.models
+        }
 
     def _record(
         self,
@@ -294,6 +307,7 @@ def _audit(
     report = auditor.finish()
     if options.what_if and rereadable:
         report.what_if = _what_if_pass(auditor, files)
+    report.fix_first = fix_first(report, options)
     return report
 
 
@@ -319,8 +333,9 @@ def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
                     r.model_cache: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
                     for r in records
                 }
-                price = auditor.prices.lookup(request.model)
-                runner.feed(request, auditor.conversations[fed], logged, price)
+                runner.feed(
+                    request, auditor.conversations[fed], logged, auditor.prices_for(request)
+                )
             fed += 1
     return runner.results(report)
 

@@ -40,6 +40,17 @@ class Price:
 
 
 @dataclass(frozen=True)
+class GpuTimePrice:
+    """The GPU time a self-hosted engine spends prefilling what it did not have cached."""
+
+    usd_per_hour: float
+    prefill_tokens_per_second: float
+
+    def cost(self, prompt: int, cached: int, written: int = 0) -> float:
+        return max(0, prompt - cached) / self.prefill_tokens_per_second / 3600 * self.usd_per_hour
+
+
+@dataclass(frozen=True)
 class PriceTable:
     version: str
     prices: tuple[Price, ...]

@@ -10,7 +10,7 @@ import hashlib
 import json
 from typing import Any
 
-from prefixlint.auditing.results import AuditReport, RequestRecord, Totals, WhatIf
+from prefixlint.auditing.results import AuditReport, FixFirst, RequestRecord, Totals, WhatIf
 
 SCHEMA_VERSION = 1
 
@@ -137,6 +137,26 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
         "examples": examples,
         "what_if": [_what_if(w) for w in report.what_if],
         "sources": {model: _sources(report, model) for model in report.cache_models},
+        "fix_first": [_fix_first(row) for row in report.fix_first],
+        "assumptions": report.assumptions,
+    }
+
+
+def _fix_first(row: FixFirst) -> dict[str, Any]:
+    return {
+        "fix": row.fix,
+        "codes": list(row.codes),
+        "model_cache": row.model_cache,
+        "hit_rate_before": _rate(row.hit_rate_before),
+        "hit_rate_after": _rate(row.hit_rate_after),
+        "prefill_tokens_saved": row.prefill_tokens_saved,
+        "prefill_tokens_per_day": None
+        if row.prefill_tokens_per_day is None
+        else round(row.prefill_tokens_per_day),
+        "ttft_saved_ms": None if row.ttft_saved_ms is None else round(row.ttft_saved_ms, 3),
+        "usd_saved": _money(row.usd_saved),
+        "usd_per_day": _money(row.usd_per_day),
+        "basis": row.basis,
     }
 
 

@@ -6,7 +6,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from prefixlint.auditing.describe import cause_label, dollars, headline, percent
+from prefixlint.auditing.advice import log_span_seconds
+from prefixlint.auditing.describe import (
+    cause_label,
+    dollars,
+    duration,
+    headline,
+    percent,
+    tokens_count,
+)
 from prefixlint.auditing.results import AuditReport
 
 
@@ -19,17 +27,62 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
         soft_wrap=True,
     )
     console.print(_summary_table(report))
+    _print_fix_first(report, console)
     for model in report.cache_models:
         _print_causes(report, model, console)
         _print_sources(report, model, console)
         _print_usage(report, model, console)
     _print_what_if(report, console)
+    _print_assumptions(report, console)
     if list_skipped and report.skipped:
         console.print("[bold]Skipped lines[/]")
         for entry in report.skipped:
             console.print(Text(f"  {entry.file}:{entry.line}: {entry.reason}"), soft_wrap=True)
     elif skipped:
         console.print(f"{skipped} malformed or unusable lines skipped (list them with --skipped)")
+
+
+def _print_fix_first(report: AuditReport, console: Console) -> None:
+    """The fixes of the first cache model, most prefill saved first, in per-day units."""
+    model = report.cache_models[0]
+    rows = [
+        row for row in report.fix_first if row.model_cache == model and row.prefill_tokens_saved > 0
+    ]
+    if not rows:
+        return
+    span = log_span_seconds(report)
+    rate = f"per day at the rate of its {duration(span)} of requests" if span else "no timestamps"
+    table = Table(title=f"Fix first ({model}; {rate})", title_justify="left")
+    table.add_column("fix")
+    table.add_column("hit rate")
+    for column in ("prefill saved", "per day", "TTFT saved", "saved", "per day"):
+        table.add_column(column, justify="right")
+    for row in rows:
+        ttft = "-" if row.ttft_saved_ms is None else f"{row.ttft_saved_ms:,.1f} ms"
+        table.add_row(
+            f"{row.fix} ({', '.join(c for c in row.codes if c in report.by_cause(model))})",
+            f"{percent(row.hit_rate_before)} -> {percent(row.hit_rate_after)}",
+            f"{row.prefill_tokens_saved:,}",
+            tokens_count(row.prefill_tokens_per_day),
+            ttft,
+            dollars(row.usd_saved),
+            dollars(row.usd_per_day),
+        )
+    console.print(table)
+    console.print(Text(f"  money: {rows[0].basis}", style="dim"), soft_wrap=True)
+    if rows[0].ttft_saved_ms is None:
+        console.print(
+            Text("  TTFT: give --prefill-tokens-per-second (the deployment's)", style="dim")
+        )
+
+
+def _print_assumptions(report: AuditReport, console: Console) -> None:
+    for model, assumed in report.assumptions.items():
+        console.print(
+            Text(f"Assumptions ({model}): " + "; ".join(f"{k}: {v}" for k, v in assumed.items())),
+            soft_wrap=True,
+            style="dim",
+        )
 
 
 def _summary_table(report: AuditReport) -> Table:

@@ -122,6 +122,23 @@ class WhatIf:
         return self.base.cost_usd - self.fixed.cost_usd
 
 
+@dataclass(frozen=True)
+class FixFirst:
+    """One fix, with what it saves over the log and per day at the log's rate."""
+
+    fix: str
+    codes: tuple[str, ...]
+    model_cache: str
+    hit_rate_before: float
+    hit_rate_after: float
+    prefill_tokens_saved: int
+    prefill_tokens_per_day: float | None
+    ttft_saved_ms: float | None  # mean per request
+    usd_saved: float | None
+    usd_per_day: float | None
+    basis: str
+
+
 @dataclass
 class AuditReport:
     """Everything one audit found, in log order."""
@@ -134,6 +151,9 @@ class AuditReport:
     examples: dict[tuple[str, str], list[Example]] = field(default_factory=dict)
     what_if: list[WhatIf] = field(default_factory=list)
     prices_version: str | None = None
+    # Per cache model, what its figures assume (capacity, granularity, rendering, prices).
+    assumptions: dict[str, dict[str, str]] = field(default_factory=dict)
+    fix_first: list[FixFirst] = field(default_factory=list)
 
     def records_for(self, model_cache: str) -> Iterable[RequestRecord]:
         return (r for r in self.records if r.model_cache == model_cache)

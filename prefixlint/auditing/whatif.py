@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 from prefixlint.auditing.canonical import Canonicaliser
 from prefixlint.auditing.options import AuditOptions, new_cache_model
-from prefixlint.auditing.prices import Price
+from prefixlint.auditing.prices import GpuTimePrice, Price
 from prefixlint.auditing.results import AuditReport, Totals, WhatIf
 from prefixlint.cache.query import build_query
 from prefixlint.chat import TemplateError
@@ -40,12 +40,13 @@ class WhatIfRunner:
         request: ChatRequest,
         conversation: int,
         logged: Mapping[str, tuple[int, int, int]],
-        price: Price | None,
+        prices: Mapping[str, Price | GpuTimePrice | None],
     ) -> None:
         """Rewrite ``request`` for every fix and feed the rewrites to that fix's models.
 
         ``logged`` holds each model's ``(prompt, cached, written)`` tokens for the request as
-        logged; a rewrite that cannot be rendered counts as that.
+        logged, and ``prices`` its price (see ``Auditor.prices_for``); a rewrite that cannot
+        be rendered counts as logged.
         """
         for fix, models, totals in zip(self.fixes, self.models, self.totals, strict=True):
             try:
@@ -60,6 +61,7 @@ class WhatIfRunner:
                     result = model.process(query)
                     prompt, cached = result.prompt_tokens, result.cached_tokens
                     written = result.cache_write_tokens
+                price = prices[name]
                 cost = None if price is None else price.cost(prompt, cached, written)
                 totals[name].add(prompt, cached, written, cost)
 

@@ -149,6 +149,16 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
 @click.option("--show-text", is_flag=True, help="Show whole differing components, not windows.")
 @click.option("--redact", is_flag=True, help="Hash logged text in JSON output.")
 @click.option(
+    "--prefill-tokens-per-second",
+    type=click.FloatRange(min=0, min_open=True),
+    help="The deployment's prefill speed: time-to-first-token savings (and GPU money).",
+)
+@click.option(
+    "--gpu-hour-usd",
+    type=click.FloatRange(min=0),
+    help="With --prefill-tokens-per-second: price self-hosted engines by GPU time.",
+)
+@click.option(
     "--source",
     "sources",
     multiple=True,
@@ -187,6 +197,8 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
             prices=prices,
             full_text=options["show_text"],
             source_paths=options["sources"],
+            prefill_tokens_per_second=options["prefill_tokens_per_second"],
+            gpu_hour_usd=options["gpu_hour_usd"],
         )
         with contextlib.ExitStack() as stack:
             on_prepared = None
