@@ -72,3 +72,10 @@ def test_ordinals():
     assert [ordinal(n) for n in (2, 3, 4, 11, 12, 13, 21, 22, 123)] == [
         "2nd", "3rd", "4th", "11th", "12th", "13th", "21st", "22nd", "123rd",
     ]  # fmt: skip
+
+
+def test_fix_first_and_assumptions_are_in_the_page():
+    report = run_audit([str(BREAKERS)], AuditOptions(prefill_tokens_per_second=8000.0))
+    html = render_html(report)
+    assert "<h2>Fix first (vllm)</h2>" in html and "ms</td>" in html
+    assert "<h2>Assumptions</h2>" in html and "blocks of 16 tokens" in html

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
 
-from prefixlint.auditing.describe import cause_label, dollars, headline, percent
+from prefixlint.auditing.describe import cause_label, dollars, headline, percent, tokens_count
 from prefixlint.auditing.results import AuditReport, RequestRecord
 
 WIDTH = 760
@@ -240,6 +240,39 @@ def _examples(report: AuditReport, model: str) -> str:
     return f"<ul>{''.join(items)}</ul>" if items else ""
 
 
+def _fix_first_table(report: AuditReport) -> str:
+    model = report.cache_models[0] if report.cache_models else None
+    rows = [r for r in report.fix_first if r.model_cache == model and r.prefill_tokens_saved > 0]
+    if not rows:
+        return ""
+    cells = "".join(
+        f"<tr><td>{escape(r.fix)}</td><td>{percent(r.hit_rate_before)} → "
+        f"{percent(r.hit_rate_after)}</td><td class=n>{r.prefill_tokens_saved:,}</td>"
+        f"<td class=n>{tokens_count(r.prefill_tokens_per_day)}</td>"
+        f"<td class=n>{'-' if r.ttft_saved_ms is None else f'{r.ttft_saved_ms:,.1f} ms'}</td>"
+        f"<td class=n>{dollars(r.usd_saved)}</td><td class=n>{dollars(r.usd_per_day)}</td></tr>"
+        for r in rows
+    )
+    head = (
+        "<tr><th>fix</th><th>hit rate</th><th>prefill saved</th><th>per day</th>"
+        "<th>TTFT saved</th><th>saved</th><th>per day</th></tr>"
+    )
+    return (
+        f"<h2>Fix first ({escape(model or '')})</h2><table>{head}{cells}</table>"
+        f"<p>Money: {escape(rows[0].basis)}. Per day: at the log's own rate.</p>"
+    )
+
+
+def _assumptions(report: AuditReport) -> str:
+    items = "".join(
+        f"<li><b>{escape(model)}</b>: "
+        + "; ".join(f"{escape(k)}: {escape(v)}" for k, v in assumed.items())
+        + "</li>"
+        for model, assumed in report.assumptions.items()
+    )
+    return f"<h2>Assumptions</h2><ul>{items}</ul>" if items else ""
+
+
 def _sources_table(report: AuditReport, model: str) -> str:
     """Misses by the source line they are linked to (``audit --source``)."""
     lines = report.by_source(model)
@@ -262,6 +295,7 @@ def render_html(report: AuditReport) -> str:
         f"<p>{escape(', '.join(report.files))}: {report.lines_read:,} lines, "
         f"{report.lines_read - skipped:,} requests, {skipped:,} skipped.</p>",
         _summary_table(report),
+        _fix_first_table(report),
         "<h2>Hit rate over the log</h2>",
         hit_rate_plot(report),
     ]
@@ -293,5 +327,6 @@ def render_html(report: AuditReport) -> str:
             f"otherwise uncached.{sampled}</p>",
             sharing_plot(report, model),
         ]
+    parts.append(_assumptions(report))
     parts.append("</body></html>\n")
     return "".join(parts)
