@@ -37,6 +37,8 @@ class AuditOptions:
     prices: PriceTable | None = None
     # Folders and files whose templates and Python built the logged prompts (audit --source).
     source_paths: tuple[str, ...] = ()
+    # A request field to break the results down by (route, session, model, metadata.FIELD).
+    group_by: str | None = None
     # The deployment's prefill speed and GPU price: time to first token and GPU money.
     prefill_tokens_per_second: float | None = None
     gpu_hour_usd: float | None = None

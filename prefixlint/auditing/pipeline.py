@@ -81,6 +81,7 @@ class Auditor:
             files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
         )
         self.report.assumptions = assumptions(options, self.models, self.prices.version)
+        self.report.group_by = options.group_by
         self.what_if: WhatIfRunner | None = None
         if sources is None and options.source_paths:
             sources = SourceIndex.build(options.source_paths)
@@ -129,6 +130,7 @@ class Auditor:
         )
         observed = request.usage.cached_tokens if request.usage else None
         prices = self.prices_for(request)
+        group = self.group_of(request, session)
         unmarked = not prepared.query.breakpoints
         for name, result in results.items():
             no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
@@ -137,6 +139,7 @@ class Auditor:
             if self.sources is not None:
                 self._link_source(record, divergence)
             record.observed_cached = observed
+            record.group = group
             price = prices[name]
             if price is not None:
                 record.cost_usd = price.cost(
@@ -150,6 +153,13 @@ class Auditor:
                 for name, r in results.items()
             }
             self.what_if.feed(request, conversation, logged, prices)
+
+    def group_of(self, request: ChatRequest, session: str | None) -> str | None:
+        """The request's ``--group-by`` value (``session``: the session the audit used)."""
+        key = self.options.group_by
+        if key is None:
+            return None
+        return session if key == "session" else session_of(request, key)
 
     def prices_for(self, request: ChatRequest) -> dict[str, Price | GpuTimePrice | None]:
         """Each cache model's price for ``request``: the price table's for the logged model,

@@ -138,8 +138,26 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
         "what_if": [_what_if(w) for w in report.what_if],
         "sources": {model: _sources(report, model) for model in report.cache_models},
         "fix_first": [_fix_first(row) for row in report.fix_first],
+        "groups": {model: _groups(report, model) for model in report.cache_models}
+        if report.group_by
+        else {},
         "assumptions": report.assumptions,
     }
+
+
+def _groups(report: AuditReport, model: str) -> list[dict[str, Any]]:
+    return [
+        {
+            "group": group.name,
+            "requests": group.totals.requests,
+            "prompt_tokens": group.totals.prompt_tokens,
+            "cached_tokens": group.totals.cached_tokens,
+            "hit_rate": _rate(group.totals.hit_rate),
+            "cost_tokens": group.cost_tokens,
+            "costliest_cause": group.top_cause,
+        }
+        for group in report.by_group(model)
+    ]
 
 
 def _fix_first(row: FixFirst) -> dict[str, Any]:

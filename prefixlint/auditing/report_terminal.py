@@ -31,6 +31,7 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
     for model in report.cache_models:
         _print_causes(report, model, console)
         _print_sources(report, model, console)
+        _print_groups(report, model, console)
         _print_usage(report, model, console)
     _print_what_if(report, console)
     _print_assumptions(report, console)
@@ -144,6 +145,27 @@ def _print_sources(report: AuditReport, model: str, console: Console) -> None:
         table.add_row(f"{path}:{line}", code, f"{entry.requests:,}", f"{entry.cost_tokens:,}")
     console.print(table)
     console.print("  `prefixlint rule CODE` explains each code and its fix.")
+
+
+def _print_groups(report: AuditReport, model: str, console: Console) -> None:
+    groups = report.by_group(model)
+    if not any(record.group is not None for record in report.records_for(model)):
+        return
+    table = Table(title=f"By {report.group_by} ({model})", title_justify="left")
+    table.add_column(report.group_by or "group")
+    for column in ("requests", "prompt tokens", "hit rate", "tokens lost"):
+        table.add_column(column, justify="right")
+    table.add_column("costliest cause")
+    for group in groups:
+        table.add_row(
+            group.name,
+            f"{group.totals.requests:,}",
+            f"{group.totals.prompt_tokens:,}",
+            percent(group.totals.hit_rate),
+            f"{group.cost_tokens:,}",
+            group.top_cause or "-",
+        )
+    console.print(table)
 
 
 def _print_usage(report: AuditReport, model: str, console: Console) -> None:

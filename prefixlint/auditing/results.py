@@ -33,6 +33,7 @@ class RequestRecord:
     cost_usd: float | None = None
     # The source lines the miss is linked to (audit --source): (path, line, code).
     source: tuple[tuple[str, int, str], ...] = ()
+    group: str | None = None  # the value of --group-by's field
 
 
 @dataclass(frozen=True)
@@ -139,6 +140,40 @@ class FixFirst:
     basis: str
 
 
+GROUP_LIMIT = 20
+
+
+@dataclass
+class GroupTotals:
+    """One ``--group-by`` value's requests: totals, tokens lost, and tokens lost per cause."""
+
+    name: str
+    totals: Totals = field(default_factory=Totals)
+    cost_tokens: int = 0
+    causes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def uncached_tokens(self) -> int:
+        return self.totals.prompt_tokens - self.totals.cached_tokens
+
+    @property
+    def top_cause(self) -> str | None:
+        costly = {cause: cost for cause, cost in self.causes.items() if cost}
+        return max(costly, key=lambda c: (costly[c], c)) if costly else None
+
+    def merge(self, other: GroupTotals) -> None:
+        mine, theirs = self.totals, other.totals
+        mine.requests += theirs.requests
+        mine.prompt_tokens += theirs.prompt_tokens
+        mine.cached_tokens += theirs.cached_tokens
+        mine.cache_write_tokens += theirs.cache_write_tokens
+        if theirs.cost_usd is not None:
+            mine.cost_usd = (mine.cost_usd or 0.0) + theirs.cost_usd
+        self.cost_tokens += other.cost_tokens
+        for cause, cost in other.causes.items():
+            self.causes[cause] = self.causes.get(cause, 0) + cost
+
+
 @dataclass
 class AuditReport:
     """Everything one audit found, in log order."""
@@ -154,6 +189,7 @@ class AuditReport:
     # Per cache model, what its figures assume (capacity, granularity, rendering, prices).
     assumptions: dict[str, dict[str, str]] = field(default_factory=dict)
     fix_first: list[FixFirst] = field(default_factory=list)
+    group_by: str | None = None
 
     def records_for(self, model_cache: str) -> Iterable[RequestRecord]:
         return (r for r in self.records if r.model_cache == model_cache)
@@ -193,6 +229,29 @@ class AuditReport:
                 entry.uncached_tokens += record.prompt_tokens - record.cached_tokens
                 entry.cost_tokens += record.cost_tokens
         return dict(sorted(lines.items(), key=lambda kv: (-kv[1].cost_tokens, kv[0])))
+
+    def by_group(self, model_cache: str, limit: int = GROUP_LIMIT) -> list[GroupTotals]:
+        """Totals per ``--group-by`` value, the most uncached tokens first; past ``limit``
+        groups the rest are summed into one row named ``(N other groups)``."""
+        groups: dict[str | None, GroupTotals] = {}
+        for record in self.records_for(model_cache):
+            entry = groups.setdefault(record.group, GroupTotals(record.group or "(none)"))
+            entry.totals.add(
+                record.prompt_tokens,
+                record.cached_tokens,
+                record.cache_write_tokens,
+                record.cost_usd,
+            )
+            entry.cost_tokens += record.cost_tokens
+            if record.cause:
+                entry.causes[record.cause] = entry.causes.get(record.cause, 0) + record.cost_tokens
+        ranked = sorted(groups.values(), key=lambda g: (-g.uncached_tokens, g.name))
+        if len(ranked) <= limit:
+            return ranked
+        rest = GroupTotals(f"({len(ranked) - limit + 1} other groups)")
+        for group in ranked[limit - 1 :]:
+            rest.merge(group)
+        return [*ranked[: limit - 1], rest]
 
     def usage(self, model_cache: str) -> UsageComparison:
         comparison = UsageComparison()

@@ -149,6 +149,10 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
 @click.option("--show-text", is_flag=True, help="Show whole differing components, not windows.")
 @click.option("--redact", is_flag=True, help="Hash logged text in JSON output.")
 @click.option(
+    "--group-by",
+    help="Break results down by route, session, model, user or metadata.FIELD (top 20 shown).",
+)
+@click.option(
     "--prefill-tokens-per-second",
     type=click.FloatRange(min=0, min_open=True),
     help="The deployment's prefill speed: time-to-first-token savings (and GPU money).",
@@ -199,6 +203,7 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
             source_paths=options["sources"],
             prefill_tokens_per_second=options["prefill_tokens_per_second"],
             gpu_hour_usd=options["gpu_hour_usd"],
+            group_by=options["group_by"],
         )
         with contextlib.ExitStack() as stack:
             on_prepared = None
