@@ -2,6 +2,11 @@
 
 Shared by the miss attribution (is the first differing character inside such a value?) and
 the what-if canonicaliser (move such values out of the stable part of the prompt).
+
+Every pattern stays within one line, so a text's values are its lines' values, and each
+distinct line is scanned once (remembered, bounded): a system prompt that gains a new
+``Current date and time`` line on every request costs one line's scan per request, not the
+whole prompt's.
 """
 
 from __future__ import annotations
@@ -18,16 +23,17 @@ _MONTH = (
     r"|Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
 )
 _WEEKDAY = r"(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?"
-_TIME = r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:\s?[AaPp]\.?[Mm]\.?)?"
-_ZONE = r"(?:\s?(?:Z|[+-]\d{2}:?\d{2}|UTC|GMT|[ECMP][SD]T))?"
+_TIME = r"\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[ \t]?[AaPp]\.?[Mm]\.?)?"
+_ZONE = r"(?:[ \t]?(?:Z|[+-]\d{2}:?\d{2}|UTC|GMT|[ECMP][SD]T))?"
 DATE_TIME = re.compile(
     "|".join(
         [
             rf"\b\d{{4}}-\d{{2}}-\d{{2}}(?:[T ]{_TIME})?{_ZONE}",
             r"\b\d{4}/\d{1,2}/\d{1,2}\b",
             r"\b\d{1,2}[/.]\d{1,2}[/.]\d{2,4}\b",
-            rf"\b(?:{_WEEKDAY},?\s+)?{_MONTH}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b",
-            rf"\b(?:{_WEEKDAY},?\s+)?\d{{1,2}}\s+{_MONTH}\.?(?:,?\s+\d{{4}})?\b",
+            rf"\b(?:{_WEEKDAY},?[ \t]+)?{_MONTH}\.?[ \t]+\d{{1,2}}(?:st|nd|rd|th)?"
+            rf"(?:,?[ \t]+\d{{4}})?\b",
+            rf"\b(?:{_WEEKDAY},?[ \t]+)?\d{{1,2}}[ \t]+{_MONTH}\.?(?:,?[ \t]+\d{{4}})?\b",
             rf"\b{_WEEKDAY}\b",
             rf"\b{_TIME}{_ZONE}",
             r"\b1[5-9]\d{8}(?:\d{3})?\b",
@@ -62,16 +68,26 @@ class VolatileValue:
 
 def find_values(text: str) -> Iterator[VolatileValue]:
     """Every date/time, id and labelled volatile value in ``text``, in order of start."""
+    offset = 0
+    for line in text.split("\n"):
+        for code, start, end in _line_values(line):
+            yield VolatileValue(code, offset + start, offset + end)
+        offset += len(line) + 1
+
+
+@lru_cache(maxsize=65_536)
+def _line_values(line: str) -> tuple[tuple[str, int, int], ...]:
+    """The values of one line as ``(code, start, end)``, in order of start (widest first)."""
     found = [
-        VolatileValue(code, m.start(), m.end())
+        (code, m.start(), m.end())
         for code, pattern in ((vocabulary.TIMESTAMP, DATE_TIME), (vocabulary.UNIQUE_ID, UNIQUE_ID))
-        for m in pattern.finditer(text)
+        for m in pattern.finditer(line)
     ]
-    for match in _LABELLED.finditer(text):
+    for match in _LABELLED.finditer(line):
         code = vocabulary.classify_name(match.group("label"))
         if code:
-            found.append(VolatileValue(code, match.start("value"), match.end("value")))
-    return iter(sorted(found, key=lambda v: (v.start, -v.end)))
+            found.append((code, match.start("value"), match.end("value")))
+    return tuple(sorted(found, key=lambda v: (v[1], -v[2])))
 
 
 def value_at(text: str, offset: int) -> VolatileValue | None:
