@@ -1,6 +1,7 @@
 """Benchmark ``prefixlint audit`` on a realistic request log built from tau-bench.
 
-    .venv/bin/python bench/audit.py [--replicas 5] [--scale 10] [--skip-mooncake]
+    .venv/bin/python bench/audit.py [--replicas 5] [--variants plain,stamped] [--scale 10]
+        [--skip-mooncake]
 
 The log: the 200 GPT-4o airline conversations of tau-bench, each replayed turn by turn (one
 request whenever the agent answers), with tau-bench's long shared system prompt and an airline
@@ -9,7 +10,10 @@ times as separate sessions (a ticket number in the first user message makes ever
 own conversation), sessions interleaved by time: 5 replicas give 12,270 requests. Replica
 ``r`` runs on day ``r`` and its system prompt says so ("The current time is 2024-05-15 ..."
 moves one day per replica), a common real-world cache breaker that the audit attributes
-(PFX101) and the what-if pass re-simulates.
+(PFX101) and the what-if pass re-simulates. The ``stamped`` variant also writes the request's
+own time into every system prompt, after its first line ("Current date and time: 2025-03-03
+09:00:18 UTC"): the log people audit because their cache is broken, where no two requests
+share a system prompt.
 
 Measured in one run, each in a fresh process (peak RSS is per process):
 
@@ -76,8 +80,9 @@ def airline_tools(conversations: list[dict]) -> list[dict]:
     ]
 
 
-def build_log(path: Path, replicas: int) -> int:
-    """Write the interleaved log; returns the number of requests."""
+def build_log(path: Path, replicas: int, stamped: bool = False) -> int:
+    """Write the interleaved log (``stamped``: the request time in every system prompt);
+    returns the number of requests."""
     conversations = json.loads(TAU.read_text(encoding="utf-8"))
     tools = airline_tools(conversations)
     entries = []
@@ -99,8 +104,11 @@ def build_log(path: Path, replicas: int) -> int:
                     or messages[index - 1]["role"] == "assistant"
                 ):
                     continue
-                request = {"model": "gpt-4o", "messages": messages[:index], "tools": tools}
                 timestamp = start + turn * TURN_SECONDS
+                sent = messages[:index]
+                if stamped:
+                    sent = [_stamped(sent[0], timestamp), *sent[1:]]
+                request = {"model": "gpt-4o", "messages": sent, "tools": tools}
                 entries.append((timestamp, session, request))
                 turn += 1
     entries.sort(key=lambda e: e[0])
@@ -109,6 +117,12 @@ def build_log(path: Path, replicas: int) -> int:
             envelope = {"timestamp": timestamp, "session_id": session, "request": request}
             out.write(json.dumps(envelope) + "\n")
     return len(entries)
+
+
+def _stamped(system: dict, timestamp: float) -> dict:
+    first, _, rest = system["content"].partition("\n")
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(timestamp))
+    return {**system, "content": f"{first}\nCurrent date and time: {stamp} UTC\n{rest}"}
 
 
 def peak_rss_mib() -> float:
@@ -182,9 +196,34 @@ def mooncake_audit() -> dict:
     }
 
 
+def measure_log(log: Path, count: int) -> None:
+    """The floor, the reading, the naive rendering and the audit of one log, side by side."""
+    floor = measure("floor", log)
+    read = measure("read", log)
+    naive = measure("naive", log)
+    audit = measure("audit", log)
+    what_if = measure("audit-what-if", log)
+    rows = [("floor (distinct text once)", floor), ("read (json.loads per line)", read)]
+    rows += [("naive (full prompt per request)", naive)]
+    rows += [("audit, vllm", audit), ("audit, vllm + what-if", what_if)]
+    both = floor["seconds"] + read["seconds"]
+    for name, figures in rows:
+        requests = figures.get("requests", count)
+        seconds = figures["seconds"]
+        print(
+            f"{name:34s} {seconds:7.2f} s  {requests / seconds:9,.0f} req/s"
+            f"  {figures['tokens'] / seconds / 1e6:6.2f} M tok/s"
+            f"  x{seconds / floor['seconds']:6.2f} floor  x{seconds / both:5.2f} floor+read"
+            f"  peak RSS {figures['peak_rss_mib']:7.1f} MiB"
+        )
+    print(f"hit rate {audit['hit_rate']:.2%}; causes {audit['causes']}")
+    print(f"what-if hit rates {what_if['what_if']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, default=5)
+    parser.add_argument("--variants", default="plain,stamped", help="plain and/or stamped")
     parser.add_argument("--memory-replicas", type=int, default=1, help="replicas, memory run")
     parser.add_argument("--scale", type=int, default=10, help="size factor of the memory run")
     parser.add_argument("--skip-mooncake", action="store_true")
@@ -196,29 +235,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(figures))
         return 0
     with tempfile.TemporaryDirectory() as folder:
-        log = Path(folder) / "tau.jsonl"
-        count = build_log(log, args.replicas)
-        print(f"log: {count:,} requests, {log.stat().st_size / 2**20:.1f} MiB")
-        floor = measure("floor", log)
-        read = measure("read", log)
-        naive = measure("naive", log)
-        audit = measure("audit", log)
-        what_if = measure("audit-what-if", log)
-        rows = [("floor (distinct text once)", floor), ("read (json.loads per line)", read)]
-        rows += [("naive (full prompt per request)", naive)]
-        rows += [("audit, vllm", audit), ("audit, vllm + what-if", what_if)]
-        both = floor["seconds"] + read["seconds"]
-        for name, figures in rows:
-            requests = figures.get("requests", count)
-            seconds = figures["seconds"]
-            print(
-                f"{name:34s} {seconds:7.2f} s  {requests / seconds:9,.0f} req/s"
-                f"  {figures['tokens'] / seconds / 1e6:6.2f} M tok/s"
-                f"  x{seconds / floor['seconds']:6.2f} floor  x{seconds / both:5.2f} floor+read"
-                f"  peak RSS {figures['peak_rss_mib']:7.1f} MiB"
-            )
-        print(f"hit rate {audit['hit_rate']:.2%}; causes {audit['causes']}")
-        print(f"what-if hit rates {what_if['what_if']}")
+        for variant in args.variants.split(","):
+            log = Path(folder) / f"tau-{variant}.jsonl"
+            count = build_log(log, args.replicas, stamped=variant == "stamped")
+            print(f"{variant} log: {count:,} requests, {log.stat().st_size / 2**20:.1f} MiB")
+            measure_log(log, count)
+            log.unlink()
         sizes = []
         for replicas in (args.memory_replicas, args.memory_replicas * args.scale):
             path = Path(folder) / f"tau-{replicas}.jsonl"
