@@ -23,6 +23,7 @@ from prefixlint.cache import CACHE_MODELS, CacheModel, CacheQuery, make_cache_mo
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
 from prefixlint.request import ChatRequest, Rendered
+from prefixlint.sources.loglimits import DEFAULT_LIMITS, LogLimits
 from prefixlint.sources.logs import SkippedLine, read_log
 
 MOONCAKE_BLOCK_TOKENS = 512
@@ -52,6 +53,7 @@ class AuditOptions:
     examples_per_cause: int = 3
     full_text: bool = False
     prices: PriceTable | None = None
+    log_limits: LogLimits = DEFAULT_LIMITS
 
     def cache_params(self, name: str) -> dict[str, Any]:
         """The options that ``name``'s model takes, among those that were set."""
@@ -375,7 +377,9 @@ def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
     models = len(report.cache_models)
     fed = 0
     for file in files:
-        for request in read_log(file, format=auditor.options.log_format):
+        for request in read_log(
+            file, format=auditor.options.log_format, limits=auditor.options.log_limits
+        ):
             if isinstance(request, SkippedLine):
                 continue
             records = report.records[fed * models : (fed + 1) * models]
@@ -400,7 +404,9 @@ def _prepared(
 ) -> Iterator[tuple[str, Prepared]]:
     """Every request of ``files`` that renders, in order; ``on_skip`` hears of the others."""
     for file in files:
-        for item in read_log(file, format=auditor.options.log_format):
+        for item in read_log(
+            file, format=auditor.options.log_format, limits=auditor.options.log_limits
+        ):
             if on_line is not None:
                 on_line()
             if isinstance(item, SkippedLine):
@@ -408,7 +414,14 @@ def _prepared(
                     on_skip(file, item.line, item.reason)
                 continue
             try:
-                yield file, auditor.prepare(item)
+                prepared = auditor.prepare(item)
             except (TemplateError, InvalidQuery) as exc:
                 if on_skip is not None:
                     on_skip(file, item.line, str(exc))
+                continue
+            except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+                # A shape the log readers let through: the line is skipped, the audit goes on.
+                if on_skip is not None:
+                    on_skip(file, item.line, f"cannot render: {type(exc).__name__}: {exc}")
+                continue
+            yield file, prepared
