@@ -25,7 +25,7 @@ from prefixlint.auditing.report_json import render_json
 from prefixlint.auditing.report_terminal import print_report
 from prefixlint.auditing.results import AuditReport
 from prefixlint.cache.base import InvalidQuery
-from prefixlint.chat import TemplateError
+from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
 from prefixlint.sources.loglimits import DEFAULT_LIMITS, LogLimits
 from prefixlint.sources.logs import LogReadError
 from prefixlint.tokenizers import TokenizerError
@@ -203,6 +203,9 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
                 max_gzip_ratio=options["max_gzip_ratio"],
             ),
         )
+        if options["template"] != DEFAULT_TEMPLATE:
+            # Load it now: a template that cannot load is a usage error, not a skipped line.
+            get_renderer(options["template"], options["tokenizer"])
         with contextlib.ExitStack() as stack:
             on_prepared = None
             if options["dump_tokens"]:
