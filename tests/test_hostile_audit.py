@@ -4,6 +4,7 @@ bounded by the size limits, whatever the log holds."""
 from __future__ import annotations
 
 import gzip
+import importlib
 import io
 import json
 import tracemalloc
@@ -11,6 +12,7 @@ import tracemalloc
 import pytest
 from click.testing import CliRunner
 
+from prefixlint.auditing.pipeline import AuditOptions, run_audit
 from prefixlint.auditing.results import SKIPPED_SAMPLE, Skipped, SkippedLines
 from prefixlint.cli_audit import audit
 from prefixlint.request import ChatRequest
@@ -208,3 +210,29 @@ def test_line_at_the_limit_is_read():
     assert items == [line, line]
     items = list(bounded_lines(io.BytesIO(line), LogLimits(max_line_bytes=98)))
     assert items == [OverlongLine(100)]
+
+
+@pytest.mark.parametrize(
+    ("target", "reason"),
+    [
+        ("prefixlint.auditing.pipeline.Auditor.render", "cannot render: TypeError: odd"),
+        ("prefixlint.auditing.attribution.Attributor.observe", "cannot audit: TypeError: odd"),
+    ],
+)
+def test_a_shape_the_readers_let_through_skips_only_its_line(tmp_path, monkeypatch, target, reason):
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(json.dumps(message(content=f"m{i}")) for i in range(3)) + "\n")
+    owner, _, name = target.rpartition(".")
+    module, _, cls = owner.rpartition(".")
+    real = getattr(getattr(importlib.import_module(module), cls), name)
+
+    def flaky(self, request, *args):
+        if request.line == 2:
+            raise TypeError("odd")
+        return real(self, request, *args)
+
+    monkeypatch.setattr(target, flaky)
+    report = run_audit([str(log)], AuditOptions(caches=("vllm", "sglang")))
+    assert [s.reason for s in report.skipped] == [reason]
+    assert [r.line for r in report.records] == [1, 1, 3, 3]
+    assert report.lines_read == 3

@@ -27,6 +27,8 @@ from prefixlint.sources.loglimits import DEFAULT_LIMITS, LogLimits
 from prefixlint.sources.logs import SkippedLine, read_log
 
 MOONCAKE_BLOCK_TOKENS = 512
+# What code reading a request of an unexpected shape raises (None where a dict should be).
+SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
 BREAKPOINT_ONLY_MODELS = frozenset({"anthropic"})
 
@@ -191,6 +193,17 @@ class Auditor:
 
     def skip(self, file: str, line: int, reason: str) -> None:
         self.report.skipped.append(Skipped(file, line, reason))
+
+    def feed_or_skip(self, file: str, prepared: Prepared) -> None:
+        """:meth:`feed`, or, when the request has a shape that attribution cannot read, skip
+        it (with what it had recorded) so that the audit goes on."""
+        records, conversations = len(self.report.records), len(self.conversations)
+        try:
+            self.feed(file, prepared)
+        except SHAPE_ERRORS as exc:
+            del self.report.records[records:]
+            del self.conversations[conversations:]
+            self.skip(file, prepared.request.line, f"cannot audit: {type(exc).__name__}: {exc}")
 
     def feed(self, file: str, prepared: Prepared) -> None:
         """Run one prepared request through every cache model and record the outcome.
@@ -359,7 +372,7 @@ def _audit(
     for file, prepared in _prepared(auditor, files, count_line, auditor.skip):
         if on_prepared is not None:
             on_prepared(prepared)
-        auditor.feed(file, prepared)
+        auditor.feed_or_skip(file, prepared)
     report = auditor.finish()
     if options.what_if and rereadable:
         report.what_if = _what_if_pass(auditor, files)
@@ -419,7 +432,7 @@ def _prepared(
                 if on_skip is not None:
                     on_skip(file, item.line, str(exc))
                 continue
-            except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
+            except SHAPE_ERRORS as exc:
                 # A shape the log readers let through: the line is skipped, the audit goes on.
                 if on_skip is not None:
                     on_skip(file, item.line, f"cannot render: {type(exc).__name__}: {exc}")

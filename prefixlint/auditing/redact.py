@@ -29,7 +29,9 @@ _UNKNOWN_KEYS = re.compile(r"^(unknown format \(keys: )(.*)\)$", re.DOTALL)
 # Reasons whose tail may quote the log: the tail (after the marker) becomes a digest.
 _QUOTING_MARKERS = ("chat template failed: ",)
 # Errors caught on a line of an unexpected shape: the type is kept, its message is not.
-_UNEXPECTED = re.compile(r"^((?:unexpected shape|cannot render): \w+)(?::.*)?$", re.DOTALL)
+_UNEXPECTED = re.compile(
+    r"^((?:unexpected shape|cannot render|cannot audit): \w+)(?::.*)?$", re.DOTALL
+)
 
 
 def redact_reason(reason: str) -> str:

@@ -68,9 +68,26 @@ def _check_tool_calls(calls, name: str) -> None:
     for index, call in enumerate(calls):
         if not isinstance(call, dict):
             raise ShapeError(f"{name}[{index}] is not an object (got {_kind(call)})")
-        function = call.get("function")
-        if function and not isinstance(function, dict):
+        function = call.get("function", {})
+        if not isinstance(function, dict):
             raise ShapeError(f"{name}[{index}].function is not an object (got {_kind(function)})")
+
+
+def _scalar(value, name: str) -> None:
+    """Ids and names are compared and hashed: they cannot be objects or arrays."""
+    if isinstance(value, (dict, list)):
+        raise ShapeError(f"{name} is not a string (got {_kind(value)})")
+
+
+def _check_tool(index: int, tool) -> None:
+    name = f"tools[{index}]"
+    if not isinstance(tool, dict):
+        raise ShapeError(f"{name} is not an object (got {_kind(tool)})")
+    _scalar(tool.get("name"), f"{name}.name")
+    function = tool.get("function", {})
+    if not isinstance(function, dict):
+        raise ShapeError(f"{name}.function is not an object (got {_kind(function)})")
+    _scalar(function.get("name"), f"{name}.function.name")
 
 
 def check_message(index: int, message) -> None:
@@ -83,6 +100,7 @@ def check_message(index: int, message) -> None:
     for field in REASONING_FIELDS:
         _optional_text(message.get(field), f"{name}.{field}")
     _check_tool_calls(message.get("tool_calls"), f"{name}.tool_calls")
+    _scalar(message.get("tool_call_id"), f"{name}.tool_call_id")
 
 
 def _finite_or_none(value) -> float | None:
@@ -107,8 +125,7 @@ def check_fields(fields: dict) -> None:
     for index, message in enumerate(fields.get("messages", ())):
         check_message(index, message)
     for index, tool in enumerate(fields.get("tools", ())):
-        if not isinstance(tool, dict):
-            raise ShapeError(f"tools[{index}] is not an object (got {_kind(tool)})")
+        _check_tool(index, tool)
     for key in ("input_length", "output_length"):
         _count(fields.get(key), key)
     for key in ("session_id", "route"):
