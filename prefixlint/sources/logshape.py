@@ -15,11 +15,12 @@ import math
 import re
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-# A high surrogate escape not followed by a low one, or a low one not preceded by a high one.
-_LONE_SURROGATE = re.compile(
-    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
-    r"|(?<!\\u[dD][89abAB][0-9a-fA-F]{2})\\u[dD][c-fC-F][0-9a-fA-F]{2}"
-)
+# The messages and tools of the line checked last, by identity: a log's decoder hands out
+# repeated ones as the same objects, so a turn-by-turn log checks each of them once. Only
+# one line's are held (what its request holds anyway).
+_last_checked: dict[int, dict] = {}
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_HIGH = frozenset("89abAB")
 
 
 class ShapeError(Exception):
@@ -30,13 +31,29 @@ def _kind(value) -> str:
     return type(value).__name__
 
 
+def _unpaired_escape(text: str) -> bool:
+    """Whether ``text`` holds a surrogate escape that is not half of a pair (an escaped
+    backslash before it can make this a false alarm, never a miss)."""
+    high_end = -1  # where the last unpaired high surrogate escape ended
+    for match in _SURROGATE_ESCAPE.finditer(text):
+        if match.group()[3] in _HIGH:
+            if high_end >= 0:
+                return True
+            high_end = match.end()
+        elif high_end != match.start():
+            return True
+        else:
+            high_end = -1
+    return high_end >= 0
+
+
 def lone_surrogate(text: str, record) -> str | None:
     """A reason when the decoded ``record`` of line ``text`` holds a lone surrogate.
 
-    The line's text is searched first (cheap, and it finds nothing in almost every line);
-    only a candidate escape costs a full check of the decoded value.
+    The line's text is searched first (one regular expression scan: it finds nothing in
+    almost every line); only an unpaired escape costs a full check of the decoded value.
     """
-    if "\\u" not in text or _LONE_SURROGATE.search(text) is None:
+    if not _unpaired_escape(text):
         return None
     try:
         json.dumps(record, ensure_ascii=False).encode("utf-8")
@@ -47,60 +64,76 @@ def lone_surrogate(text: str, record) -> str | None:
     return None
 
 
-def _optional_text(value, name: str) -> None:
+class _Misfit(Exception):
+    """A value of the wrong type at ``where`` (relative to the message or tool checked)."""
+
+    def __init__(self, where: str, expected: str, value) -> None:
+        super().__init__(f"{where} is not {expected} (got {_kind(value)})")
+
+
+def _text(value, where: str) -> None:
     if value is not None and not isinstance(value, str):
-        raise ShapeError(f"{name} is not a string (got {_kind(value)})")
+        raise _Misfit(where, "a string", value)
 
 
-def _check_content(content, name: str) -> None:
-    parts = content if isinstance(content, list) else [content]
-    for index, part in enumerate(parts):
-        if isinstance(part, dict) and "type" in part and not isinstance(part["type"], str):
-            where = f"{name}[{index}]" if isinstance(content, list) else name
-            raise ShapeError(f"{where}.type is not a string (got {_kind(part['type'])})")
-
-
-def _check_tool_calls(calls, name: str) -> None:
-    if not calls:
-        return
-    if not isinstance(calls, list):
-        raise ShapeError(f"{name} is not a list (got {_kind(calls)})")
-    for index, call in enumerate(calls):
-        if not isinstance(call, dict):
-            raise ShapeError(f"{name}[{index}] is not an object (got {_kind(call)})")
-        function = call.get("function", {})
-        if not isinstance(function, dict):
-            raise ShapeError(f"{name}[{index}].function is not an object (got {_kind(function)})")
-
-
-def _scalar(value, name: str) -> None:
+def _scalar(value, where: str) -> None:
     """Ids and names are compared and hashed: they cannot be objects or arrays."""
     if isinstance(value, (dict, list)):
-        raise ShapeError(f"{name} is not a string (got {_kind(value)})")
+        raise _Misfit(where, "a string", value)
 
 
-def _check_tool(index: int, tool) -> None:
-    name = f"tools[{index}]"
-    if not isinstance(tool, dict):
-        raise ShapeError(f"{name} is not an object (got {_kind(tool)})")
-    _scalar(tool.get("name"), f"{name}.name")
-    function = tool.get("function", {})
-    if not isinstance(function, dict):
-        raise ShapeError(f"{name}.function is not an object (got {_kind(function)})")
-    _scalar(function.get("name"), f"{name}.function.name")
+def _object(value, where: str) -> None:
+    if not isinstance(value, dict):
+        raise _Misfit(where, "an object", value)
 
 
-def check_message(index: int, message) -> None:
-    """Raise :class:`ShapeError` unless ``message`` has the types rendering reads."""
-    name = f"messages[{index}]"
-    if not isinstance(message, dict):
-        raise ShapeError(f"{name} is not an object (got {_kind(message)})")
-    _optional_text(message.get("role"), f"{name}.role")
-    _check_content(message.get("content"), f"{name}.content")
+def _content(content) -> None:
+    parts = content if isinstance(content, list) else (content,)
+    for index, part in enumerate(parts):
+        if isinstance(part, dict) and not isinstance(part.get("type", ""), str):
+            where = f".content[{index}].type" if isinstance(content, list) else ".content.type"
+            raise _Misfit(where, "a string", part["type"])
+
+
+def _tool_calls(calls) -> None:
+    if not isinstance(calls, list):
+        raise _Misfit(".tool_calls", "a list", calls)
+    for index, call in enumerate(calls):
+        if not isinstance(call, dict) or not isinstance(call.get("function", {}), dict):
+            inner = call if not isinstance(call, dict) else call["function"]
+            where = f".tool_calls[{index}]" + ("" if inner is call else ".function")
+            raise _Misfit(where, "an object", inner)
+
+
+def _message(message) -> None:
+    _object(message, "")
+    _text(message.get("role"), ".role")
+    _content(message.get("content"))
     for field in REASONING_FIELDS:
-        _optional_text(message.get(field), f"{name}.{field}")
-    _check_tool_calls(message.get("tool_calls"), f"{name}.tool_calls")
-    _scalar(message.get("tool_call_id"), f"{name}.tool_call_id")
+        _text(message.get(field), "." + field)
+    if message.get("tool_calls"):
+        _tool_calls(message["tool_calls"])
+    _scalar(message.get("tool_call_id"), ".tool_call_id")
+
+
+def _tool(tool) -> None:
+    _object(tool, "")
+    _scalar(tool.get("name"), ".name")
+    function = tool.get("function", {})
+    _object(function, ".function")
+    _scalar(function.get("name"), ".function.name")
+
+
+def _check_all(items, check, name: str, checked: dict[int, dict]) -> None:
+    """``check`` each of ``items`` that the last line did not hold; a misfit names the item
+    (``messages[3].role``). Each item goes into ``checked``."""
+    for index, item in enumerate(items):
+        if _last_checked.get(id(item)) is not item:
+            try:
+                check(item)
+            except _Misfit as misfit:
+                raise ShapeError(f"{name}[{index}]{misfit}") from None
+        checked[id(item)] = item  # held, so its id is not reused while it is here
 
 
 def _finite_or_none(value) -> float | None:
@@ -120,12 +153,16 @@ def check_fields(fields: dict) -> None:
     A session id or route that is not a string becomes its text (as an envelope's session
     id does); a timestamp that is not a finite number becomes unknown.
     """
-    _optional_text(fields.get("model"), "'model'")
-    _optional_text(fields.get("system"), "'system'")
-    for index, message in enumerate(fields.get("messages", ())):
-        check_message(index, message)
-    for index, tool in enumerate(fields.get("tools", ())):
-        _check_tool(index, tool)
+    for key in ("model", "system"):
+        try:
+            _text(fields.get(key), repr(key))
+        except _Misfit as misfit:
+            raise ShapeError(str(misfit)) from None
+    global _last_checked
+    checked: dict[int, dict] = {}
+    _check_all(fields.get("messages", ()), _message, "messages", checked)
+    _check_all(fields.get("tools", ()), _tool, "tools", checked)
+    _last_checked = checked
     for key in ("input_length", "output_length"):
         _count(fields.get(key), key)
     for key in ("session_id", "route"):
