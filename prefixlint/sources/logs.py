@@ -4,8 +4,11 @@
 magic bytes; ``-`` reads stdin) one line at a time and yields, per line, either a
 ``ChatRequest`` or a :class:`SkippedLine` with a one-line reason. It never raises on a bad
 line: ``lines read == requests + skipped`` (a blank line is skipped with reason
-``blank line``). It raises :class:`LogReadError` only when the file cannot be opened or is not
-valid gzip.
+``blank line``). It raises :class:`LogReadError` only when the file cannot be opened, is not
+valid gzip, or is past a size limit (:mod:`prefixlint.sources.loglimits`: a line over the
+line limit is skipped). Fields of the wrong type (a ``role`` that is a list, a ``model`` that
+is an object, a lone surrogate) skip the line with a reason
+(:mod:`prefixlint.sources.logshape`).
 
 A line is a raw request body, or an envelope ``{"timestamp", "session_id", "route",
 "request", "response"}``. Envelope variants accepted: ``ts``/``time``/``created_at`` for the
