@@ -7,13 +7,11 @@ import gzip
 import importlib
 import io
 import json
-import subprocess
-import sys
 import tracemalloc
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from measured_run import measured_run
 
 from prefixlint.auditing.pipeline import AuditOptions, run_audit
 from prefixlint.auditing.results import SKIPPED_SAMPLE, Skipped, SkippedLines
@@ -22,7 +20,6 @@ from prefixlint.request import ChatRequest
 from prefixlint.sources.loglimits import LogLimits, OverlongLine, bounded_lines
 from prefixlint.sources.logs import LogReadError, SkippedLine, parse_line, read_log
 
-ROOT = Path(__file__).parent.parent
 GOOD = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
 
 
@@ -242,34 +239,12 @@ def test_a_shape_the_readers_let_through_skips_only_its_line(tmp_path, monkeypat
     assert report.lines_read == 3
 
 
-def peak_of_audit(tmp_path, *args: str) -> tuple[subprocess.CompletedProcess, int]:
-    """``prefixlint audit ARGS`` in a fresh process, and its peak memory in MiB."""
-    script = (
-        "import resource, sys\n"
-        "from prefixlint.cli import main\n"
-        "try:\n"
-        "    main(sys.argv[1:])\n"
-        "finally:\n"
-        "    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
-        "    sys.stderr.write(f'\\npeak {peak}\\n')\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script, "audit", *args],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return result, int(result.stderr.rsplit("peak ", 1)[1]) // 1024
-
-
 @pytest.mark.slow
 def test_a_50_mb_line_is_skipped_in_little_memory(tmp_path):
     log = tmp_path / "log.jsonl"
     huge = chat(messages=[{"role": "user", "content": "word " * 10_000_000}])
     log.write_text(json.dumps(huge) + "\n" + json.dumps(GOOD) + "\n")
-    result, peak = peak_of_audit(tmp_path, str(log), "--format", "json", "--no-what-if")
+    result, peak = measured_run(tmp_path, "audit", str(log), "--format", "json", "--no-what-if")
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["summary"]["requests"] == 1
@@ -280,8 +255,8 @@ def test_a_50_mb_line_is_skipped_in_little_memory(tmp_path):
 @pytest.mark.slow
 def test_two_million_blank_lines_keep_memory_flat(tmp_path):
     path = gzipped(tmp_path, b"\n" * 2_000_000 + json.dumps(GOOD).encode() + b"\n")
-    result, peak = peak_of_audit(
-        tmp_path, str(path), "--format", "json", "--no-what-if", "--max-gzip-ratio", "0"
+    result, peak = measured_run(
+        tmp_path, "audit", str(path), "--format", "json", "--no-what-if", "--max-gzip-ratio", "0"
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["summary"]["skipped_lines"] == 2_000_000

@@ -7,21 +7,17 @@ command exits 0, 1 or 2 within its time limit. The heavier runs are marked slow.
 from __future__ import annotations
 
 import json
-import resource
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from measured_run import measured_run
 
 from prefixlint.auditing.pipeline import AuditOptions, run_audit
 from prefixlint.request import ChatRequest
 from prefixlint.sources.logs import FORMATS, LogReadError, SkippedLine, parse_line
 
-ROOT = Path(__file__).parent.parent
 TOOL = {"type": "function", "function": {"name": "lookup", "parameters": {"type": "object"}}}
 BASES = {
     "openai-chat": {
@@ -210,20 +206,6 @@ def test_audit_of_the_corpus_with_every_cache_model_and_what_if(tmp_path):
     audit_corpus(tmp_path, caches, what_if=True)
 
 
-def cli(tmp_path, *args: str) -> tuple[int, str, str, int]:
-    """Exit code, stdout, stderr and peak memory (KiB) of ``prefixlint ARGS``."""
-    result = subprocess.run(
-        [sys.executable, "-m", "prefixlint", *args],
-        cwd=tmp_path,
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
-        capture_output=True,
-        text=True,
-        timeout=240,
-    )
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return result.returncode, result.stdout, result.stderr, peak
-
-
 def strict_json(text: str):
     def refuse(constant):
         raise AssertionError(f"bare {constant} in the JSON report")
@@ -236,14 +218,14 @@ def test_cli_audit_of_the_corpus_is_strict_json_without_traceback(tmp_path):
     log = tmp_path / "corpus.jsonl"
     log.write_bytes(b"\n".join(CORPUS) + b"\n")
     html = tmp_path / "report.html"
-    code, out, err, peak = cli(
+    result, peak = measured_run(
         tmp_path, "audit", str(log), "--format", "json", "--html", str(html), "--cache", "vllm",
         "--cache", "anthropic", "--redact",
     )  # fmt: skip
-    assert code in (0, 1, 2) and "Traceback" not in err, err
-    data = strict_json(out)
+    assert result.returncode in (0, 1, 2) and "Traceback" not in result.stderr, result.stderr
+    data = strict_json(result.stdout)
     assert data["summary"]["lines"] == len(CORPUS)
-    assert peak < 1 << 20  # KiB: under 1 GiB
+    assert peak < 1024
 
 
 # ---------------------------------------------------------------- hypothesis
