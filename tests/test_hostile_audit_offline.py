@@ -61,8 +61,15 @@ def log(tmp_path):
     return path
 
 
-@pytest.mark.parametrize("preimport", [False, True])
-@pytest.mark.parametrize("option", ["--tokenizer", "--template"])
+@pytest.mark.parametrize(
+    ("option", "preimport"),
+    [
+        ("--tokenizer", False),
+        ("--template", False),
+        pytest.param("--tokenizer", True, marks=pytest.mark.slow),
+        pytest.param("--template", True, marks=pytest.mark.slow),
+    ],
+)
 def test_uncached_hub_id_is_one_line_error_without_network(tmp_path, log, option, preimport):
     code, stderr, attempts = guarded(
         tmp_path, "audit", str(log), option, "hf:acme/not-cached", preimport=preimport
@@ -73,6 +80,7 @@ def test_uncached_hub_id_is_one_line_error_without_network(tmp_path, log, option
     assert "acme/not-cached" in stderr and "Traceback" not in stderr
 
 
+@pytest.mark.slow
 def test_check_with_uncached_hub_id_is_one_line_error_without_network(tmp_path):
     prompt = tmp_path / "system.txt"
     prompt.write_text("You are terse.\n")
