@@ -11,6 +11,7 @@ import contextlib
 import json
 import socket
 import socketserver
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -102,5 +103,5 @@ def dribble(connection: socket.socket, data: bytes, pause: float, limit: int) ->
 
 def reset(connection: socket.socket) -> None:
     """Close with a TCP reset instead of an answer."""
-    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+    connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     connection.close()
