@@ -8,7 +8,8 @@ Specs accepted by :func:`get_tokenizer`:
 - ``qwen-raw``: the same vocabulary without NFC normalisation (what llama.cpp does).
 - ``tiktoken:NAME``: a tiktoken encoding (``o200k_base``, ``cl100k_base``, ...) from the local
   tiktoken cache. Never downloads.
-- ``hf:PATH_OR_ID``: a Hugging Face tokenizer loaded with ``local_files_only=True``.
+- ``hf:PATH_OR_ID``: a Hugging Face tokenizer loaded with ``local_files_only=True`` and the
+  Hugging Face offline switches set (:func:`hub_offline`): never touches the network.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import binascii
 import contextlib
 import os
+import sys
 import unicodedata
 from collections.abc import Iterator, Sequence
 from functools import cache
@@ -205,7 +207,29 @@ def _load_tiktoken(name: str) -> TiktokenTokenizer:
     return TiktokenTokenizer(f"tiktoken:{name}", encoding, nfc=False)
 
 
+HF_OFFLINE_ENVIRONMENT = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "HF_HUB_DISABLE_TELEMETRY": "1",
+}
+
+
+def hub_offline() -> None:
+    """Switch the Hugging Face libraries to offline mode, before they load anything.
+
+    ``local_files_only=True`` alone still lets transformers look up a hub id on the network;
+    the environment switches (read when ``huggingface_hub`` is imported) and, when it was
+    imported already, its constants stop every request. This sets them for the process.
+    """
+    os.environ.update(HF_OFFLINE_ENVIRONMENT)
+    constants = sys.modules.get("huggingface_hub.constants")
+    if constants is not None:
+        constants.HF_HUB_OFFLINE = True
+        constants.HF_HUB_DISABLE_TELEMETRY = True
+
+
 def _load_hf(path: str) -> HFTokenizer:
+    hub_offline()
     try:
         from transformers import AutoTokenizer
     except ImportError:
@@ -213,6 +237,12 @@ def _load_hf(path: str) -> HFTokenizer:
     try:
         tok = AutoTokenizer.from_pretrained(path, local_files_only=True)
     except (OSError, ValueError) as exc:
+        if not os.path.exists(path):
+            raise TokenizerError(
+                f"cannot load Hugging Face tokenizer {path!r}: no such local folder, and no such "
+                "model in the local Hugging Face cache (prefixlint never downloads: fetch it "
+                f"first, e.g. `hf download {path}`)"
+            ) from None
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise TokenizerError(
             f"cannot load Hugging Face tokenizer {path!r} from local files: {first_line}"

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from prefixlint.auditing.prices import GpuTimePrice, PriceTable
 from prefixlint.cache import CACHE_MODELS, CacheModel, make_configured_model
 from prefixlint.chat import DEFAULT_TEMPLATE
+from prefixlint.sources.loglimits import DEFAULT_LIMITS, LogLimits
 
 MOONCAKE_BLOCK_TOKENS = 512
 # Self-hosted engines and the bounds: no provider bills them.
@@ -35,6 +36,7 @@ class AuditOptions:
     examples_per_cause: int = 3
     full_text: bool = False
     prices: PriceTable | None = None
+    log_limits: LogLimits = DEFAULT_LIMITS
     # Folders and files whose templates and Python built the logged prompts (audit --source).
     source_paths: tuple[str, ...] = ()
     # A request field to break the results down by (route, session, model, metadata.FIELD).

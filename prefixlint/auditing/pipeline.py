@@ -28,6 +28,8 @@ from prefixlint.chat import TemplateError, get_renderer
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
+# What code reading a request of an unexpected shape raises (None where a dict should be).
+SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
 BREAKPOINT_ONLY_MODELS = frozenset({"anthropic"})
 
@@ -110,6 +112,17 @@ class Auditor:
 
     def skip(self, file: str, line: int, reason: str) -> None:
         self.report.skipped.append(Skipped(file, line, reason))
+
+    def feed_or_skip(self, file: str, prepared: Prepared) -> None:
+        """:meth:`feed`, or, when the request has a shape that attribution cannot read, skip
+        it (with what it had recorded) so that the audit goes on."""
+        records, conversations = len(self.report.records), len(self.conversations)
+        try:
+            self.feed(file, prepared)
+        except SHAPE_ERRORS as exc:
+            del self.report.records[records:]
+            del self.conversations[conversations:]
+            self.skip(file, prepared.request.line, f"cannot audit: {type(exc).__name__}: {exc}")
 
     def feed(self, file: str, prepared: Prepared) -> None:
         """Run one prepared request through every cache model and record the outcome.
@@ -313,7 +326,7 @@ def _audit(
     for file, prepared in _prepared(auditor, files, count_line, auditor.skip):
         if on_prepared is not None:
             on_prepared(prepared)
-        auditor.feed(file, prepared)
+        auditor.feed_or_skip(file, prepared)
     report = auditor.finish()
     if options.what_if and rereadable:
         report.what_if = _what_if_pass(auditor, files)
@@ -332,7 +345,9 @@ def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
     models = len(report.cache_models)
     fed = 0
     for file in files:
-        for request in read_log(file, format=auditor.options.log_format):
+        for request in read_log(
+            file, format=auditor.options.log_format, limits=auditor.options.log_limits
+        ):
             if isinstance(request, SkippedLine):
                 continue
             records = report.records[fed * models : (fed + 1) * models]
@@ -358,7 +373,9 @@ def _prepared(
 ) -> Iterator[tuple[str, Prepared]]:
     """Every request of ``files`` that renders, in order; ``on_skip`` hears of the others."""
     for file in files:
-        for item in read_log(file, format=auditor.options.log_format):
+        for item in read_log(
+            file, format=auditor.options.log_format, limits=auditor.options.log_limits
+        ):
             if on_line is not None:
                 on_line()
             if isinstance(item, SkippedLine):
@@ -366,7 +383,14 @@ def _prepared(
                     on_skip(file, item.line, item.reason)
                 continue
             try:
-                yield file, auditor.prepare(item)
+                prepared = auditor.prepare(item)
             except (TemplateError, InvalidQuery) as exc:
                 if on_skip is not None:
                     on_skip(file, item.line, str(exc))
+                continue
+            except SHAPE_ERRORS as exc:
+                # A shape the log readers let through: the line is skipped, the audit goes on.
+                if on_skip is not None:
+                    on_skip(file, item.line, f"cannot render: {type(exc).__name__}: {exc}")
+                continue
+            yield file, prepared

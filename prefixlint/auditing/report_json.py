@@ -1,24 +1,22 @@
 """The audit as JSON (schema in the README's audit section; ``version`` changes when it does).
 
-``--redact`` replaces every piece of logged text (example windows, session ids) with a
-``sha256:`` digest, so a report can be shared without the prompts.
+``redact=True`` renders :func:`prefixlint.auditing.redact.redact_report`'s copy, in which
+every piece of logged text is a ``sha256:`` digest, so a report can be shared without the
+prompts. ``skipped`` lists the first skipped lines (at most
+:data:`~prefixlint.auditing.results.SKIPPED_SAMPLE`); ``skipped_reasons`` counts all of them
+by kind of reason. The JSON is strict: no ``NaN`` or ``Infinity``.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
+import math
 from typing import Any
 
+from prefixlint.auditing.redact import redact_report
 from prefixlint.auditing.results import AuditReport, FixFirst, RequestRecord, Totals, WhatIf
 
 SCHEMA_VERSION = 1
-
-
-def digest(text: str | None) -> str | None:
-    if text is None:
-        return None
-    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 
 def _rate(value: float) -> float:
@@ -26,7 +24,8 @@ def _rate(value: float) -> float:
 
 
 def _money(value: float | None) -> float | None:
-    return None if value is None else round(value, 6)
+    """Dollars to the micro-dollar; None when unknown or not finite (a price of ``nan``)."""
+    return None if value is None or not math.isfinite(value) else round(value, 6)
 
 
 def _totals(totals: Totals) -> dict[str, Any]:
@@ -62,14 +61,14 @@ def model_summary(report: AuditReport, model: str) -> dict[str, Any]:
     return summary
 
 
-def _request(record: RequestRecord, redact: bool) -> dict[str, Any]:
+def _request(record: RequestRecord) -> dict[str, Any]:
     divergence = None
     if record.divergence_char is not None or record.divergence_token is not None:
         divergence = {"char": record.divergence_char, "token": record.divergence_token}
     return {
         "file": record.file,
         "line": record.line,
-        "session_id": digest(record.session_id) if redact else record.session_id,
+        "session_id": record.session_id,
         "timestamp": record.timestamp,
         "model_cache": record.model_cache,
         "prompt_tokens": record.prompt_tokens,
@@ -105,6 +104,8 @@ def _what_if(entry: WhatIf) -> dict[str, Any]:
 
 def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
     """The whole report as plain data; ``summary`` is the first cache model's."""
+    if redact:
+        report = redact_report(report)
     models = {model: model_summary(report, model) for model in report.cache_models}
     primary = report.cache_models[0]
     examples: dict[str, dict[str, list]] = {}
@@ -116,8 +117,8 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
                 "predecessor_line": e.predecessor_line,
                 "component": e.component,
                 "divergence": {"char": e.char, "token": e.token},
-                "before": digest(e.before) if redact else e.before,
-                "after": digest(e.after) if redact else e.after,
+                "before": e.before,
+                "after": e.after,
             }
             for e in found
         ]
@@ -132,8 +133,9 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
             **models[primary],
         },
         "models": models,
-        "requests": [_request(r, redact) for r in report.records],
+        "requests": [_request(r) for r in report.records],
         "skipped": [{"file": s.file, "line": s.line, "reason": s.reason} for s in report.skipped],
+        "skipped_reasons": dict(report.skipped.by_reason),
         "examples": examples,
         "what_if": [_what_if(w) for w in report.what_if],
         "sources": {model: _sources(report, model) for model in report.cache_models},
@@ -193,4 +195,5 @@ def _sources(report: AuditReport, model: str) -> list[dict[str, Any]]:
 
 
 def render_json(report: AuditReport, *, redact: bool = False) -> str:
-    return json.dumps(to_dict(report, redact=redact), indent=2, ensure_ascii=False) + "\n"
+    data = to_dict(report, redact=redact)
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"

@@ -39,6 +39,10 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
         console.print("[bold]Skipped lines[/]")
         for entry in report.skipped:
             console.print(Text(f"  {entry.file}:{entry.line}: {entry.reason}"), soft_wrap=True)
+        if report.skipped.truncated:
+            console.print(f"  ... and {skipped - len(report.skipped.sample):,} more, by reason:")
+            for kind, count in report.skipped.by_reason.items():
+                console.print(Text(f"  {count:>10,}  {kind}"), soft_wrap=True)
     elif skipped:
         console.print(f"{skipped} malformed or unusable lines skipped (list them with --skipped)")
 

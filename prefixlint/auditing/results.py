@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+
+SKIPPED_SAMPLE = 1000
+"""Skipped lines kept with their reasons; past them only the counts grow."""
+REASON_KINDS = 100
+"""Kinds of skip reason counted apart; rarer ones are counted together."""
+OTHER_REASONS = "other reasons"
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(slots=True)
@@ -55,6 +63,48 @@ class Skipped:
     file: str
     line: int
     reason: str
+
+
+def reason_kind(reason: str) -> str:
+    """A skip reason with its numbers as ``N`` (``at column N``), to count alike reasons."""
+    return _DIGITS.sub("N", reason[:120])
+
+
+class SkippedLines:
+    """The lines an audit skipped: how many, how many per kind of reason, and the first
+    :data:`SKIPPED_SAMPLE` of them, so that a log of millions of bad lines keeps memory
+    bounded. ``len()`` is the count; iterating gives the sample."""
+
+    def __init__(self, sample: int = SKIPPED_SAMPLE, kinds: int = REASON_KINDS) -> None:
+        self.count = 0
+        self.sample: list[Skipped] = []
+        self.by_reason: dict[str, int] = {}
+        self._sample_size = sample
+        self._kinds = kinds
+        self._last: tuple[str, str] = ("", "")  # a run of equal reasons costs no regex
+
+    def append(self, entry: Skipped) -> None:
+        self.count += 1
+        if len(self.sample) < self._sample_size:
+            self.sample.append(entry)
+        reason, kind = self._last
+        if entry.reason != reason:
+            kind = reason_kind(entry.reason)
+            if kind not in self.by_reason and len(self.by_reason) >= self._kinds:
+                kind = OTHER_REASONS
+            self._last = (entry.reason, kind)
+        self.by_reason[kind] = self.by_reason.get(kind, 0) + 1
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[Skipped]:
+        return iter(self.sample)
+
+    @property
+    def truncated(self) -> bool:
+        """Whether some skipped lines are counted but not kept."""
+        return self.count > len(self.sample)
 
 
 @dataclass
@@ -181,7 +231,7 @@ class AuditReport:
     files: list[str]
     cache_models: list[str]
     records: list[RequestRecord] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
+    skipped: SkippedLines = field(default_factory=SkippedLines)
     lines_read: int = 0
     examples: dict[tuple[str, str], list[Example]] = field(default_factory=dict)
     what_if: list[WhatIf] = field(default_factory=list)

@@ -2,7 +2,9 @@
 
 The text is ``tokenizer.apply_chat_template(messages, tools=..., add_generation_prompt=True,
 tokenize=False, enable_thinking=...)``: transformers renders it in its sandboxed Jinja
-environment (prefixlint never executes template code itself), from local files only.
+environment (prefixlint never executes template code itself), from local files only: a
+folder, or a hub id already in the local Hugging Face cache, loaded offline
+(:func:`prefixlint.tokenizers.hub_offline`).
 
 An arbitrary template does not say where each component went, so components are found by
 rendering variants of the request and comparing them with the full prompt:
@@ -29,8 +31,6 @@ that component into its neighbour; text before the first component found is name
 
 from __future__ import annotations
 
-import os
-
 from prefixlint.chat.errors import TemplateError
 from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.chat.messages import component_names, template_messages
@@ -55,8 +55,6 @@ class HFChatTemplate:
     def __init__(
         self, path: str, tokenizer: Tokenizer | str | None = None, *, enable_thinking: bool
     ) -> None:
-        if not os.path.exists(path):
-            raise TemplateError(f"hf:{path}: no such local folder or file")
         try:
             self.hf = get_tokenizer(f"hf:{path}").hf
         except TokenizerError as exc:

@@ -20,12 +20,14 @@ from prefixlint.auditing.dump import DUMP_FORMATS, TokenDump
 from prefixlint.auditing.options import AuditError, AuditOptions
 from prefixlint.auditing.pipeline import run_audit
 from prefixlint.auditing.prices import PriceError, PriceTable
+from prefixlint.auditing.redact import redact_report
 from prefixlint.auditing.report_html import render_html
 from prefixlint.auditing.report_json import render_json
 from prefixlint.auditing.report_terminal import print_report
 from prefixlint.auditing.results import AuditReport
 from prefixlint.cache.base import InvalidQuery
-from prefixlint.chat import TemplateError
+from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
+from prefixlint.sources.loglimits import DEFAULT_LIMITS, LogLimits
 from prefixlint.sources.logs import LogReadError
 from prefixlint.tokenizers import TokenizerError
 
@@ -80,6 +82,17 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
         task = progress.add_task("audit", total=total)
         yield lambda: progress.advance(task)
+
+
+def _limit_option(field: str, text: str):
+    """``--max-...``: one of the log size limits (:class:`LogLimits`), 0 for none."""
+    return click.option(
+        "--" + field.replace("_", "-"),
+        type=click.IntRange(min=0),
+        default=getattr(DEFAULT_LIMITS, field),
+        show_default=True,
+        help=f"{text} 0: no limit.",
+    )
 
 
 @click.command("audit")
@@ -141,13 +154,19 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
 @click.option(
     "--dump-format",
     type=click.Choice(DUMP_FORMATS),
-    default="tokens",
-    show_default=True,
-    help="mooncake: hash ids of --block-size tokens (default 512), as in Mooncake traces.",
+    help="tokens (the default) or mooncake: hash ids of --block-size tokens (default 512), "
+    "as in Mooncake traces; with --redact only mooncake.",
 )
+@_limit_option("max_line_bytes", "Skip log lines longer than this many bytes.")
+@_limit_option("max_log_bytes", "Stop with an error past this many bytes of one (unpacked) log.")
+@_limit_option("max_gzip_ratio", "Stop with an error when a .gz log expands more than this.")
 @click.option("--skipped", "list_skipped", is_flag=True, help="List the skipped lines.")
 @click.option("--show-text", is_flag=True, help="Show whole differing components, not windows.")
-@click.option("--redact", is_flag=True, help="Hash logged text in JSON output.")
+@click.option(
+    "--redact",
+    is_flag=True,
+    help="Show digests in place of logged text in every output; token dumps hold block ids.",
+)
 @click.option(
     "--group-by",
     help="Break results down by route, session, model, user or metadata.FIELD (top 20 shown).",
@@ -204,12 +223,21 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
             prefill_tokens_per_second=options["prefill_tokens_per_second"],
             gpu_hour_usd=options["gpu_hour_usd"],
             group_by=options["group_by"],
+            log_limits=LogLimits(
+                max_line_bytes=options["max_line_bytes"],
+                max_log_bytes=options["max_log_bytes"],
+                max_gzip_ratio=options["max_gzip_ratio"],
+            ),
         )
+        if options["template"] != DEFAULT_TEMPLATE:
+            # Load it now: a template that cannot load is a usage error, not a skipped line.
+            get_renderer(options["template"], options["tokenizer"])
         with contextlib.ExitStack() as stack:
             on_prepared = None
             if options["dump_tokens"]:
+                dump_format = _dump_format(options)
                 stream = stack.enter_context(click.open_file(options["dump_tokens"], "w"))
-                dump = TokenDump(stream, options["dump_format"], options["block_size"] or 512)
+                dump = TokenDump(stream, dump_format, options["block_size"] or 512)
                 on_prepared = dump.write
             on_line = stack.enter_context(_progress(logs))
             report = run_audit(logs, audit_options, on_line=on_line, on_prepared=on_prepared)
@@ -237,13 +265,29 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
     return failures
 
 
+def _dump_format(options: dict) -> str:
+    """The token dump's format: token ids decode back to the prompts, so --redact dumps
+    block ids (``mooncake``) and refuses ``tokens``."""
+    chosen = options["dump_format"]
+    if not options["redact"]:
+        return chosen or "tokens"
+    if chosen == "tokens":
+        raise AuditFailure(
+            "--redact: token ids decode back to the prompts; use --dump-format mooncake "
+            "(block ids) or leave --dump-format out"
+        )
+    return "mooncake"
+
+
 def _write_reports(report: AuditReport, options: dict) -> None:
+    if options["redact"]:
+        report = redact_report(report)
     if options["html_path"]:
         with open(options["html_path"], "w", encoding="utf-8") as stream:
             stream.write(render_html(report))
     with click.open_file(options["output"] or "-", "w") as stream:
         if options["output_format"] == "json":
-            stream.write(render_json(report, redact=options["redact"]))
+            stream.write(render_json(report))
         else:
             console = Console(file=stream, highlight=False, soft_wrap=False)
             print_report(report, console, list_skipped=options["list_skipped"])

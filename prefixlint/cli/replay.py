@@ -73,8 +73,19 @@ def _fail(message: str) -> None:
 @click.option("--url", help="Base URL of an OpenAI-compatible server (server backend).")
 @click.option("--served-model", help="Model name to send (default: the server's first model).")
 @click.option("--concurrency", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="Seconds for each whole request to the server, its response body included.",
+)
 @click.option("--retries", type=click.IntRange(min=0), default=3, show_default=True)
+@click.option(
+    "--max-response-bytes",
+    type=click.IntRange(min=1),
+    help="A larger server response is an error for that request (default 8 MiB).",
+)
 @click.option("--api-key-env", help="Environment variable holding the server's API key.")
 @click.option(
     "--absent-cached-is-zero",
@@ -161,6 +172,7 @@ def _run(options: dict):
         absent_means_zero=options["absent_cached_is_zero"],
         scrape_metrics=options["metrics"],
         reset_cache=options["reset_cache"],
+        max_response_bytes=options["max_response_bytes"],
     )
     return backends.run_server(
         inputs,

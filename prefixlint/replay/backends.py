@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,6 +155,10 @@ def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) ->
     )
 
 
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
 def _ratio(numerator: float | None, denominator: float | None) -> float | None:
     if numerator is None or not denominator:
         return None
@@ -172,6 +177,7 @@ class ServerOptions:
     absent_means_zero: bool = False
     scrape_metrics: bool = True
     reset_cache: bool = False
+    max_response_bytes: int | None = None  # None: the client's default
 
 
 def run_server(
@@ -185,6 +191,7 @@ def run_server(
 ) -> ReplayReport:
     """Send the requests to ``options.url`` and compare what it reused with ``cache``'s model."""
     from prefixlint.replay.server import (
+        MAX_RESPONSE_BYTES,
         EngineClient,
         request_body,
         request_from_body,
@@ -198,6 +205,7 @@ def run_server(
         backoff=options.backoff,
         api_key=options.api_key,
         absent_means_zero=options.absent_means_zero,
+        max_response_bytes=options.max_response_bytes or MAX_RESPONSE_BYTES,
     ) as client:
         model = options.served_model or client.served_model()
         reset = client.reset_cache() if options.reset_cache else None
@@ -249,8 +257,9 @@ def run_server(
     )
     if before is not None and after is not None:
         delta = after - before
-        summary["metrics_prefix_cache_queries"] = delta.queries
-        summary["metrics_prefix_cache_hits"] = delta.hits
+        # Garbage /metrics can say NaN or Infinity: unknown, never a number in the report.
+        summary["metrics_prefix_cache_queries"] = _finite(delta.queries)
+        summary["metrics_prefix_cache_hits"] = _finite(delta.hits)
     return ReplayReport(
         backend="server",
         settings={

@@ -13,6 +13,7 @@ JSON schema (``prefixlint replay --format json``)::
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,8 +77,20 @@ def _show(value: Any) -> str:
     return "-" if value is None else str(value)
 
 
+def strict(value: Any) -> Any:
+    """``value`` with every non-finite float (``NaN``, ``Infinity``) as None: JSON has none."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: strict(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [strict(item) for item in value]
+    return value
+
+
 def render_json(report: ReplayReport) -> str:
-    return json.dumps(report.to_json(), indent=2, ensure_ascii=False) + "\n"
+    data = strict(report.to_json())
+    return json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def render_terminal(report: ReplayReport) -> str:

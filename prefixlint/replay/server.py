@@ -14,12 +14,21 @@ engines put the reused-token count (first found wins):
 
 llama.cpp's older ``tokens_cached`` is not read: it is the slot's whole KV length after the
 request (prompt and generated tokens), not the part of the prompt that was reused.
+
+A server is untrusted input: every answer that cannot be used (not JSON, not an object, a
+body that does not decode, wrong types, no usage, an error status, a reset, a partial or
+oversized body, an answer not complete within the timeout) becomes that request's
+``error`` and the replay goes on; only a server that cannot be connected to at all is a
+:class:`~prefixlint.replay.ReplayError`.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +49,11 @@ FORWARDED_PARAMS = (
     "chat_template_kwargs",
 )
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_WAIT_S = 30.0
+"""The longest wait before a retry, whatever ``Retry-After`` asks."""
+MAX_RESPONSE_BYTES = 8 << 20
+# Transport errors that mean no connection was made (a reset or a timeout later is an answer).
+UNREACHABLE = (httpx.ConnectError, httpx.ConnectTimeout, httpx.UnsupportedProtocol)
 # vLLM (vllm/entrypoints/serve/cache/api_router.py, dev mode), SGLang (http_server.py).
 RESET_PATHS = ("/reset_prefix_cache", "/flush_cache")
 
@@ -97,7 +111,8 @@ def reported_cached_tokens(reply: dict[str, Any]) -> tuple[int | None, str | Non
 
 @dataclass(frozen=True)
 class ServerReply:
-    """What the engine said about one replayed request."""
+    """What the engine said about one replayed request; ``error`` says why it said nothing
+    usable (the request is counted, not fatal)."""
 
     prompt_tokens: int | None
     cached_tokens: int | None
@@ -106,8 +121,101 @@ class ServerReply:
     error: str | None = None
 
 
+class ResponseError(Exception):
+    """One response could not be read whole (timeout, size, reset, bad encoding);
+    ``retry`` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retry: bool = False) -> None:
+        super().__init__(message)
+        self.retry = retry
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A response read whole: status, headers and the decoded body."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+
+    @property
+    def ok(self) -> bool:
+        return 200 <= self.status < 300
+
+    def text(self) -> str:
+        return self.body.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        """The body as JSON; :class:`ResponseError` when it is not."""
+        try:
+            return json.loads(self.body)
+        except (ValueError, RecursionError):
+            raise ResponseError("response is not JSON") from None
+
+
+def _first_line(text: str) -> str:
+    return (text.strip().splitlines() or [""])[0][:200]
+
+
+def _reply_error(reply: Any) -> str | None:
+    """Why a chat-completions JSON body carries no usable counts, or None."""
+    if not isinstance(reply, dict):
+        return f"response is not a JSON object (got {type(reply).__name__})"
+    usage = reply.get("usage")
+    if usage is None and not any(isinstance(reply.get(k), dict) for k in ("meta_info", "timings")):
+        return "response has no usage"
+    if usage is not None and not isinstance(usage, dict):
+        return f"usage is not an object (got {type(usage).__name__})"
+    prompt = _dig(reply, "usage", "prompt_tokens")
+    if prompt is not None and _count(prompt) is None:
+        return "usage.prompt_tokens is not a count of tokens"
+    return None
+
+
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """A ``Retry-After`` header in seconds (the HTTP-date form is not read)."""
+    try:
+        seconds = float(headers.get("retry-after", ""))
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def within(seconds: float, work: Callable[[], Any]) -> Any:
+    """``work()``, or :class:`ResponseError` when it is not done after ``seconds``.
+
+    It runs on a daemon thread so that nothing (a server that sends its headers a byte at a
+    time) can hold the caller; an abandoned call ends by itself at its own deadline check or
+    when the server lets go.
+    """
+    outcome: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the caller below
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True, name="prefixlint-request")
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise ResponseError(f"no complete response within {seconds:g} s (--timeout)", retry=True)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 class EngineClient:
-    """A small OpenAI-compatible client with timeouts, retries and backoff."""
+    """A small OpenAI-compatible client with timeouts, retries and backoff.
+
+    ``timeout`` bounds each whole request, body included; a body larger than
+    ``max_response_bytes`` (after decoding) is an error. Statuses in
+    :data:`RETRY_STATUSES`, resets and timeouts are retried ``retries`` times, waiting
+    ``backoff * 2**attempt`` seconds or the server's ``Retry-After``, at most
+    :data:`MAX_WAIT_S`. A server never reached is a :class:`ReplayError`; once it has
+    answered, a request that fails is a :class:`ServerReply` with its ``error``.
+    """
 
     def __init__(
         self,
@@ -118,11 +226,15 @@ class EngineClient:
         backoff: float = 0.5,
         api_key: str | None = None,
         absent_means_zero: bool = False,
+        max_response_bytes: int = MAX_RESPONSE_BYTES,
     ) -> None:
         self.url = url.rstrip("/")
+        self.timeout = timeout
         self.retries = retries
         self.backoff = backoff
         self.absent_means_zero = absent_means_zero
+        self.max_response_bytes = max_response_bytes
+        self.reached = False
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self._http = httpx.Client(base_url=self.url, timeout=timeout, headers=headers)
 
@@ -135,43 +247,94 @@ class EngineClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _send(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        """Send with retries on transport errors and retryable statuses."""
+    def _read(self, method: str, path: str, kwargs: dict[str, Any]) -> Fetched:
+        """One request, its body read in chunks against the deadline and the size limit."""
+        deadline = time.monotonic() + self.timeout
+        with self._http.stream(method, path, **kwargs) as response:
+            self.reached = True
+            body = bytearray()
+            try:
+                for chunk in response.iter_bytes():
+                    body += chunk
+                    if len(body) > self.max_response_bytes:
+                        raise ResponseError(
+                            f"response over {self.max_response_bytes:,} bytes "
+                            "(--max-response-bytes)"
+                        )
+                    if time.monotonic() > deadline:
+                        raise ResponseError(
+                            f"no complete response within {self.timeout:g} s (--timeout)",
+                            retry=True,
+                        )
+            except httpx.DecodingError:
+                encoding = response.headers.get("content-encoding", "")
+                raise ResponseError(
+                    f"response body cannot be decoded (Content-Encoding {encoding})"
+                ) from None
+            return Fetched(response.status_code, response.headers, bytes(body))
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> Fetched:
+        """Send with retries on resets, timeouts and retryable statuses.
+
+        Raises :class:`ReplayError` when no connection could be made to a server that never
+        answered before, else :class:`ResponseError` when the last try gave no whole
+        response.
+        """
         attempt = 0
         while True:
+            unreachable = False
             try:
-                response = self._http.request(method, path, **kwargs)
+                fetched = within(self.timeout, lambda: self._read(method, path, kwargs))
             except httpx.TransportError as exc:
-                if attempt >= self.retries:
-                    raise ReplayError(f"cannot reach {self.url}{path}: {exc}") from None
+                failure = ResponseError(f"{type(exc).__name__}: {exc}".rstrip(": "))
+                failure.retry = not isinstance(exc, httpx.UnsupportedProtocol)
+                unreachable = isinstance(exc, UNREACHABLE)
+            except ResponseError as exc:
+                failure = exc
             else:
-                if response.status_code not in RETRY_STATUSES or attempt >= self.retries:
-                    return response
-            time.sleep(self.backoff * 2**attempt)
+                if fetched.status not in RETRY_STATUSES or attempt >= self.retries:
+                    return fetched
+                failure = None
+            if failure is not None and (not failure.retry or attempt >= self.retries):
+                if unreachable and not self.reached:
+                    raise ReplayError(f"cannot reach {self.url}{path}: {failure}") from None
+                raise failure
+            wait = None if failure is not None else _retry_after(fetched.headers)
+            if wait is None:
+                wait = self.backoff * 2**attempt
+            time.sleep(min(wait, MAX_WAIT_S))
             attempt += 1
 
     def served_model(self) -> str | None:
         """The first model id that ``/v1/models`` lists, if the server answers it."""
-        response = self._send("GET", "/v1/models")
-        if response.status_code != 200:
+        try:
+            response = self._send("GET", "/v1/models")
+            data = _dig(response.json(), "data") if response.status == 200 else None
+        except ResponseError:
             return None
-        data = _dig(response.json(), "data")
         if isinstance(data, list) and data and isinstance(data[0], dict):
-            return data[0].get("id")
+            model = data[0].get("id")
+            return model if isinstance(model, str) else None
         return None
 
     def prefix_cache_counters(self) -> PrefixCacheCounters | None:
         """vLLM's prefix-cache counters from ``/metrics``, or None when not exported."""
-        response = self._send("GET", "/metrics")
-        if response.status_code != 200:
+        try:
+            response = self._send("GET", "/metrics")
+        except ResponseError:
             return None
-        return PrefixCacheCounters.from_text(response.text)
+        if response.status != 200:
+            return None
+        return PrefixCacheCounters.from_text(response.text())
 
     def reset_cache(self) -> str:
         """Empty the engine's prefix cache; the endpoint that did it, or a :class:`ReplayError`."""
         for path in RESET_PATHS:
-            if self._send("POST", path).is_success:
-                return path
+            try:
+                if self._send("POST", path).ok:
+                    return path
+            except ResponseError:
+                continue
         raise ReplayError(
             f"{self.url} offers no prefix-cache reset (tried {', '.join(RESET_PATHS)};"
             " vLLM serves /reset_prefix_cache with VLLM_SERVER_DEV_MODE=1)"
@@ -179,16 +342,18 @@ class EngineClient:
 
     def complete(self, body: dict[str, Any]) -> ServerReply:
         start = time.monotonic()
-        response = self._send("POST", "/v1/chat/completions", json=body)
-        latency = time.monotonic() - start
-        if response.status_code != 200:
-            first = response.text.strip().splitlines()[0][:200] if response.text.strip() else ""
-            error = f"HTTP {response.status_code}: {first}"
-            return ServerReply(None, None, None, latency, error)
         try:
-            reply = response.json()
-        except ValueError:
-            return ServerReply(None, None, None, latency, "response is not JSON")
+            response = self._send("POST", "/v1/chat/completions", json=body)
+            reply = response.json() if response.status == 200 else None
+        except ResponseError as exc:
+            return ServerReply(None, None, None, time.monotonic() - start, str(exc))
+        latency = time.monotonic() - start
+        if response.status != 200:
+            error = f"HTTP {response.status}: {_first_line(response.text())}".rstrip(": ")
+            return ServerReply(None, None, None, latency, error)
+        error = _reply_error(reply)
+        if error is not None:
+            return ServerReply(None, None, None, latency, error)
         cached, field = reported_cached_tokens(reply)
         prompt_tokens = _count(_dig(reply, "usage", "prompt_tokens"))
         if cached is None and self.absent_means_zero and prompt_tokens is not None:

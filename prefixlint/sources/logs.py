@@ -4,8 +4,11 @@
 magic bytes; ``-`` reads stdin) one line at a time and yields, per line, either a
 ``ChatRequest`` or a :class:`SkippedLine` with a one-line reason. It never raises on a bad
 line: ``lines read == requests + skipped`` (a blank line is skipped with reason
-``blank line``). It raises :class:`LogReadError` only when the file cannot be opened or is not
-valid gzip.
+``blank line``). It raises :class:`LogReadError` only when the file cannot be opened, is not
+valid gzip, or is past a size limit (:mod:`prefixlint.sources.loglimits`: a line over the
+line limit is skipped). Fields of the wrong type (a ``role`` that is a list, a ``model`` that
+is an object, a lone surrogate) skip the line with a reason
+(:mod:`prefixlint.sources.logshape`).
 
 A line is a raw request body, or an envelope ``{"timestamp", "session_id", "route",
 "request", "response"}``. Envelope variants accepted: ``ts``/``time``/``created_at`` for the
@@ -72,6 +75,7 @@ from __future__ import annotations
 
 import contextlib
 import gzip
+import io
 import json
 import math
 import os
@@ -84,6 +88,15 @@ from typing import Any, BinaryIO, Union
 
 from prefixlint.request import ChatRequest, Usage
 from prefixlint.sources.logjson import LineDecoder
+from prefixlint.sources.loglimits import (
+    DEFAULT_LIMITS,
+    CountingReader,
+    LogLimitError,
+    LogLimits,
+    OverlongLine,
+    bounded_lines,
+)
+from prefixlint.sources.logshape import ShapeError, check_fields, lone_surrogate
 
 FORMATS = ("openai-chat", "openai-responses", "anthropic", "litellm", "otel", "mooncake")
 CONTENT_FIELDS = frozenset(
@@ -101,6 +114,7 @@ ENVELOPE_TIME_FIELDS = ("timestamp", "ts", "time", "created_at")
 ENVELOPE_ROUTE_FIELDS = ("route", "path", "endpoint")
 FIVE_MINUTES = 300.0
 ONE_HOUR = 3600.0
+MAX_COUNT = 2**63  # token counts and hash ids beyond 64 bits are not numbers a log means
 
 
 @dataclass(frozen=True)
@@ -130,14 +144,14 @@ def as_dict(value) -> dict:
 
 
 def int_or_none(value) -> int | None:
+    """An integer within 64 bits from an int, an integral float or a string of digits."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
+    integral = isinstance(value, float) and value.is_integer()
+    if integral or (isinstance(value, str) and value.strip().isdigit() and len(value) <= 40):
+        value = int(value)
+    if isinstance(value, int) and -MAX_COUNT <= value < MAX_COUNT:
         return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
     return None
 
 
@@ -747,11 +761,12 @@ def read_mooncake(record: dict, response: dict) -> dict:
     if input_length is None:
         raise Skip("mooncake record without an integer 'input_length'")
     timestamp = record.get("timestamp")
+    finite = isinstance(timestamp, (int, float)) and math.isfinite(timestamp)
     return {
         "hash_ids": tuple(int(h) for h in hash_ids),
         "input_length": input_length,
         "output_length": int_or_none(record.get("output_length")),
-        "timestamp": timestamp / 1000 if isinstance(timestamp, (int, float)) else None,
+        "timestamp": timestamp / 1000 if finite else None,
     }
 
 
@@ -769,6 +784,12 @@ READERS = {
 ANTHROPIC_BLOCK_TYPES = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
 )
+
+
+def _block_type(block) -> str | None:
+    """A content block's ``type`` when it is a string (JSON allows anything there)."""
+    kind = as_dict(block).get("type")
+    return kind if isinstance(kind, str) else None
 
 
 def _has_cache_control(items) -> bool:
@@ -789,8 +810,8 @@ def looks_anthropic(body: dict) -> bool:
         content = message.get("content") if isinstance(message, dict) else None
         if isinstance(content, list) and (
             _has_cache_control(content)
-            or any(as_dict(block).get("type") in ANTHROPIC_BLOCK_TYPES for block in content)
-            or any(as_dict(block).get("type") == "image" and "source" in block for block in content)
+            or any(_block_type(block) in ANTHROPIC_BLOCK_TYPES for block in content)
+            or any(_block_type(block) == "image" and "source" in block for block in content)
         ):
             return True
     return False
@@ -853,9 +874,13 @@ def parse_record(line_number: int, record: dict, format: str) -> LogItem:
         fields["timestamp"] = parse_timestamp(first_present(envelope, ENVELOPE_TIME_FIELDS))
     if fields.get("session_id") is None:
         fields["session_id"] = envelope_session(envelope, body)
-    route = first_present(envelope, ENVELOPE_ROUTE_FIELDS)
+    fields["route"] = first_present(envelope, ENVELOPE_ROUTE_FIELDS)
+    try:
+        check_fields(fields)
+    except ShapeError as exc:
+        return SkippedLine(line_number, str(exc))
     metadata = as_dict(body.get("metadata")) or as_dict(envelope.get("metadata"))
-    return ChatRequest(line=line_number, format=kind, route=route, metadata=metadata, **fields)
+    return ChatRequest(line=line_number, format=kind, metadata=metadata, **fields)
 
 
 def parse_line(
@@ -866,6 +891,8 @@ def parse_line(
 ) -> LogItem:
     """One JSONL line as a request, or the reason it is skipped; ``decode`` is ``json.loads``
     or a :class:`~prefixlint.sources.logjson.LineDecoder`, which raises what it raises."""
+    if raw.isspace():  # before decoding: a run of millions of blank lines stays cheap
+        return SkippedLine(line_number, "blank line")
     try:
         text = raw.decode("utf-8-sig" if line_number == 1 else "utf-8")
     except UnicodeDecodeError as exc:
@@ -879,8 +906,13 @@ def parse_line(
         return SkippedLine(line_number, f"malformed JSON: {exc.msg} at column {exc.colno}")
     except RecursionError:
         return SkippedLine(line_number, "malformed JSON: nested too deeply")
+    except ValueError:  # an integer too long to convert (Python's int_max_str_digits)
+        return SkippedLine(line_number, "malformed JSON: a number has too many digits")
     if not isinstance(record, dict):
         return SkippedLine(line_number, f"not a JSON object (got {type(record).__name__})")
+    surrogate = lone_surrogate(text, record)
+    if surrogate is not None:
+        return SkippedLine(line_number, surrogate)
     try:
         return parse_record(line_number, record, format)
     except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
@@ -891,10 +923,12 @@ def parse_line(
 
 
 GZIP_MAGIC = b"\x1f\x8b"
+GZIP_BUFFER = 1 << 20
 
 
-def open_log(path: str, stack: contextlib.ExitStack) -> BinaryIO:
-    """The log's decompressed bytes; what must be closed goes on ``stack``.
+def open_log(path: str, stack: contextlib.ExitStack) -> tuple[BinaryIO, CountingReader | None]:
+    """The log's decompressed bytes and, for gzip, the counter of compressed bytes read;
+    what must be closed goes on ``stack``.
 
     Raises :class:`LogReadError` when the file cannot be opened.
     """
@@ -906,15 +940,25 @@ def open_log(path: str, stack: contextlib.ExitStack) -> BinaryIO:
         except OSError as exc:
             raise LogReadError(f"{path}: cannot read log: {exc.strerror or exc}") from None
     if path.endswith(".gz") or (hasattr(raw, "peek") and raw.peek(2)[:2] == GZIP_MAGIC):
-        return stack.enter_context(gzip.GzipFile(fileobj=raw, mode="rb"))
-    return raw
+        compressed = CountingReader(raw)
+        unzipped = stack.enter_context(gzip.GzipFile(fileobj=compressed, mode="rb"))
+        # Buffered in C: reading a gzip log line by line costs no more than a plain one.
+        return io.BufferedReader(unzipped, buffer_size=GZIP_BUFFER), compressed
+    return raw, None
 
 
-def read_log(path_or_dash: str | os.PathLike, *, format: str = "auto") -> Iterator[LogItem]:
+def read_log(
+    path_or_dash: str | os.PathLike,
+    *,
+    format: str = "auto",
+    limits: LogLimits = DEFAULT_LIMITS,
+) -> Iterator[LogItem]:
     """Stream a JSONL log: one :data:`LogItem` per line (see the module docstring).
 
     The file is opened before this returns, so a missing or unreadable file raises
-    :class:`LogReadError` here; a corrupt gzip stream raises it while iterating.
+    :class:`LogReadError` here; a corrupt gzip stream, or a log past one of the size
+    ``limits`` (:mod:`prefixlint.sources.loglimits`), raises it while iterating. A line
+    over the line limit is skipped with its reason.
     Lines are decoded by one :class:`~prefixlint.sources.logjson.LineDecoder`: a message or
     tool list that repeats on later lines is the same object in every request holding it,
     so requests must not be mutated.
@@ -924,23 +968,32 @@ def read_log(path_or_dash: str | os.PathLike, *, format: str = "auto") -> Iterat
     path = os.fspath(path_or_dash)
     stack = contextlib.ExitStack()
     try:
-        stream = open_log(path, stack)
+        stream, compressed = open_log(path, stack)
     except BaseException:
         stack.close()
         raise
-    return _items(path, stream, stack, format)
+    return _items(path, bounded_lines(stream, limits, compressed), stack, format, limits)
 
 
 def _items(
-    path: str, stream: BinaryIO, stack: contextlib.ExitStack, format: str
+    path: str,
+    lines: Iterator[bytes | OverlongLine],
+    stack: contextlib.ExitStack,
+    format: str,
+    limits: LogLimits,
 ) -> Iterator[LogItem]:
     with stack:
         line_number = 0
         decode = LineDecoder()
         try:
-            for raw in stream:
+            for raw in lines:
                 line_number += 1
-                yield parse_line(line_number, raw, format, decode)
+                if isinstance(raw, OverlongLine):
+                    yield SkippedLine(line_number, raw.reason(limits.max_line_bytes))
+                else:
+                    yield parse_line(line_number, raw, format, decode)
+        except LogLimitError as exc:
+            raise LogReadError(f"{path}: line {line_number + 1}: {exc}") from None
         except (gzip.BadGzipFile, EOFError, zlib.error) as exc:
             raise LogReadError(
                 f"{path}: line {line_number + 1}: not a valid gzip stream: {exc}"
