@@ -42,7 +42,9 @@ COMMENT = "comment"
 
 _JINJA_SUFFIXES = frozenset({".j2", ".jinja", ".jinja2"})
 _MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]")
-_JINJA_MARKERS = re.compile(r"\{%|\{\{-?\s*[A-Za-z_][\w.]*\s*(?:\||\(|\[|-?\}\})")
+_JINJA_MARKERS = re.compile(
+    r"\{%|\{\{-?\s*[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
+)
 _JINJA_OPEN = re.compile(r"\{([{%#])")
 _JINJA_TAG_BODY = re.compile(
     r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|(\}\}|%\})|[^'"}%]+|.""", re.DOTALL
@@ -70,7 +72,8 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _USER_SECTION = re.compile(
     r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
     r"user prompt|user query)[ \t]*(?:\*\*|\])?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\r?$"
-    r"|^[ \t]*(?:<\|im_start\|>user|<\|user\|>|<user>|<human>)",
+    r"|^[ \t]*(?:<\|im_start\|>user|<\|user\|>|<user>|<human>)"
+    r"|^[ \t]*\{\{[#~]?\s*role\s+[\"']user[\"']\s*~?\}\}",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -251,6 +254,12 @@ class TemplateDocument:
             if any(is_request_input(p, names) for p in placeholder.paths):
                 return placeholder
         return None
+
+
+def tokens(count: int, kind: str = "") -> str:
+    """``count`` with the word token, singular for one (``1 token``, ``5 static tokens``)."""
+    noun = "token" if count == 1 else "tokens"
+    return f"{count} {kind} {noun}" if kind else f"{count} {noun}"
 
 
 def token_ends(tokenizer: Tokenizer, text: str) -> list[int]:
@@ -453,8 +462,7 @@ def _analyse_expression(
     try:
         tree = _ENV.parse("{{ " + expression + " }}")
     except TemplateSyntaxError:
-        found = _DOTTED.search(expression)
-        return ((found.group(0),) if found else ()), (), ()
+        return _words_path(expression), (), ()
     paths: list[str] = []
     calls: list[str] = []
     filters: list[str] = []
@@ -484,6 +492,12 @@ def _analyse_expression(
     return tuple(paths), tuple(calls), tuple(filters)
 
 
+def _words_path(expression: str) -> tuple[str, ...]:
+    """An expression that is not Jinja (``directory listing``) read as one name of its words."""
+    words = _DOTTED.findall(expression)
+    return ("_".join(words),) if words else ()
+
+
 def _dotted(node: nodes.Node) -> str | None:
     if isinstance(node, nodes.Name):
         return node.name
@@ -509,8 +523,12 @@ def _scan_mustache(text: str) -> ParsedTemplate:
         name = match.group(1) if match.group(1) is not None else match.group(3)
         if sigil in ("", "&"):
             builder.other(PLACEHOLDER, match.end())
-            paths = (name,) if _DOTTED.fullmatch(name) else ()
-            placeholders.append(Placeholder(match.start(), match.end(), MUSTACHE, name, paths))
+            paths, calls, _ = (
+                ((name,), (), ()) if _DOTTED.fullmatch(name) else _analyse_expression(name)
+            )
+            placeholders.append(
+                Placeholder(match.start(), match.end(), MUSTACHE, name, paths, calls)
+            )
         else:
             kind = COMMENT if sigil == "!" else BLOCK
             builder.other(kind, match.end())

@@ -4,8 +4,10 @@ BPE tokenizers merge across the seam: with ``id{{ x }}``, the static ``id`` and 
 become one pre-token, so the tokens of the static text depend on the value and the cached
 prefix ends a token or more early, differently for each value. The rule tokenizes the seam
 with a few typical values (a word, a capitalised word, a number) and reports a placeholder
-only when one of them really merges with its static neighbour. Punctuation next to a
-placeholder (``({{ x }})``, ``{{ x }}.``) is not reported. There is no fix: whether a space
+only when one of them really merges with its static neighbour. A punctuation mark between a
+word and the placeholder counts as glued too (``Ticket#{{ n }}``, ``Region:{{ code }}``: BPE
+pre-tokenizers attach one mark to the word that follows it); punctuation that is not glued to
+a word (``({{ x }})``, ``{{ x }}.``) is not reported. There is no fix: whether a space
 belongs there is the author's call.
 """
 
@@ -21,6 +23,8 @@ from prefixlint.types import Diagnostic
 
 CODE = "PFX404"
 SAMPLE_VALUES = ("value", "name", "Value", "42")
+# A mark before a value merges with some words only (``#error``, ``#include``): more are tried.
+MARK_SAMPLE_VALUES = (*SAMPLE_VALUES, "error", "main", "user", "id")
 _CONTEXT = 24
 
 
@@ -29,11 +33,13 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     for placeholder in document.placeholders:
         left = _static_run(document, placeholder.start, -1)
         right = _static_run(document, placeholder.end, 1)
-        glued_left = bool(left) and left[-1].isalnum()
-        glued_right = bool(right) and right[0].isalnum()
+        glued_left = _glued(left[::-1])
+        glued_right = _glued(right)
         if not (glued_left or glued_right):
             continue
-        merge = _merge(ctx, left if glued_left else "", right if glued_right else "")
+        left, right = (left if glued_left else ""), (right if glued_right else "")
+        values = SAMPLE_VALUES if _next_to_word(left, right) else MARK_SAMPLE_VALUES
+        merge = _merge(ctx, left, right, values)
         if merge is None:
             continue
         yield _finding(document, placeholder, merge)
@@ -52,6 +58,23 @@ def _static_run(document: TemplateDocument, offset: int, direction: int) -> str:
     return run.split("\n", 1)[0]
 
 
+def _glued(run: str) -> bool:
+    """Whether ``run`` (read away from the placeholder) starts with a letter or digit, or with
+    one punctuation mark followed by one (``_`` joins names like ``step_{{ n }}``, whose
+    values are numbers, and is not counted)."""
+    if run[:1].isalnum():
+        return True
+    mark = run[:1]
+    return (
+        len(run) > 1 and not (mark.isspace() or mark.isalnum() or mark == "_") and run[1].isalnum()
+    )
+
+
+def _next_to_word(left: str, right: str) -> bool:
+    """Whether a letter or digit touches the placeholder on a glued side."""
+    return left[-1:].isalnum() or right[:1].isalnum()
+
+
 def _last_word(text: str) -> str:
     return text.rsplit(None, 1)[-1] if text.strip() else text
 
@@ -60,11 +83,13 @@ def _first_word(text: str) -> str:
     return text.split(None, 1)[0] if text.strip() else text
 
 
-def _merge(ctx: RuleContext, left: str, right: str) -> tuple[str, str, str] | None:
+def _merge(
+    ctx: RuleContext, left: str, right: str, values: tuple[str, ...]
+) -> tuple[str, str, str] | None:
     """``(seam text, glued tokens, separate tokens)`` for the first value that merges."""
     tokenizer = ctx.tokenizer
     left, right = _last_word(left), _first_word(right)
-    for value in SAMPLE_VALUES:
+    for value in values:
         text = left + value + right
         seams = {len(left)} if left else set()
         if right:

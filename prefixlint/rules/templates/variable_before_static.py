@@ -11,7 +11,7 @@ from collections.abc import Iterator
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
-from prefixlint.sources.templates import TemplateDocument
+from prefixlint.sources.templates import TemplateDocument, tokens
 from prefixlint.types import Diagnostic
 
 CODE = "PFX301"
@@ -30,9 +30,9 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     shown = document.text[placeholder.start : placeholder.end]
     yield registry.diagnostic(
         CODE,
-        f"`{shown}` changes per request and comes before {after} tokens of static text, which"
-        f" are recomputed on every request; put the static text first ({before} tokens before"
-        " it stay cached)",
+        f"`{shown}` changes per request and comes before {tokens(after)} of static text, which"
+        f" every request recomputes; put the static text first (the cache keeps the"
+        f" {tokens(before)} before it)",
         document.span(placeholder.start, placeholder.end),
         stable_prefix_tokens=before,
         unstable_tokens=after,

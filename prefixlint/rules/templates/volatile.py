@@ -6,7 +6,10 @@ it misses the cache. The stable part ends at the template's user section (or, fo
 prompt file, with that value), and at the first placeholder that carries per-request input
 (``{{ question }}``): after that point the prompt differs per request anyway.
 
-A volatile line that only other volatile lines follow costs nothing more, so the unsafe fix
+A place costs nothing worth reporting when only other volatile lines (or a few words on its own
+line, like ``(UTC).``) follow it, or when it sits in the template's final section, after the
+static text, with little static text after it. A volatile line that only other volatile lines
+follow costs nothing more, so the unsafe fix
 moves such a line to the end of the stable part, after the static text, where it stops
 costing anything; the fix is offered only when the line is its own statement (not inside a
 loop, or inside an ``if`` whose tags stand alone on the lines around it, which moves along).
@@ -20,7 +23,8 @@ from dataclasses import dataclass
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
-from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument
+from prefixlint.rules.templates.sections import last_section_start
+from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument, tokens
 from prefixlint.types import Applicability, Diagnostic, Fix
 from prefixlint.vocabulary import classify_call, classify_filter, classify_name
 
@@ -31,6 +35,9 @@ WHAT = {
     "PFX103": "a per-user value",
     "PFX104": "a snapshot of the environment",
 }
+_TAIL_WORDS = 3  # words of static text after a place on its own line that count as following it
+_FINAL_SECTION_TOKENS = 48  # static tokens after a place in the final section it may cost
+_WORDS = re.compile(r"[^\W\d_]{2,}")
 _IF_LINE = re.compile(r"\s*\{%[-+]?\s*if\b.*%\}\s*", re.DOTALL)
 _ENDIF_LINE = re.compile(r"\s*\{%[-+]?\s*endif\s*[-+]?%\}\s*")
 
@@ -41,10 +48,11 @@ _MONTH = (
 _WEEKDAY = r"(?:(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?,?\s)?"
 _DATE_LITERAL = (
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-    r"|\d{1,2}/\d{1,2}/\d{2,4}"
+    r"|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}[-.]\d{1,2}[-.]\d{4}|\d{4}/\d{2}/\d{2}"
     rf"|{_WEEKDAY}{_MONTH}\.?\s\d{{1,2}}(?:st|nd|rd|th)?,?\s\d{{4}}"
     rf"|{_WEEKDAY}\d{{1,2}}\s{_MONTH}\.?,?\s\d{{4}}"
-    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?|\d{1,2}\s?[AaPp]\.?[Mm]\b\.?"
+    r"|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
     r"|\d{10}(?:\d{3})?\b"
 )
 # A date or time given as "the current one": a rendering pasted into the file, or a line that
@@ -52,7 +60,7 @@ _DATE_LITERAL = (
 CURRENT_DATE_LINE = re.compile(
     r"\b(?:today(?:'s|’s)?(?:\s+date)?|the\s+date\s+today|(?:the\s+)?current\s+"
     r"(?:date(?:\s+and\s+time)?|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
-    r"(?:it\s+is\s+)?now|timestamp)\s*(?:is|:|=)\s*(?:currently\s+)?"
+    r"(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\s*(?:is|:|=)\s*(?:currently\s+)?"
     rf"(?P<date>{_DATE_LITERAL})",
     re.IGNORECASE,
 )
@@ -151,27 +159,41 @@ def volatile_findings(
     limit = stable_limit(document, ctx)
     lines = sorted({_line_region(document, p) for p in places})
     follows = dict(zip(lines, _static_follows(document, lines, limit), strict=True))
+    final_start = _final_section_start(document, limit)
     for place in places:
         if place.code != code or place.start >= limit:
             continue
         region = _line_region(document, place)
-        if not follows[region]:
+        tail = document.static_between(place.end, region[1])
+        if not follows[region] and len(_WORDS.findall(tail)) < _TAIL_WORDS:
             continue
         before = document.static_tokens(0, place.start, ctx)
         after = document.static_tokens(place.end, limit, ctx)
+        if place.start >= final_start and after < _FINAL_SECTION_TOKENS:
+            continue
         shown = place.shown if len(place.shown) <= 60 else place.shown[:57] + "..."
         message = (
-            f"`{shown}` puts {WHAT[code]} in the stable part of the prompt: the {after} static"
-            f" tokens after it are recomputed on every render ({before} before it stay cached)"
+            f"`{shown}` puts {WHAT[code]} in the stable part of the prompt: every render"
+            f" recomputes the {tokens(after, 'static')} after it (the cache keeps the"
+            f" {tokens(before)} before it)"
         )
         yield registry.diagnostic(
             code,
             message,
             document.span(place.start, place.end),
-            fix=move_line_fix(document, region, limit),
+            fix=move_line_fix(document, region, limit) if follows[region] else None,
             stable_prefix_tokens=before,
             unstable_tokens=after,
         )
+
+
+def _final_section_start(document: TemplateDocument, limit: int) -> int:
+    """Start of the stable part's final section when static text comes before it, else the
+    limit (a template that is one section has no final section apart from the rest)."""
+    start = last_section_start(document.text, limit)
+    if start == 0 or not _WORDS.search(document.static_between(0, start)):
+        return limit
+    return start
 
 
 def move_line_fix(document: TemplateDocument, region: tuple[int, int], limit: int) -> Fix | None:
