@@ -78,7 +78,10 @@ def test_words_that_only_look_volatile(name):
         # ids and dates at the top of the prompt, in every placeholder syntax
         ("p.j2", "Session: {{ session_id }}\n" + RULES, [("PFX102", 1, 10)]),
         ("p.mustache", "Trace {{trace_id}}\n" + RULES, [("PFX102", 1, 7)]),
-        ("p.txt", "Span %(span_id)s\n" + RULES, []),
+        ("p.txt", "Span %(span_id)s\n" + RULES, [("PFX102", 1, 6)]),
+        ("p.txt", "Run $run_id\n" + RULES, [("PFX102", 1, 5)]),
+        ("p.md", "Run `echo $HOSTNAME` first.\n" + RULES, []),
+        ("p.md", "Match foo($HOSTNAME) and $hostname_x.\n" + RULES, []),
         ("p.txt", "Run ${run_id}\n" + RULES, [("PFX102", 1, 5)]),
         ("p.txt", "Today is {CURRENTDATE}.\n" + RULES, [("PFX101", 1, 10)]),
         ("p.md", "The date is {{currentDateTime}}.\n" + RULES, [("PFX101", 1, 13)]),
@@ -160,6 +163,7 @@ def test_messages_count_one_token_in_the_singular():
         ("See ({{ x }}) and # {{ y }} and : {{ z }}.\n", []),
         ("Open <step_{{ step_number }}> now.\n", []),
         ("Pay **${{ price }}** now.\n", []),
+        ("Call f({{ x }}) and g[{{ y }}] now.\n", []),
     ],
 )
 def test_placeholder_glued_through_a_mark(text, expected):
@@ -194,3 +198,31 @@ def test_missing_blank_line_fix_inserts_one():
     (finding,) = check("p.md", text, {"PFX402"})
     (edit,) = finding.fix.edits
     assert (edit.start, edit.end, edit.replacement) == (text.index("# C"), text.index("# C"), "\n")
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # Semantic Kernel skprompt.txt: {{$input}} is the request, {{time.now}} a clock
+        ("skprompt.txt", "It is {{time.now}}.\n" + RULES + "{{$input}}\n", [("PFX101", 1, 7)]),
+        ("skprompt.txt", RULES + "{{$history}}\nUser: {{$input}}\n", []),
+        # Prompty: YAML front matter, then role lines
+        (
+            "chat.prompty",
+            "---\nname: Chat\nmodel:\n  api: chat\n---\nsystem:\nSession {{session_id}}\n"
+            + RULES
+            + "\nuser:\n{{question}} at {{now}}\n",
+            [("PFX102", 7, 9)],
+        ),
+        # Dotprompt: front matter and role blocks; the user block is not the stable part
+        (
+            "answer.prompt",
+            '---\nmodel: m\n---\n{{role "system"}}\n'
+            + RULES
+            + '{{role "user"}}\nDate {{date}}\n{{question}}\n',
+            [],
+        ),
+    ],
+)
+def test_prompt_file_kinds(path, text, expected):
+    assert findings(path, text) == expected

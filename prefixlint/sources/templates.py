@@ -6,9 +6,12 @@ its static text (placeholders and tags removed) and a source map from the templa
 file that holds it. The template is never rendered: Jinja expressions are parsed by a
 sandboxed environment's parser only.
 
-Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}``,
-``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an escaped brace, and a brace that does not
-open an identifier, as in a JSON example, is text), and ``${x}``.
+Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}`` (and
+Semantic Kernel's ``{{$x}}``, ``{{time.now}}``; a placeholder of several words is read by its
+words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an
+escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
+``%(x)s``, ``${x}`` and ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and
+``$var`` in a shell or pattern example are text).
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ BLOCK = "block"
 COMMENT = "comment"
 
 _JINJA_SUFFIXES = frozenset({".j2", ".jinja", ".jinja2"})
-_MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]")
+_MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]|\{\{\s*\$\w")
 _JINJA_MARKERS = re.compile(
     r"\{%|\{\{-?\s*[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
 )
@@ -64,7 +67,10 @@ _MUSTACHE_TAG = re.compile(
 _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
+    r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
+    r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
+_FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
@@ -541,15 +547,25 @@ def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
     for match in _FORMAT_FIELD.finditer(text):
-        name = match.group(1) or match.group(2)
+        name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
+        if match.group(4) and _in_code(text, match.start()):
+            continue  # ``$HOME`` in a shell example is text
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
         placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, (dotted,)))
     builder.literal(len(text))
     return ParsedTemplate(FORMAT, tuple(placeholders), (), builder.build())
+
+
+def _in_code(text: str, offset: int) -> bool:
+    """Whether ``offset`` is inside Markdown code: a backtick span or a fenced block."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    if text.count("`", line_start, offset) % 2:
+        return True
+    return len(_FENCE_LINE.findall(text, 0, line_start)) % 2 == 1
 
 
 def user_section_start(text: str) -> int:
@@ -574,10 +590,18 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     return run_checkers([document], ctx)
 
 
-def run_checkers(documents: Iterable[TemplateDocument], ctx: RuleContext) -> list[Diagnostic]:
-    """Run every enabled template checker over ``documents``."""
+def literal_template(text: str) -> ParsedTemplate:
+    """``text`` as a template without placeholders or tags."""
+    return ParsedTemplate(FORMAT, (), (), SourceMap.identity(text))
+
+
+def run_checkers(
+    documents: Iterable[TemplateDocument], ctx: RuleContext, codes: set[str] | None = None
+) -> list[Diagnostic]:
+    """Run every enabled template checker (of ``codes``, if given) over ``documents``."""
     found: list[Diagnostic] = []
-    checkers = registry.checkers("template", ctx.enabled)
+    enabled = ctx.enabled if codes is None else ctx.enabled & codes
+    checkers = registry.checkers("template", enabled)
     for document in documents:
         for _, checker in checkers:
             found.extend(checker(document, ctx))

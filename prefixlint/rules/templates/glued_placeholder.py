@@ -26,6 +26,7 @@ SAMPLE_VALUES = ("value", "name", "Value", "42")
 # A mark before a value merges with some words only (``#error``, ``#include``): more are tried.
 MARK_SAMPLE_VALUES = (*SAMPLE_VALUES, "error", "main", "user", "id")
 _CONTEXT = 24
+_NOT_JOINING = frozenset("_([{<>}])\"'`")
 
 
 @registry.register(CODE, "template")
@@ -60,14 +61,13 @@ def _static_run(document: TemplateDocument, offset: int, direction: int) -> str:
 
 def _glued(run: str) -> bool:
     """Whether ``run`` (read away from the placeholder) starts with a letter or digit, or with
-    one punctuation mark followed by one (``_`` joins names like ``step_{{ n }}``, whose
-    values are numbers, and is not counted)."""
+    one punctuation mark followed by one. Brackets and quotes wrap the value rather than join
+    it (``f({{ x }})``), and ``_`` joins names like ``step_{{ n }}``, whose values are numbers:
+    those are not counted."""
     if run[:1].isalnum():
         return True
     mark = run[:1]
-    return (
-        len(run) > 1 and not (mark.isspace() or mark.isalnum() or mark == "_") and run[1].isalnum()
-    )
+    return len(run) > 1 and run[1].isalnum() and not (mark.isspace() or mark in _NOT_JOINING)
 
 
 def _next_to_word(left: str, right: str) -> bool:
