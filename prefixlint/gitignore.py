@@ -1,0 +1,53 @@
+"""Files that git ignores, by the ``.gitignore`` files of the folders being walked.
+
+Each ``.gitignore`` applies to its folder and the folders below it, with git's pattern rules
+(``pathspec``'s ``GitIgnoreSpec``); a deeper file's patterns (including ``!`` negations) come
+after its parents'. Only ``.gitignore`` files inside the walked folder are read.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pathspec import GitIgnoreSpec
+
+
+class GitIgnore:
+    """The ``.gitignore`` rules met so far while walking down from ``root``."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._specs: dict[Path, GitIgnoreSpec | None] = {}
+
+    def _spec(self, folder: Path) -> GitIgnoreSpec | None:
+        if folder not in self._specs:
+            try:
+                lines = (folder / ".gitignore").read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                lines = []
+            self._specs[folder] = GitIgnoreSpec.from_lines(lines) if lines else None
+        return self._specs[folder]
+
+    def ignores(self, path: Path, is_dir: bool = False) -> bool:
+        """Whether git would ignore ``path`` (a file or folder under ``root``)."""
+        ignored = False
+        folders = [self.root, *(self.root / p for p in _steps(path.parent, self.root))]
+        for folder in folders:
+            spec = self._spec(folder)
+            if spec is None:
+                continue
+            relative = path.relative_to(folder).as_posix() + ("/" if is_dir else "")
+            result = spec.check_file(relative)
+            if result.include is not None:
+                ignored = result.include
+        return ignored
+
+
+def _steps(folder: Path, root: Path) -> list[Path]:
+    """The folders from below ``root`` down to ``folder``, relative to ``root``."""
+    try:
+        relative = folder.relative_to(root)
+    except ValueError:
+        return []
+    parts = relative.parts
+    return [Path(*parts[: index + 1]) for index in range(len(parts))]
