@@ -25,6 +25,9 @@ _JINJA_SUFFIXES = frozenset({".jinja", ".jinja2", ".j2"})
 _MESSAGES_IN_JINJA = re.compile(r"\{[{%][^}]*?\bmessages\b")
 _MESSAGES_LOOP = re.compile(r"\{%[-+]?\s*for\s+\w+\s+in\s+(?:loop_)?messages\b")
 _TOKEN_MARKERS = ("bos_token", "eos_token")
+_JINJA_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.DOTALL)
+_MAX_CHAT_TEMPLATE_TEXT = 300
+_ROLE_READ = re.compile(r"""\b\w+(?:\.role\b|\[\s*["']role["']\s*\])""")
 _SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token")
 _JINJA_SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
 """Rendered where the file does not say: the common defaults (a config file names its own)."""
@@ -35,7 +38,8 @@ def looks_like_chat_template(path: str, text: str) -> bool:
 
     Jinja counts as a chat template when it uses ``messages`` and ``add_generation_prompt``
     (the transformers calling convention), or loops over ``messages`` and emits
-    ``bos_token``/``eos_token`` (older templates without a generation prompt).
+    ``bos_token``/``eos_token``, or reads each message's role and writes little text outside
+    its tags (older or smaller templates without a generation prompt).
     """
     name = PurePath(path).name.lower()
     if name in CONFIG_NAMES:
@@ -44,7 +48,18 @@ def looks_like_chat_template(path: str, text: str) -> bool:
         return False
     if _MESSAGES_IN_JINJA.search(text) and "add_generation_prompt" in text:
         return True
-    return bool(_MESSAGES_LOOP.search(text)) and any(m in text for m in _TOKEN_MARKERS)
+    if not _MESSAGES_LOOP.search(text):
+        return False
+    if any(m in text for m in _TOKEN_MARKERS):
+        return True
+    return bool(_ROLE_READ.search(text)) and _little_text(text)
+
+
+def _little_text(text: str) -> bool:
+    """Whether the template is mostly tags: a chat template writes little text of its own,
+    while a prompt template that loops over a history is mostly prose."""
+    prose = _JINJA_TAG.sub("", text)
+    return len("".join(prose.split())) <= _MAX_CHAT_TEMPLATE_TEXT
 
 
 def template_file_in(folder: str | Path) -> Path:
