@@ -120,6 +120,16 @@ _REQUEST_INPUTS = _listed(
     """
 )
 
+# Owners whose input-named fields describe something (``tool.inputs``), not the request.
+_DESCRIBED_OWNERS = frozenset(
+    _listed(
+        """
+        agent, agents, tool, tools, function, functions, schema, example, examples, sample,
+        samples, demo, demos, default, defaults, template, spec
+        """
+    )
+)
+
 # Words that make a whole name volatile wherever they appear in it.
 _ANYWHERE: dict[str, frozenset[str]] = {
     UNIQUE_ID: frozenset({"uuid", "guid", "nonce", "random", "rand", "randint"}),
@@ -341,10 +351,18 @@ def classify_filter(name: str) -> str | None:
 
 
 def is_request_input(name: str, extra: Iterable[str] = ()) -> bool:
-    """Whether ``name`` holds per-request input (``question``, ``problem_statement``, ...)."""
+    """Whether ``name`` holds per-request input (``question``, ``problem_statement``, ...).
+
+    A field of a tool, an agent or an example (``agent.inputs``, ``example.question``: the
+    word just before names the owner) describes it, and is not the request's input.
+    """
     words = _head(split_words(name.split("(", 1)[0]))
     phrases = _input_phrases(tuple(extra))
-    return any(words[-length:] in phrases for length in range(1, min(len(words), 4) + 1))
+    for length in range(1, min(len(words), 4) + 1):
+        if words[-length:] in phrases:
+            owner = words[-length - 1] if len(words) > length else ""
+            return owner not in _DESCRIBED_OWNERS
+    return False
 
 
 @lru_cache(maxsize=64)

@@ -226,3 +226,28 @@ def test_missing_blank_line_fix_inserts_one():
 )
 def test_prompt_file_kinds(path, text, expected):
     assert findings(path, text) == expected
+
+
+GUIDANCE = (
+    "Guidance: answer from the retrieved passages only, quote the passage you rely on, say"
+    " when the passages do not answer the question, keep to three short paragraphs, use the"
+    " customer's terms for products, never promise refunds or delivery dates, and end with"
+    " one line that says which passages you used and why they apply to this question.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # the question before a paragraph of static guidance in a template file
+        ("answer.j2", "Question: {{ question }}\n\n" + GUIDANCE, [("PFX301", 1, 11)]),
+        ("answer.j2", "Question: {{ question }}\n\nAnswer concisely.\n", []),
+        ("answer.j2", GUIDANCE + "\nQuestion: {{ question }}\n", []),
+        # a user-turn value of a prompt file may carry a paragraph of its own instructions
+        ("agent.yaml", "task_template: |\n  {{ task }}\n  " + GUIDANCE, []),
+        # a field that describes a tool's or an agent's inputs is not the request
+        ("a.j2", "{% for agent in agents %}{{ agent.inputs }}{% endfor %}\n" + GUIDANCE, []),
+    ],
+)
+def test_question_before_static_guidance(path, text, expected):
+    assert findings(path, text, {"PFX301"}) == expected

@@ -154,7 +154,7 @@ def test_variable_before_static_block(text, expected):
 
 def test_variable_before_static_block_threshold_option():
     text = "Question: {question}\n" + "Static rule. " * 20
-    options = {"PFX301": {"min-static-tokens": 10}}
+    options = {"PFX301": {"template-min-static-tokens": 10}}
     assert findings("p.txt", text, {"PFX301"}, options) == [("PFX301", 1, 11)]
 
 

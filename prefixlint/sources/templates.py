@@ -83,6 +83,8 @@ _USER_SECTION = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 
+_MAPPING_VIEWS = frozenset({"values", "items", "keys"})
+
 _ENV = SandboxedEnvironment()
 
 
@@ -442,8 +444,10 @@ def _record_alias(inner: str, aliases: dict[str, tuple[str, ...]]) -> None:
         )
     )
     paths, calls, _ = _analyse_expression(expression)
+    # ``for a in agents.values()``: ``a`` is one of ``agents``, not of a method's result.
+    calls = tuple(c for c in calls if c.rpartition(".")[2] not in _MAPPING_VIEWS)
     for target in re.findall(r"\w+", targets or ""):
-        aliases[target] = paths + calls
+        aliases[target] = tuple(dict.fromkeys(paths + calls))
 
 
 def _jinja_placeholder(
