@@ -119,6 +119,8 @@ def test_volatile_placeholders(path, text, expected):
         ("Today is Monday.\n" + RULES, [("PFX101", 1, 10)]),
         ("Founded 01-12-2019 in Oslo.\n" + RULES, []),
         ("It is 5 steps away. Today is a good day.\n" + RULES, []),
+        ("If today is Friday, remind the user of the weekly report.\n" + RULES, []),
+        ("For example: today's date is 2024-01-15, so ...\n" + RULES, []),
     ],
 )
 def test_pasted_current_dates(text, expected):
@@ -183,6 +185,8 @@ def test_placeholder_glued_through_a_mark(text, expected):
         ("p.txt", "Name: Ada  \nRules.\n", [("PFX402", 1, 10)]),
         # a missing blank line before one heading where all others have one
         ("p.md", "T.\n\n# A\nx\n\n# B\ny\n# C\nz\n\n# D\nw\n", [("PFX402", 8, 1)]),
+        # spacing without a convention (more than a quarter differ) is not drift
+        ("p.md", "T.\n\n# A\nx\n# B\ny\n\n# C\nz\n# D\nw\n\n# E\nv\n", []),
         # headings of another level keep their own spacing
         ("p.md", "T.\n\n# A\nx\n## a1\ny\n\n# B\nz\n## b1\n\n# C\nw\n", []),
         # comments in a fenced code block are not headings

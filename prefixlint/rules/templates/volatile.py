@@ -66,6 +66,12 @@ CURRENT_DATE_LINE = re.compile(
 )
 
 
+_CONDITION = re.compile(
+    r"\b(?:if|when|whenever|whether|unless|until|assume|assuming|suppose|e\.g\.|example)[\s,:]*$",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Volatile:
     """A volatile place in a template: ``text[start:end]``, of rule ``code``."""
@@ -113,6 +119,9 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     static = document.parsed.static
     for match in CURRENT_DATE_LINE.finditer(document.text):
         start, end = match.span("date")
+        line_start = document.text.rfind("\n", 0, match.start()) + 1
+        if _CONDITION.search(document.text, line_start, match.start()):
+            continue  # "if today is Friday, ...": a rule about dates, not a date
         if static.is_literal(match.start(), end):
             places.append(Volatile(start, end, "PFX101", match.group(0)))
     return sorted(places, key=lambda v: v.start)

@@ -8,7 +8,8 @@ headings of one level, ``<TAG>`` lines) separated by different numbers of blank 
 same drift waiting to happen: code that assembles or reformats the prompt normalises them, and
 ``\\n\\n`` and ``\\n\\n\\n`` are different tokens. A section that breaks the separator most
 sections of its kind use (none counts: a missing blank line) is reported with a display-only
-fix, since which separator is right is the author's choice.
+fix, since which separator is right is the author's choice; where more than a quarter of them
+differ (one, for three or four sections), the spacing has no convention and nothing is said.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ def _drift_in_kind(
         return
     counts = Counter(blank for _, blank, _ in boundaries)
     usual, usual_count = counts.most_common(1)[0]
-    if usual_count * 2 <= len(boundaries) or usual == 0:
-        return
+    breaks = len(boundaries) - usual_count
+    if usual_count * 2 <= len(boundaries) or usual == 0 or breaks > max(1, len(boundaries) // 4):
+        return  # no convention to drift from: the spacing varies throughout
     for start, blank, gap_start in boundaries:
         if blank == usual:
             continue
