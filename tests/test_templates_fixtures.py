@@ -26,13 +26,12 @@ EXPECTED = {
         ("PFX104", 4),
         ("PFX104", 6),
         ("PFX104", 20),
-        ("PFX104", 26),
-        ("PFX104", 26),
+        ("PFX104", 26),  # `{{ port }}` on the same line is folded into `{{ host }}`
     ],
     "pfx102_request_id.json": [("PFX102", 6)],
     "pfx102_session_id.mustache": [("PFX102", 2)],
     "pfx103_locale.toml": [("PFX103", 5)],
-    "pfx103_user_profile.prompt": [("PFX103", 2), ("PFX103", 2), ("PFX103", 2)],
+    "pfx103_user_profile.prompt": [("PFX103", 2)],  # three values, one finding
     "pfx104_git_status.yaml": [("PFX104", 6)],
     "pfx301_question_before_policy.txt": [("PFX301", 1)],
     "pfx301_swe_agent_default.yaml": [("PFX301", 43)],

@@ -177,8 +177,9 @@ def test_placeholder_glued_through_a_mark(text, expected):
     [
         # Markdown hard line breaks are intentional
         ("p.md", "Name: Ada  \nRole: assistant  \nRules.\n", []),
-        # ...but not at the end of a paragraph, with a tab, or on a blank line
-        ("p.md", "Name: Ada  \n\nRules.\n", [("PFX402", 1, 10)]),
+        ("p.md", "Name: Ada  \n\nRules.  \n", []),
+        # ...but a single space, a tab or a blank line of spaces is trailing whitespace
+        ("p.md", "Name: Ada \nRules.\n", [("PFX402", 1, 10)]),
         ("p.md", "Name: Ada \t\nRules.\n", [("PFX402", 1, 10)]),
         ("p.md", "Name.\n   \nRules.\n", [("PFX402", 2, 1)]),
         # outside Markdown, two spaces are trailing whitespace
@@ -255,3 +256,27 @@ GUIDANCE = (
 )
 def test_question_before_static_guidance(path, text, expected):
     assert findings(path, text, {"PFX301"}) == expected
+
+
+def test_values_next_to_each_other_are_one_finding():
+    text = (
+        "<env>\nWorking directory: {{ cwd }}\nIs directory a git repo: {{ isGitRepo }}\n"
+        "Today's date: {{ date }}\n</env>\n" + RULES * 3
+    )
+    (finding,) = check("p.md", text, VOLATILE)
+    assert (finding.code, finding.span.line) == ("PFX104", 2)
+    assert "and 2 more next to it: `{{ isGitRepo }}`, `{{ date }}`" in finding.message
+    assert finding.extra["folded"] == [
+        {"code": "PFX104", "line": 3},
+        {"code": "PFX101", "line": 4},
+    ]
+
+
+def test_values_apart_are_separate_findings():
+    text = "Date: {{ date }}\n" + RULES + "Session: {{ session_id }}\n" + RULES * 3
+    assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10)]
+
+
+def test_a_folded_value_leads_when_the_first_code_is_not_selected():
+    text = "Date: {{ date }}\nUser: {{ user_name }}\n" + RULES * 3
+    assert findings("p.md", text, {"PFX103"}) == [("PFX103", 2, 7)]

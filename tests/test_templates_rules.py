@@ -182,7 +182,7 @@ def test_line_endings_in_a_json_string_are_rewritten_as_escapes():
     [
         ("a \nb\t\n", [("PFX402", 1, 2), ("PFX402", 2, 2)], "a\nb\n"),
         ("a \t\r\nb", [("PFX402", 1, 2)], "a\r\nb"),
-        ("{{ x }}  \n", [("PFX402", 1, 8)], "{{ x }}\n"),
+        ("{{ x }} \n", [("PFX402", 1, 8)], "{{ x }}\n"),
         ("a\nb\n", [], "a\nb\n"),
         (
             "T.\n\n# A\nx\n\n# B\ny\n\n\n# C\nz\n\n# D\n",

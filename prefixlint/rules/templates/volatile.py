@@ -37,6 +37,7 @@ WHAT = {
 }
 _TAIL_WORDS = 3  # words of static text after a place on its own line that count as following it
 _FINAL_SECTION_TOKENS = 48  # static tokens after a place in the final section it may cost
+_LABEL_WORDS = 6  # words between two volatile places that still make them one block
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _IF_LINE = re.compile(r"\s*\{%[-+]?\s*if\b.*%\}\s*", re.DOTALL)
 _ENDIF_LINE = re.compile(r"\s*\{%[-+]?\s*endif\s*[-+]?%\}\s*")
@@ -158,19 +159,27 @@ def _static_follows(
     return follows
 
 
-def volatile_findings(
-    document: TemplateDocument, ctx: RuleContext, code: str
-) -> Iterator[Diagnostic]:
-    """The findings of ``code`` (one of PFX101-PFX104) in ``document``."""
-    places = volatile_places(document, ctx)
-    if not any(p.code == code for p in places):
-        return
+@dataclass(frozen=True)
+class Costly:
+    """A volatile place worth reporting: its line, and the static tokens before and after."""
+
+    place: Volatile
+    region: tuple[int, int]
+    before: int
+    after: int
+    others_follow: bool
+
+
+def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]:
+    """The volatile places (of enabled codes) that cost static text, in order."""
+    places = [p for p in volatile_places(document, ctx) if p.code in ctx.enabled]
     limit = stable_limit(document, ctx)
     lines = sorted({_line_region(document, p) for p in places})
     follows = dict(zip(lines, _static_follows(document, lines, limit), strict=True))
     final_start = _final_section_start(document, limit)
+    costly = []
     for place in places:
-        if place.code != code or place.start >= limit:
+        if place.start >= limit:
             continue
         region = _line_region(document, place)
         tail = document.static_between(place.end, region[1])
@@ -180,20 +189,65 @@ def volatile_findings(
         after = document.static_tokens(place.end, limit, ctx)
         if place.start >= final_start and after < _FINAL_SECTION_TOKENS:
             continue
-        shown = place.shown if len(place.shown) <= 60 else place.shown[:57] + "..."
+        costly.append(Costly(place, region, before, after, follows[region]))
+    return costly
+
+
+def _blocks(document: TemplateDocument, costly: list[Costly]) -> list[list[Costly]]:
+    """``costly`` cut into blocks of places next to each other: on one line, or on lines with
+    only labels between them (``Date: {{ d }}`` then ``User: {{ u }}``). The first place of a
+    block already costs everything after it, so the rest are folded into its finding."""
+    blocks: list[list[Costly]] = []
+    for item in costly:
+        if blocks and _adjacent(document, blocks[-1][-1].place, item.place):
+            blocks[-1].append(item)
+        else:
+            blocks.append([item])
+    return blocks
+
+
+def _adjacent(document: TemplateDocument, first: Volatile, second: Volatile) -> bool:
+    between = document.static_between(first.end, second.start)
+    if len(_WORDS.findall(between)) > _LABEL_WORDS:
+        return False
+    return all(len(_WORDS.findall(line)) <= _LABEL_WORDS for line in between.split("\n"))
+
+
+def volatile_findings(
+    document: TemplateDocument, ctx: RuleContext, code: str
+) -> Iterator[Diagnostic]:
+    """The findings of ``code`` (one of PFX101-PFX104) in ``document``: one per block of
+    volatile places whose first place is of ``code``."""
+    if "blocks" not in document.memo:
+        document.memo["blocks"] = _blocks(document, _costly_places(document, ctx))
+    limit = stable_limit(document, ctx)
+    for first, *rest in document.memo["blocks"]:
+        if first.place.code != code:
+            continue
         message = (
-            f"`{shown}` puts {WHAT[code]} in the stable part of the prompt: every render"
-            f" recomputes the {tokens(after, 'static')} after it (the cache keeps the"
-            f" {tokens(before)} before it)"
+            f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
+            f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
+            f" the {tokens(first.before)} before it)"
         )
+        if rest:
+            folded = ", ".join(f"`{_shown(item.place)}`" for item in rest)
+            message += f"; and {len(rest)} more next to it: {folded}"
         yield registry.diagnostic(
             code,
             message,
-            document.span(place.start, place.end),
-            fix=move_line_fix(document, region, limit) if follows[region] else None,
-            stable_prefix_tokens=before,
-            unstable_tokens=after,
+            document.span(first.place.start, first.place.end),
+            fix=move_line_fix(document, first.region, limit) if first.others_follow else None,
+            stable_prefix_tokens=first.before,
+            unstable_tokens=first.after,
+            folded=[
+                {"code": item.place.code, "line": document.span(item.place.start, 0).line}
+                for item in rest
+            ],
         )
+
+
+def _shown(place: Volatile) -> str:
+    return place.shown if len(place.shown) <= 60 else place.shown[:57] + "..."
 
 
 def _final_section_start(document: TemplateDocument, limit: int) -> int:

@@ -2,8 +2,8 @@
 
 Trailing spaces are invisible and editors strip them on save, so the prompt's bytes (and its
 cached prefix) change with whoever touched the file last; the safe fix removes them. In a
-Markdown file, two or more spaces after text before a line that continues the paragraph are a
-hard line break, written on purpose, and are left alone. Sections of one kind (Markdown
+Markdown file, two or more spaces after text are a hard line break, written on purpose, and are
+left alone. Sections of one kind (Markdown
 headings of one level, ``<TAG>`` lines) separated by different numbers of blank lines are the
 same drift waiting to happen: code that assembles or reformats the prompt normalises them, and
 ``\\n\\n`` and ``\\n\\n\\n`` are different tokens. A section that breaks the separator most
@@ -39,13 +39,11 @@ def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
     text = document.text
     static = document.parsed.static
     markdown = PurePath(document.path).suffix.lower() in _MARKDOWN_SUFFIXES
-    spans = list(lines(text))
-    for index, (start, end) in enumerate(spans):
+    for start, end in lines(text):
         stripped = len(text[start:end].rstrip(" \t"))
         if start + stripped == end or not static.is_literal(start + stripped, end):
             continue
-        following = spans[index + 1] if index + 1 < len(spans) else None
-        if markdown and _hard_break(text, start, end, stripped, following):
+        if markdown and _hard_break(text, start, end, stripped):
             continue
         change = [(start + stripped, end, "")]
         fix = document.fix(change, Applicability.SAFE, "Remove trailing whitespace")
@@ -57,15 +55,10 @@ def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
         )
 
 
-def _hard_break(
-    text: str, start: int, end: int, stripped: int, following: tuple[int, int] | None
-) -> bool:
-    """Whether a Markdown line ends in a hard line break: text, two or more spaces (no tab),
-    and a next line that continues the paragraph."""
+def _hard_break(text: str, start: int, end: int, stripped: int) -> bool:
+    """Whether a Markdown line ends in a hard line break: text, then two or more spaces."""
     trailing = text[start + stripped : end]
-    if stripped == 0 or len(trailing) < 2 or "\t" in trailing or following is None:
-        return False
-    return bool(text[following[0] : following[1]].strip())
+    return stripped > 0 and len(trailing) >= 2 and "\t" not in trailing
 
 
 def _section_boundaries(document: TemplateDocument) -> dict[str, list[tuple[int, int, int]]]:
