@@ -148,6 +148,17 @@ _PERSON_WORDS = frozenset(
 )
 
 
+# A per-user phrase qualified by one of these (``bot_display_name``) belongs to something else.
+_NOT_A_PERSON = frozenset(
+    _listed(
+        """
+        bot, assistant, agent, app, application, company, product, model, service, tool,
+        system, project, org, organization, team, brand, site, support, default
+        """
+    )
+)
+
+
 def _by_code(**lists: str) -> dict[str, str]:
     """Invert ``CODE_NAME="a, b"`` keyword lists into ``{"a": code, "b": code}``."""
     codes = {
@@ -251,6 +262,8 @@ def _match_phrases(
 def _qualified(code: str, phrase: tuple[str, ...], qualifiers: tuple[str, ...]) -> str | None:
     """``code``, unless the words before the phrase make it a setting or someone else's."""
     if code == TIMESTAMP and any(q in _SETTING_WORDS for q in qualifiers):
+        return None
+    if code == PER_USER and any(q in _NOT_A_PERSON for q in qualifiers):
         return None
     if (
         code == PER_USER

@@ -66,6 +66,9 @@ def test_volatile_name_forms(name, code):
         "role",
         "document_id",
         "custom_instructions",
+        "bot_display_name",
+        "default_locale",
+        "assistant_name",
     ],
 )
 def test_words_that_only_look_volatile(name):
