@@ -283,3 +283,8 @@ def test_values_apart_are_separate_findings():
 def test_a_folded_value_leads_when_the_first_code_is_not_selected():
     text = "Date: {{ date }}\nUser: {{ user_name }}\n" + RULES * 3
     assert findings("p.md", text, {"PFX103"}) == [("PFX103", 2, 7)]
+
+
+def test_a_volatile_value_glued_to_text_is_reported_once():
+    text = "run={{ run_id }}\n" + RULES
+    assert findings("p.j2", text, VOLATILE | {"PFX404"}) == [("PFX102", 1, 5)]

@@ -7,8 +7,9 @@ with a few typical values (a word, a capitalised word, a number) and reports a p
 only when one of them really merges with its static neighbour. A punctuation mark between a
 word and the placeholder counts as glued too (``Ticket#{{ n }}``, ``Region:{{ code }}``: BPE
 pre-tokenizers attach one mark to the word that follows it); punctuation that is not glued to
-a word (``({{ x }})``, ``{{ x }}.``) is not reported. There is no fix: whether a space
-belongs there is the author's call.
+a word (``({{ x }})``, ``{{ x }}.``) is not reported, and neither is a volatile value (a date,
+an id): everything after it is recomputed anyway, which PFX101-PFX104 report. There is no
+fix: whether a space belongs there is the author's call.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Iterator
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
+from prefixlint.rules.templates.volatile import extra_names, placeholder_code
 from prefixlint.sourcemap import LITERAL
 from prefixlint.sources.templates import Placeholder, TemplateDocument
 from prefixlint.types import Diagnostic
@@ -31,7 +33,10 @@ _NOT_JOINING = frozenset("_([{<>}])\"'`")
 
 @registry.register(CODE, "template")
 def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
+    extra = extra_names(ctx)
     for placeholder in document.placeholders:
+        if placeholder_code(placeholder, extra):
+            continue  # a volatile value: PFX101-PFX104 already count what it costs
         left = _static_run(document, placeholder.start, -1)
         right = _static_run(document, placeholder.end, 1)
         glued_left = _glued(left[::-1])
