@@ -288,3 +288,10 @@ def test_a_folded_value_leads_when_the_first_code_is_not_selected():
 def test_a_volatile_value_glued_to_text_is_reported_once():
     text = "run={{ run_id }}\n" + RULES
     assert findings("p.j2", text, VOLATILE | {"PFX404"}) == [("PFX102", 1, 5)]
+
+
+def test_severity_follows_the_share_of_the_prefix_lost():
+    early = check("p.md", "Date: {{ date }}\n" + RULES * 4, VOLATILE)
+    late = check("p.md", RULES * 4 + "Date: {{ date }}\n" + RULES, VOLATILE)
+    assert [d.severity.value for d in early] == ["error"]
+    assert [d.severity.value for d in late] == ["warning"]

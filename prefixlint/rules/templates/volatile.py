@@ -6,10 +6,14 @@ it misses the cache. The stable part ends at the template's user section (or, fo
 prompt file, with that value), and at the first placeholder that carries per-request input
 (``{{ question }}``): after that point the prompt differs per request anyway.
 
-A place costs nothing worth reporting when only other volatile lines (or a few words on its own
-line, like ``(UTC).``) follow it, or when it sits in the template's final section, after the
-static text, with little static text after it. A volatile line that only other volatile lines
-follow costs nothing more, so the unsafe fix
+A place before most of the static text is an error (the rule's severity); one after most of
+it, which leaves most of the prefix cached, is a warning. A place costs nothing worth reporting
+when only other volatile lines (or a few words on its own line, like ``(UTC).``) follow it, or
+when it sits in the template's final section, after the static text, with little static text
+after it. Places next to each other (on one line, or with only labels between) are one
+finding, at the first: it already costs everything after it.
+
+A volatile line that only other volatile lines follow costs nothing more, so the unsafe fix
 moves such a line to the end of the stable part, after the static text, where it stops
 costing anything; the fix is offered only when the line is its own statement (not inside a
 loop, or inside an ``if`` whose tags stand alone on the lines around it, which moves along).
@@ -19,13 +23,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
 from prefixlint.rules.templates.sections import last_section_start
 from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument, tokens
-from prefixlint.types import Applicability, Diagnostic, Fix
+from prefixlint.types import Applicability, Diagnostic, Fix, Severity
 from prefixlint.vocabulary import classify_call, classify_filter, classify_name
 
 VOLATILE_CODES = ("PFX101", "PFX102", "PFX103", "PFX104")
@@ -232,7 +236,7 @@ def volatile_findings(
         if rest:
             folded = ", ".join(f"`{_shown(item.place)}`" for item in rest)
             message += f"; and {len(rest)} more next to it: {folded}"
-        yield registry.diagnostic(
+        found = registry.diagnostic(
             code,
             message,
             document.span(first.place.start, first.place.end),
@@ -244,6 +248,8 @@ def volatile_findings(
                 for item in rest
             ],
         )
+        # Past the middle of the stable part, most of it is still cached: a warning.
+        yield found if first.after >= first.before else replace(found, severity=Severity.WARNING)
 
 
 def _shown(place: Volatile) -> str:
