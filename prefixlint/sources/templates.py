@@ -550,11 +550,12 @@ def _scan_mustache(text: str) -> ParsedTemplate:
 def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
+    fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "$" in text else []
     for match in _FORMAT_FIELD.finditer(text):
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
-        if match.group(4) and _in_code(text, match.start()):
+        if match.group(4) and _in_code(text, match.start(), fences):
             continue  # ``$HOME`` in a shell example is text
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
@@ -564,12 +565,13 @@ def _scan_format(text: str) -> ParsedTemplate:
     return ParsedTemplate(FORMAT, tuple(placeholders), (), builder.build())
 
 
-def _in_code(text: str, offset: int) -> bool:
-    """Whether ``offset`` is inside Markdown code: a backtick span or a fenced block."""
+def _in_code(text: str, offset: int, fences: list[int]) -> bool:
+    """Whether ``offset`` is inside Markdown code: a backtick span, or a fenced block (after
+    an odd number of the ``fences`` lines, given by where they start)."""
     line_start = text.rfind("\n", 0, offset) + 1
     if text.count("`", line_start, offset) % 2:
         return True
-    return len(_FENCE_LINE.findall(text, 0, line_start)) % 2 == 1
+    return bisect.bisect_left(fences, line_start) % 2 == 1
 
 
 def user_section_start(text: str) -> int:
