@@ -105,7 +105,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         git user, git remote, git email, recent commits, directory structure, folder
         structure, file structure, project files, home dir, home directory, detected tools,
         installed tools, installed packages, current file, active file, open file,
-        editor state, current url, page url, browser state
+        editor state, repo map, repomap, repository map, file map, code map, recent files,
+        environment details, system information, current url, page url, browser state
         """
     ),
 }
