@@ -2,7 +2,8 @@
 
 Each ``.gitignore`` applies to its folder and the folders below it, with git's pattern rules
 (``pathspec``'s ``GitIgnoreSpec``); a deeper file's patterns (including ``!`` negations) come
-after its parents'. Only ``.gitignore`` files inside the walked folder are read.
+after its parents'. The files are read from the top of the git work tree that holds the
+walked folder (the folder itself outside a work tree) down to each file's folder.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ class GitIgnore:
     """The ``.gitignore`` rules met so far while walking down from ``root``."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
+        self.root = _work_tree(root.resolve())
         self._specs: dict[Path, GitIgnoreSpec | None] = {}
 
     def _spec(self, folder: Path) -> GitIgnoreSpec | None:
@@ -31,6 +32,9 @@ class GitIgnore:
     def ignores(self, path: Path, is_dir: bool = False) -> bool:
         """Whether git would ignore ``path`` (a file or folder under ``root``)."""
         ignored = False
+        path = path.resolve()
+        if not path.is_relative_to(self.root):
+            return False  # a link out of the work tree: its rules are not ours to read
         folders = [self.root, *(self.root / p for p in _steps(path.parent, self.root))]
         for folder in folders:
             spec = self._spec(folder)
@@ -41,6 +45,14 @@ class GitIgnore:
             if result.include is not None:
                 ignored = result.include
         return ignored
+
+
+def _work_tree(folder: Path) -> Path:
+    """The top of the git work tree that holds ``folder``, or ``folder`` outside one."""
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
 
 
 def _steps(folder: Path, root: Path) -> list[Path]:

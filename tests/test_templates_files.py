@@ -127,3 +127,21 @@ def test_cli_walks_prompts_only_and_takes_the_options(tmp_path):
     assert loud.exit_code == 1
     assert "deploy.md:1:11: PFX104" in loud.output
     assert "README.md" not in loud.output
+
+
+def test_gitignore_above_the_walked_folder_counts_in_a_work_tree(tmp_path):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "src/generated/\n")
+    for name in ("src/a.md", "src/generated/b.md"):
+        write(tmp_path / name)
+    found, _ = collect_files([str(tmp_path / "src")], Settings(root=str(tmp_path)))
+    assert relative(found, tmp_path) == ["src/a.md"]
+
+
+def test_a_link_out_of_the_tree_is_not_matched_against_its_gitignore(tmp_path):
+    outside = write(tmp_path / "outside" / "p.md")
+    tree = tmp_path / "tree"
+    write(tree / ".gitignore", "*.tmp\n")
+    (tree / "link.md").symlink_to(outside)
+    found, _ = collect_files([str(tree)], Settings(root=str(tree)))
+    assert relative(found, tree) == ["link.md"]
