@@ -3,7 +3,8 @@
 Each ``.gitignore`` applies to its folder and the folders below it, with git's pattern rules
 (``pathspec``'s ``GitIgnoreSpec``); a deeper file's patterns (including ``!`` negations) come
 after its parents'. The files are read from the top of the git work tree that holds the
-walked folder (the folder itself outside a work tree) down to each file's folder.
+walked folder (the folder itself outside a work tree) down to each file's folder. A folder
+named on the command line is walked even when git ignores it.
 """
 
 from __future__ import annotations
@@ -14,27 +15,22 @@ from pathspec import GitIgnoreSpec
 
 
 class GitIgnore:
-    """The ``.gitignore`` rules met so far while walking down from ``root``."""
+    """The ``.gitignore`` rules that apply while walking down from ``start``."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = _work_tree(root.resolve())
+    def __init__(self, start: Path) -> None:
+        start = start.resolve()
+        self.root = _work_tree(start)
         self._specs: dict[Path, GitIgnoreSpec | None] = {}
-
-    def _spec(self, folder: Path) -> GitIgnoreSpec | None:
-        if folder not in self._specs:
-            try:
-                lines = (folder / ".gitignore").read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError):
-                lines = []
-            self._specs[folder] = GitIgnoreSpec.from_lines(lines) if lines else None
-        return self._specs[folder]
+        self._off = start != self.root and self._matches(start, is_dir=True)
 
     def ignores(self, path: Path, is_dir: bool = False) -> bool:
-        """Whether git would ignore ``path`` (a file or folder under ``root``)."""
-        ignored = False
-        path = path.resolve()
+        """Whether git would ignore ``path`` (a file or folder under the walked folder)."""
+        return not self._off and self._matches(path.resolve(), is_dir)
+
+    def _matches(self, path: Path, is_dir: bool) -> bool:
         if not path.is_relative_to(self.root):
             return False  # a link out of the work tree: its rules are not ours to read
+        ignored = False
         folders = [self.root, *(self.root / p for p in _steps(path.parent, self.root))]
         for folder in folders:
             spec = self._spec(folder)
@@ -45,6 +41,15 @@ class GitIgnore:
             if result.include is not None:
                 ignored = result.include
         return ignored
+
+    def _spec(self, folder: Path) -> GitIgnoreSpec | None:
+        if folder not in self._specs:
+            try:
+                lines = (folder / ".gitignore").read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                lines = []
+            self._specs[folder] = GitIgnoreSpec.from_lines(lines) if lines else None
+        return self._specs[folder]
 
 
 def _work_tree(folder: Path) -> Path:

@@ -145,3 +145,11 @@ def test_a_link_out_of_the_tree_is_not_matched_against_its_gitignore(tmp_path):
     (tree / "link.md").symlink_to(outside)
     found, _ = collect_files([str(tree)], Settings(root=str(tree)))
     assert relative(found, tree) == ["link.md"]
+
+
+def test_a_folder_named_on_the_command_line_is_walked_even_if_ignored(tmp_path):
+    (tmp_path / ".git").mkdir()
+    write(tmp_path / ".gitignore", "generated/\n")
+    write(tmp_path / "generated" / "a.md")
+    found, _ = collect_files([str(tmp_path / "generated")], Settings(root=str(tmp_path)))
+    assert relative(found, tmp_path) == ["generated/a.md"]
