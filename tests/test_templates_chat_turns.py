@@ -160,3 +160,11 @@ def test_templates_that_keep_earlier_turns_are_quiet(text):
 
 def test_a_prompt_template_over_a_history_is_checked_as_a_prompt():
     assert [d.code for d in check("support.j2", HISTORY_PROMPT)] == ["PFX101"]
+
+
+def test_a_small_history_template_with_its_own_variables_is_a_prompt_template():
+    text = (
+        "Today is {{ date }}.\n{% for m in messages %}{{ m.role }}: {{ m.content }}\n{% endfor %}"
+    )
+    assert [d.code for d in check("history.j2", text)] == []
+    assert source_module("history.j2", text).__name__ == "prefixlint.sources.templates"

@@ -14,6 +14,7 @@ import re
 from pathlib import Path, PurePath
 
 import jinja2
+import jinja2.meta
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
@@ -29,6 +30,14 @@ _JINJA_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.DOTALL)
 _MAX_CHAT_TEMPLATE_TEXT = 300
 _ROLE_READ = re.compile(r"""\b\w+(?:\.role\b|\[\s*["']role["']\s*\])""")
 _SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token")
+_CHAT_VARIABLES = frozenset(
+    {
+        "messages", "tools", "documents", "add_generation_prompt", "bos_token", "eos_token",
+        "unk_token", "pad_token", "raise_exception", "strftime_now", "tools_in_user_message",
+        "custom_tools", "builtin_tools", "date_string", "enable_thinking", "reasoning_effort",
+        "tool_choice", "system_message", "continue_final_message", "namespace", "range",
+    }
+)  # fmt: skip
 _JINJA_SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
 """Rendered where the file does not say: the common defaults (a config file names its own)."""
 
@@ -52,7 +61,7 @@ def looks_like_chat_template(path: str, text: str) -> bool:
         return False
     if any(m in text for m in _TOKEN_MARKERS):
         return True
-    return bool(_ROLE_READ.search(text)) and _little_text(text)
+    return bool(_ROLE_READ.search(text)) and _little_text(text) and _only_chat_variables(text)
 
 
 def _little_text(text: str) -> bool:
@@ -60,6 +69,16 @@ def _little_text(text: str) -> bool:
     while a prompt template that loops over a history is mostly prose."""
     prose = _JINJA_TAG.sub("", text)
     return len("".join(prose.split())) <= _MAX_CHAT_TEMPLATE_TEXT
+
+
+def _only_chat_variables(text: str) -> bool:
+    """Whether the template reads only what a chat template is given (``messages``, ``tools``,
+    special tokens, ...): ``{{ user_name }}`` or ``{{ date }}`` make it a prompt template."""
+    try:
+        tree = jinja2.Environment().parse(text)
+    except jinja2.TemplateSyntaxError:
+        return False
+    return jinja2.meta.find_undeclared_variables(tree) <= _CHAT_VARIABLES
 
 
 def template_file_in(folder: str | Path) -> Path:
