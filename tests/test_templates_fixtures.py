@@ -34,7 +34,7 @@ EXPECTED = {
     "pfx102_session_id.mustache": [("PFX102", 2)],
     "pfx103_locale.toml": [("PFX103", 5)],
     "pfx103_user_profile.prompt": [("PFX103", 2)],  # three values, one finding
-    "pfx104_coding_agent_env.md": [("PFX104", 5)],  # one finding for the <env> block
+    "pfx101_pfx104_coding_agent_env.md": [("PFX101", 8), ("PFX104", 5)],  # cwd, git, platform: one
     "pfx104_git_status.yaml": [("PFX104", 6)],
     "pfx301_question_before_policy.txt": [("PFX301", 1)],
     "pfx301_swe_agent_default.yaml": [("PFX301", 43)],

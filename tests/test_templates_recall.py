@@ -261,18 +261,16 @@ def test_question_before_static_guidance(path, text, expected):
     assert findings(path, text, {"PFX301"}) == expected
 
 
-def test_values_next_to_each_other_are_one_finding():
+def test_values_of_one_rule_next_to_each_other_are_one_finding():
     text = (
         "<env>\nWorking directory: {{ cwd }}\nIs directory a git repo: {{ isGitRepo }}\n"
-        "Today's date: {{ date }}\n</env>\n" + RULES * 3
+        "Today's date: {{ date }}\nPlatform: {{ platform }}\n</env>\n" + RULES * 3
     )
-    (finding,) = check("p.md", text, VOLATILE)
-    assert (finding.code, finding.span.line) == ("PFX104", 2)
-    assert "and 2 more next to it: `{{ isGitRepo }}`, `{{ date }}`" in finding.message
-    assert finding.extra["folded"] == [
-        {"code": "PFX104", "line": 3},
-        {"code": "PFX101", "line": 4},
-    ]
+    found = check("p.md", text, VOLATILE)
+    assert sorted((d.code, d.span.line) for d in found) == [("PFX101", 4), ("PFX104", 2)]
+    (env,) = [d for d in found if d.code == "PFX104"]
+    assert "and 2 more next to it: `{{ isGitRepo }}`, `{{ platform }}`" in env.message
+    assert env.extra["folded_lines"] == [3, 5]
 
 
 def test_values_apart_are_separate_findings():
@@ -280,9 +278,9 @@ def test_values_apart_are_separate_findings():
     assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10)]
 
 
-def test_a_folded_value_leads_when_the_first_code_is_not_selected():
-    text = "Date: {{ date }}\nUser: {{ user_name }}\n" + RULES * 3
-    assert findings("p.md", text, {"PFX103"}) == [("PFX103", 2, 7)]
+def test_values_of_different_rules_next_to_each_other_are_reported_each():
+    text = "Date: {{ date }}\nUser: {{ user_name }}\nSession: {{ session_id }}\n" + RULES * 3
+    assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10), ("PFX103", 2, 7)]
 
 
 def test_a_volatile_value_glued_to_text_is_reported_once():

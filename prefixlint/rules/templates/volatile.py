@@ -10,8 +10,8 @@ A place before most of the static text is an error (the rule's severity); one af
 it, which leaves most of the prefix cached, is a warning. A place costs nothing worth reporting
 when only other volatile lines (or a few words on its own line, like ``(UTC).``) follow it, or
 when it sits in the template's final section, after the static text, with little static text
-after it. Places next to each other (on one line, or with only labels between) are one
-finding, at the first: it already costs everything after it.
+after it. Places of one rule next to each other (on one line, or with only labels between)
+are one finding, at the first: it already costs everything after it.
 
 A volatile line that only other volatile lines follow costs nothing more, so the unsafe fix
 moves such a line to the end of the stable part, after the static text, where it stops
@@ -198,9 +198,10 @@ def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]
 
 
 def _blocks(document: TemplateDocument, costly: list[Costly]) -> list[list[Costly]]:
-    """``costly`` cut into blocks of places next to each other: on one line, or on lines with
-    only labels between them (``Date: {{ d }}`` then ``User: {{ u }}``). The first place of a
-    block already costs everything after it, so the rest are folded into its finding."""
+    """``costly`` (places of one code) cut into blocks of places next to each other: on one
+    line, or on lines with only labels between them (``Working directory: {{ cwd }}`` then
+    ``Platform: {{ os }}``). The first place of a block already costs everything after it, so
+    the rest are folded into its finding."""
     blocks: list[list[Costly]] = []
     for item in costly:
         if blocks and _adjacent(document, blocks[-1][-1].place, item.place):
@@ -221,13 +222,12 @@ def volatile_findings(
     document: TemplateDocument, ctx: RuleContext, code: str
 ) -> Iterator[Diagnostic]:
     """The findings of ``code`` (one of PFX101-PFX104) in ``document``: one per block of
-    volatile places whose first place is of ``code``."""
-    if "blocks" not in document.memo:
-        document.memo["blocks"] = _blocks(document, _costly_places(document, ctx))
+    its volatile places next to each other."""
+    if "costly" not in document.memo:
+        document.memo["costly"] = _costly_places(document, ctx)
     limit = stable_limit(document, ctx)
-    for first, *rest in document.memo["blocks"]:
-        if first.place.code != code:
-            continue
+    own = [item for item in document.memo["costly"] if item.place.code == code]
+    for first, *rest in _blocks(document, own):
         message = (
             f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
             f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
@@ -243,10 +243,7 @@ def volatile_findings(
             fix=move_line_fix(document, first.region, limit) if first.others_follow else None,
             stable_prefix_tokens=first.before,
             unstable_tokens=first.after,
-            folded=[
-                {"code": item.place.code, "line": document.span(item.place.start, 0).line}
-                for item in rest
-            ],
+            folded_lines=[document.span(item.place.start, item.place.end).line for item in rest],
         )
         # Past the middle of the stable part, most of it is still cached: a warning.
         yield found if first.after >= first.before else replace(found, severity=Severity.WARNING)
