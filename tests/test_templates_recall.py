@@ -95,6 +95,12 @@ def test_words_that_only_look_volatile(name):
         ("p.md", "Files:\n{{directory listing}}\n" + RULES, [("PFX104", 2, 1)]),
         ("p.mustache", "Agent {{ user agent }}\n" + RULES, [("PFX103", 1, 7)]),
         ("p.j2", "{{ (user.timezone or 'UTC') | upper }}\n" + RULES, [("PFX103", 1, 1)]),
+        # names inside mustache sections, and fields of volatile objects
+        ("p.mustache", "{{#user}}Hi {{name}}!{{/user}}\n" + RULES, [("PFX103", 1, 13)]),
+        ("p.mustache", "{{#each users}}{{this.email}}{{/each}}\n" + RULES, [("PFX103", 1, 16)]),
+        ("p.mustache", "{{#tools}}{{name}}: {{description}}{{/tools}}\n" + RULES, []),
+        ("p.j2", "Bio: {{ user_profile.bio }}\n" + RULES, [("PFX103", 1, 6)]),
+        ("p.j2", "Format: {{ date_format.short }}\n" + RULES, []),
         # a request id as the first line of a role block
         ("p.prompt", '{{role "system"}}\n{{request_id}}\n' + RULES, [("PFX102", 2, 1)]),
         # static text after the value on its own line is lost too

@@ -527,6 +527,7 @@ def _scan_mustache(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
     tags: list[Tag] = []
+    contexts: list[str | None] = []  # the section names a bare name is looked up in
     for match in _MUSTACHE_TAG.finditer(text):
         builder.literal(match.start())
         sigil = match.group(2) or ""
@@ -536,6 +537,7 @@ def _scan_mustache(text: str) -> ParsedTemplate:
             paths, calls, _ = (
                 ((name,), (), ()) if _DOTTED.fullmatch(name) else _analyse_expression(name)
             )
+            paths = _in_contexts(paths, [c for c in contexts if c])
             placeholders.append(
                 Placeholder(match.start(), match.end(), MUSTACHE, name, paths, calls)
             )
@@ -543,8 +545,35 @@ def _scan_mustache(text: str) -> ParsedTemplate:
             kind = COMMENT if sigil == "!" else BLOCK
             builder.other(kind, match.end())
             tags.append(Tag(match.start(), match.end(), kind, sigil))
+            if sigil in ("#", "^"):
+                contexts.append(_section_context(name) if sigil == "#" else None)
+            elif sigil == "/" and contexts:
+                contexts.pop()
     builder.literal(len(text))
     return ParsedTemplate(MUSTACHE, tuple(placeholders), tuple(tags), builder.build())
+
+
+def _section_context(name: str) -> str | None:
+    """The name a section makes the context: ``{{#user}}``, ``{{#each users}}``,
+    ``{{#with user}}``; a condition (``{{#if x}}``) keeps the context it is in."""
+    words = name.split()
+    if not words or words[0] in ("if", "unless"):
+        return None
+    found = _DOTTED.match(words[1] if words[0] in ("each", "with") and len(words) > 1 else words[0])
+    return found.group(0) if found else None
+
+
+def _in_contexts(paths: tuple[str, ...], contexts: list[str]) -> tuple[str, ...]:
+    """``paths`` read inside mustache sections: ``{{name}}`` in ``{{#user}}`` is also
+    ``user.name``, ``{{this.email}}`` in ``{{#each users}}`` also ``users.email``."""
+    if not contexts:
+        return paths
+    scope = ".".join(contexts)
+    qualified = []
+    for path in paths:
+        inner = path.removeprefix("this").lstrip(".")
+        qualified.append(f"{scope}.{inner}" if inner else scope)
+    return tuple(dict.fromkeys((*paths, *qualified)))
 
 
 def _scan_format(text: str) -> ParsedTemplate:

@@ -93,7 +93,8 @@ def extra_names(ctx: RuleContext) -> dict[str, list[str]]:
 
 
 def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> str | None:
-    """The volatile code of a placeholder: by what it calls, filters through, or names."""
+    """The volatile code of a placeholder: by what it calls, filters through, or names (the
+    whole dotted name, else the object it is a field of)."""
     for callee in placeholder.calls:
         if code := classify_call(callee):
             return code
@@ -103,6 +104,11 @@ def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> s
     for path in placeholder.paths:
         if code := classify_name(path, extra):
             return code
+    for path in placeholder.paths:  # a field of a volatile object: ``user_profile.bio``
+        parts = path.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            if code := classify_name(".".join(parts[:end]), extra):
+                return code
     return None
 
 
