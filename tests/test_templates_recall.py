@@ -175,6 +175,9 @@ def test_messages_count_one_token_in_the_singular():
         ("Open <step_{{ step_number }}> now.\n", []),
         ("Pay **${{ price }}** now.\n", []),
         ("Call f({{ x }}) and g[{{ y }}] now.\n", []),
+        ("Use key={{ v }} here.\n", [("PFX404", 1, 9)]),
+        ("See https://github.com/{{ repo }} and /home/{{ dir }}/x.\n", []),
+        ("Mail support@{{ domain }} or file.{{ ext }} now.\n", []),
     ],
 )
 def test_placeholder_glued_through_a_mark(text, expected):

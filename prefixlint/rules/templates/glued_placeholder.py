@@ -5,11 +5,12 @@ become one pre-token, so the tokens of the static text depend on the value and t
 prefix ends a token or more early, differently for each value. The rule tokenizes the seam
 with a few typical values (a word, a capitalised word, a number) and reports a placeholder
 only when one of them really merges with its static neighbour. A punctuation mark between a
-word and the placeholder counts as glued too (``Ticket#{{ n }}``, ``Region:{{ code }}``: BPE
-pre-tokenizers attach one mark to the word that follows it); punctuation that is not glued to
-a word (``({{ x }})``, ``{{ x }}.``) is not reported, and neither is a volatile value (a date,
-an id): everything after it is recomputed anyway, which PFX101-PFX104 report. There is no
-fix: whether a space belongs there is the author's call.
+word and the placeholder counts as glued too (``Ticket#{{ n }}``, ``Region:{{ code }}``,
+``key={{ v }}``: BPE pre-tokenizers attach one mark to the word that follows it). Brackets,
+quotes, URL and path separators, and punctuation that is not glued to a word (``({{ x }})``,
+``{{ x }}.``, ``https://host/{{ path }}``) are not reported, and neither is a volatile value
+(a date, an id): everything after it is recomputed anyway, which PFX101-PFX104 report. There
+is no fix: whether a space belongs there is the author's call.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ SAMPLE_VALUES = ("value", "name", "Value", "42")
 # A mark before a value merges with some words only (``#error``, ``#include``): more are tried.
 MARK_SAMPLE_VALUES = (*SAMPLE_VALUES, "error", "main", "user", "id")
 _CONTEXT = 24
-_NOT_JOINING = frozenset("_([{<>}])\"'`")
+_JOINING_MARKS = frozenset("#:=-")
 
 
 @registry.register(CODE, "template")
@@ -66,13 +67,12 @@ def _static_run(document: TemplateDocument, offset: int, direction: int) -> str:
 
 def _glued(run: str) -> bool:
     """Whether ``run`` (read away from the placeholder) starts with a letter or digit, or with
-    one punctuation mark followed by one. Brackets and quotes wrap the value rather than join
-    it (``f({{ x }})``), and ``_`` joins names like ``step_{{ n }}``, whose values are numbers:
-    those are not counted."""
+    a label mark (``#``, ``:``, ``=``, ``-``) followed by one. Brackets and quotes wrap the
+    value (``f({{ x }})``); ``/``, ``.`` and ``@`` in URLs, paths and addresses, and ``_`` in
+    names like ``step_{{ n }}``, join parts whose values are usually fixed or numbers."""
     if run[:1].isalnum():
         return True
-    mark = run[:1]
-    return len(run) > 1 and run[1].isalnum() and not (mark.isspace() or mark in _NOT_JOINING)
+    return len(run) > 1 and run[0] in _JOINING_MARKS and run[1].isalnum()
 
 
 def _next_to_word(left: str, right: str) -> bool:
