@@ -176,3 +176,13 @@ def test_tool_descriptions_in_a_bare_list_of_tools_are_prompts():
         ' "input_schema": {"type": "object"}}]'
     )
     assert findings("p.json", text) == [("PFX102", 1, 45)]
+
+
+@pytest.mark.parametrize("key", ["preprompt", "SYSPROMPT", "agentInstructions"])
+def test_run_together_prompt_keys(key):
+    text = f'{key}: "Session {{{{ session_id }}}}. {RULES}"\n'
+    assert [code for code, *_ in findings("p.yaml", text)] == ["PFX102"]
+
+
+def test_keys_that_do_not_say_prompt_stay_quiet():
+    assert findings("p.yaml", 'name: "Session {{ session_id }}. ' + RULES + '"\n') == []

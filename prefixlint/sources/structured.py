@@ -74,6 +74,7 @@ _PROMPT_WORDS = frozenset(
 _STABLE_WORDS = frozenset(
     {"system", "instructions", "instruction", "preamble", "persona", "tools", "tool"}
 )
+_RUN_TOGETHER_PROMPT = re.compile(r"prompt|instruction", re.IGNORECASE)
 _TOOL_SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "args_schema"})
 _USER_WORDS = frozenset(
     {
@@ -155,7 +156,13 @@ def _key_words(key: Any) -> set[str]:
 
 
 def is_prompt_path(path: Path) -> bool:
-    return any(_key_words(key) & _PROMPT_WORDS for key in path)
+    """Whether a key on ``path`` says prompt: by its words, or run together (``preprompt``,
+    ``SYSPROMPT``)."""
+    return any(
+        _key_words(key) & _PROMPT_WORDS or _RUN_TOGETHER_PROMPT.search(key)
+        for key in path
+        if isinstance(key, str)
+    )
 
 
 def _is_tool_description(path: Path, data: Any) -> bool:
