@@ -99,6 +99,9 @@ def _check_options(command: Callable) -> Callable:
         click.option("--exclude", multiple=True, help="Globs of files and folders to skip."),
         click.option("--extend-exclude", multiple=True, help="More globs to skip."),
         click.option(
+            "--include", multiple=True, help="Check only files matching these globs in folders."
+        ),
+        click.option(
             "--extend-include", multiple=True, help="Globs of files to check besides prompts."
         ),
         click.option(
@@ -156,6 +159,7 @@ def _load(paths: tuple[str, ...], options: dict) -> Settings:
         extend_select=_codes(options["extend_select"]),
         exclude=tuple(options["exclude"]),
         extend_exclude=tuple(options["extend_exclude"]),
+        include=tuple(options["include"]),
         extend_include=tuple(options["extend_include"]),
         respect_gitignore=options["respect_gitignore"],
         tokenizer=options["tokenizer"],

@@ -153,3 +153,15 @@ def test_a_folder_named_on_the_command_line_is_walked_even_if_ignored(tmp_path):
     write(tmp_path / "generated" / "a.md")
     found, _ = collect_files([str(tmp_path / "generated")], Settings(root=str(tmp_path)))
     assert relative(found, tmp_path) == ["generated/a.md"]
+
+
+def test_cli_include_replaces_the_default(tmp_path):
+    write(tmp_path / "notes" / "a.md", VOLATILE_DOC)
+    write(tmp_path / "prompts" / "b.md", VOLATILE_DOC)
+    runner = CliRunner()
+    result = runner.invoke(
+        main, ["check", str(tmp_path), "--format", "concise", "--include", "notes/*"]
+    )
+    assert result.exit_code == 1
+    assert "a.md:1:11: PFX104" in result.output
+    assert "b.md" not in result.output
