@@ -121,12 +121,15 @@ _REQUEST_INPUTS = _listed(
     """
 )
 
-# Owners whose input-named fields describe something (``tool.inputs``), not the request.
+# Qualifiers that make an input-named value fixed text (``tool.inputs``, ``system_message``,
+# ``welcome_message``), not the request.
 _DESCRIBED_OWNERS = frozenset(
     _listed(
         """
         agent, agents, tool, tools, function, functions, schema, example, examples, sample,
-        samples, demo, demos, default, defaults, template, spec
+        samples, demo, demos, default, defaults, template, spec, system, welcome, greeting,
+        fallback, intro, introduction, base, static, fixed, format, style, persona, assistant,
+        bot, footer, header, signature, disclaimer
         """
     )
 )

@@ -266,12 +266,20 @@ GUIDANCE = (
         ("answer.j2", GUIDANCE + "\nQuestion: {{ question }}\n", []),
         # a user-turn value of a prompt file may carry a paragraph of its own instructions
         ("agent.yaml", "task_template: |\n  {{ task }}\n  " + GUIDANCE, []),
+        # fixed text named like input is not the request: the stable part goes on
+        ("a.j2", "{{ system_message }}\n" + GUIDANCE, []),
+        ("a.j2", "{{ welcome_message }}\nSession {{ session_id }}\n" + GUIDANCE, []),
         # a field that describes a tool's or an agent's inputs is not the request
         ("a.j2", "{% for agent in agents %}{{ agent.inputs }}{% endfor %}\n" + GUIDANCE, []),
     ],
 )
 def test_question_before_static_guidance(path, text, expected):
     assert findings(path, text, {"PFX301"}) == expected
+
+
+def test_a_value_after_fixed_text_named_like_input_is_still_in_the_stable_part():
+    text = "{{ welcome_message }}\nSession {{ session_id }}\n" + GUIDANCE
+    assert findings("a.j2", text) == [("PFX102", 2, 9)]
 
 
 def test_values_of_one_rule_next_to_each_other_are_one_finding():
