@@ -4,7 +4,9 @@ Identifiers are split into lowercase words (``currentDate`` -> ``current date``,
 ``runtime_info.date`` -> ``runtime info date``) and matched as whole word sequences at the end
 of the name (its head noun), so ``update``, ``validate``, ``timeout`` or ``time_limit`` never
 match ``date`` or ``time``. A trailing formatting word (``_str``, ``_iso``, ``_utc``, ...) is
-ignored first, so ``current_date_str`` still reads as a date.
+ignored first, so ``current_date_str`` still reads as a date. A run-together word
+(``CURRENTDATE``, ``useragent``) is split into known words when no phrase matches it whole, and
+counts only when the split ends in a phrase of two or more words, so ``runtime`` stays a word.
 
 Codes returned: ``PFX101`` time and date, ``PFX102`` unique ids and randomness, ``PFX103``
 values that differ per user, ``PFX104`` snapshots of the machine or repository.
@@ -57,7 +59,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         time, date, datetime, date time, timestamp, time stamp, now, today, clock,
         current time, current date, current year, current month, current day, weekday,
         day of week, todays date, today date, currentdate, currenttime, created at,
-        updated at, modified at, sent at, started at, start time, end time
+        updated at, modified at, sent at, started at, start time, end time, current datetime,
+        local time, local date, utc time, system time, date and time, time of day
         """
     ),
     UNIQUE_ID: _listed(
@@ -65,7 +68,10 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         uuid, guid, nonce, request id, req id, requestid, trace id, traceid, span id,
         session id, sessionid, correlation id, conversation id, conversationid, chat id,
         thread id, run id, runid, message id, msg id, transaction id, execution id,
-        invocation id, idempotency key, cache buster, cachebuster
+        invocation id, idempotency key, cache buster, cachebuster, job id, event id,
+        interaction id, response id, completion id, generation id, turn id, call id, tool call
+        id, operation id, ticket id, case id, order id, visit id, device id, client request id,
+        traceparent, request number
         """
     ),
     PER_USER: _listed(
@@ -75,7 +81,11 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         user language, user city, user country, user address, first name, last name,
         full name, customer name, customer id, account id, account name, user profile,
         user info, user preferences, user memory, user memories, member id, phone
-        number, user phone, user handle, user display name
+        number, user phone, user handle, user display name, preferred name, nickname,
+        nick name, display name, user agent, preferences, preferred language, user
+        instructions, personal instructions, memory, memories, user
+        context, user bio, user settings, personalization, profile, birthday, user age,
+        user role, user plan, user tier, user region, user country code
         """
     ),
     ENVIRONMENT: _listed(
@@ -89,7 +99,14 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         name, os version, platform, operating system, env vars, env var, environment
         variables, environ, system info, machine info, available hosts, python version,
         node version, kernel version, ip address, open files, open tabs, running
-        processes
+        processes, git root, repo root, repository root, project root, workspace root,
+        root dir, workspace, workspace path, workspace folder, workspace dir, shell, default
+        shell, terminal, os type, os info, environment info, env info, git repo, is git repo,
+        git user, git remote, git email, recent commits, directory structure, folder
+        structure, file structure, project files, home dir, home directory, detected tools,
+        installed tools, installed packages, current file, active file, open file,
+        editor state, repo map, repomap, repository map, file map, code map, recent files,
+        environment details, system information, current url, page url, browser state
         """
     ),
 }
@@ -102,6 +119,19 @@ _REQUEST_INPUTS = _listed(
     messages, observation, history, chat history, conversation, transcript, text, content,
     document, documents, context, user prompt, prompt input
     """
+)
+
+# Qualifiers that make an input-named value fixed text (``tool.inputs``, ``system_message``,
+# ``welcome_message``), not the request.
+_DESCRIBED_OWNERS = frozenset(
+    _listed(
+        """
+        agent, agents, tool, tools, function, functions, schema, example, examples, sample,
+        samples, demo, demos, default, defaults, template, spec, system, welcome, greeting,
+        fallback, intro, introduction, base, static, fixed, format, style, persona, assistant,
+        bot, footer, header, signature, disclaimer
+        """
+    )
 )
 
 # Words that make a whole name volatile wherever they appear in it.
@@ -117,6 +147,17 @@ _PERSON_WORDS = frozenset(
         """
         user, users, customer, client, caller, sender, my, your, current, member, account,
         author, owner, human, person, contact, employee
+        """
+    )
+)
+
+
+# A per-user phrase qualified by one of these (``bot_display_name``) belongs to something else.
+_NOT_A_PERSON = frozenset(
+    _listed(
+        """
+        bot, assistant, agent, app, application, company, product, model, service, tool,
+        system, project, org, organization, team, brand, site, support, default
         """
     )
 )
@@ -186,6 +227,11 @@ def _phrase_codes(lists: Iterable[tuple[str, Iterable[str]]]) -> dict[tuple[str,
 
 _BUILT_IN = _phrase_codes((code, _PHRASES[code]) for code in _CHECK_ORDER)
 _LONGEST = max(len(words) for words in _BUILT_IN)
+_KNOWN_WORDS = (
+    frozenset(word for words in _BUILT_IN for word in words if len(word) > 1) | _PERSON_WORDS
+)
+_MIN_RUN_TOGETHER = 5
+_MAX_PARTS = 4
 
 
 @lru_cache(maxsize=64)
@@ -201,10 +247,13 @@ def _head(words: tuple[str, ...]) -> tuple[str, ...]:
     return words[:end]
 
 
-def _match_phrases(words: tuple[str, ...], extra: dict[tuple[str, ...], str]) -> str | None:
-    """The code of the longest phrase that ends ``words`` (user phrases first)."""
+def _match_phrases(
+    words: tuple[str, ...], extra: dict[tuple[str, ...], str], shortest: int = 1
+) -> str | None:
+    """The code of the longest phrase (of at least ``shortest`` words) that ends ``words``
+    (user phrases first)."""
     longest = max(_LONGEST, max(map(len, extra), default=0))
-    for length in range(min(longest, len(words)), 0, -1):
+    for length in range(min(longest, len(words)), shortest - 1, -1):
         phrase = words[-length:]
         if phrase in extra:
             return extra[phrase]
@@ -217,6 +266,8 @@ def _match_phrases(words: tuple[str, ...], extra: dict[tuple[str, ...], str]) ->
 def _qualified(code: str, phrase: tuple[str, ...], qualifiers: tuple[str, ...]) -> str | None:
     """``code``, unless the words before the phrase make it a setting or someone else's."""
     if code == TIMESTAMP and any(q in _SETTING_WORDS for q in qualifiers):
+        return None
+    if code == PER_USER and any(q in _NOT_A_PERSON for q in qualifiers):
         return None
     if (
         code == PER_USER
@@ -241,13 +292,45 @@ def classify_words(
 @lru_cache(maxsize=4096)
 def _classify(words: tuple[str, ...], extra: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
     head = _head(words)
-    code = _match_phrases(head, _extra_table(extra) if extra else {})
+    table = _extra_table(extra) if extra else {}
+    code = _match_phrases(head, table)
     if code:
+        return code
+    split = _split_run_together(head)
+    if split is not None and (code := _match_phrases(split, table, shortest=2)):
         return code
     for code, anywhere in _ANYWHERE.items():
         if any(w in anywhere for w in words) and head[-1] not in _NOT_RANDOM_HEADS:
             return code
     return None
+
+
+def _split_run_together(words: tuple[str, ...]) -> tuple[str, ...] | None:
+    """``words`` with each run-together word split into known words, or ``None`` if none is."""
+    result, changed = [], False
+    for word in words:
+        parts = None
+        if len(word) >= _MIN_RUN_TOGETHER and word not in _KNOWN_WORDS:
+            parts = _segment(word)
+        result.extend(parts or (word,))
+        changed = changed or parts is not None
+    return tuple(result) if changed else None
+
+
+@lru_cache(maxsize=4096)
+def _segment(word: str) -> tuple[str, ...] | None:
+    """The fewest known words that spell ``word`` (``currentdate`` -> current, date)."""
+    best: list[tuple[str, ...] | None] = [()] + [None] * len(word)
+    for end in range(1, len(word) + 1):
+        for start in range(max(end - 20, 0), end - 1):
+            previous = best[start]
+            if previous is None or word[start:end] not in _KNOWN_WORDS:
+                continue
+            candidate = (*previous, word[start:end])
+            if best[end] is None or len(candidate) < len(best[end]):
+                best[end] = candidate
+    found = best[len(word)]
+    return found if found and 1 < len(found) <= _MAX_PARTS else None
 
 
 def classify_name(name: str, extra: Mapping[str, Iterable[str]] | None = None) -> str | None:
@@ -285,10 +368,18 @@ def classify_filter(name: str) -> str | None:
 
 
 def is_request_input(name: str, extra: Iterable[str] = ()) -> bool:
-    """Whether ``name`` holds per-request input (``question``, ``problem_statement``, ...)."""
+    """Whether ``name`` holds per-request input (``question``, ``problem_statement``, ...).
+
+    A field of a tool, an agent or an example (``agent.inputs``, ``example.question``: the
+    word just before names the owner) describes it, and is not the request's input.
+    """
     words = _head(split_words(name.split("(", 1)[0]))
     phrases = _input_phrases(tuple(extra))
-    return any(words[-length:] in phrases for length in range(1, min(len(words), 4) + 1))
+    for length in range(1, min(len(words), 4) + 1):
+        if words[-length:] in phrases:
+            owner = words[-length - 1] if len(words) > length else ""
+            return owner not in _DESCRIBED_OWNERS
+    return False
 
 
 @lru_cache(maxsize=64)

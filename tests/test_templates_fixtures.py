@@ -14,6 +14,7 @@ CODES = frozenset(
 
 EXPECTED = {
     "clean_browser_use_system_prompt_flash.md": [],
+    "clean_assistant_hard_breaks.md": [],
     "clean_fabric_summarize.md": [],
     "clean_gpt_engineer_philosophy.txt": [],
     "clean_not_a_prompt_config.yaml": [],
@@ -26,13 +27,14 @@ EXPECTED = {
         ("PFX104", 4),
         ("PFX104", 6),
         ("PFX104", 20),
-        ("PFX104", 26),
-        ("PFX104", 26),
+        ("PFX104", 26),  # `{{ port }}` on the same line is folded into `{{ host }}`
     ],
+    "pfx104_openhands_readonly_additional_info.j2": [("PFX104", 4), ("PFX104", 6)],
     "pfx102_request_id.json": [("PFX102", 6)],
     "pfx102_session_id.mustache": [("PFX102", 2)],
     "pfx103_locale.toml": [("PFX103", 5)],
-    "pfx103_user_profile.prompt": [("PFX103", 2), ("PFX103", 2), ("PFX103", 2)],
+    "pfx103_user_profile.prompt": [("PFX103", 2)],  # three values, one finding
+    "pfx101_pfx104_coding_agent_env.md": [("PFX101", 8), ("PFX104", 5)],  # cwd, git, platform: one
     "pfx104_git_status.yaml": [("PFX104", 6)],
     "pfx301_question_before_policy.txt": [("PFX301", 1)],
     "pfx301_swe_agent_default.yaml": [("PFX301", 43)],

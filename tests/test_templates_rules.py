@@ -154,7 +154,7 @@ def test_variable_before_static_block(text, expected):
 
 def test_variable_before_static_block_threshold_option():
     text = "Question: {question}\n" + "Static rule. " * 20
-    options = {"PFX301": {"min-static-tokens": 10}}
+    options = {"PFX301": {"template-min-static-tokens": 10}}
     assert findings("p.txt", text, {"PFX301"}, options) == [("PFX301", 1, 11)]
 
 
@@ -180,9 +180,9 @@ def test_line_endings_in_a_json_string_are_rewritten_as_escapes():
 @pytest.mark.parametrize(
     ("text", "expected", "fixed"),
     [
-        ("a  \nb\t\n", [("PFX402", 1, 2), ("PFX402", 2, 2)], "a\nb\n"),
-        ("a  \r\nb", [("PFX402", 1, 2)], "a\r\nb"),
-        ("{{ x }}  \n", [("PFX402", 1, 8)], "{{ x }}\n"),
+        ("a \nb\t\n", [("PFX402", 1, 2), ("PFX402", 2, 2)], "a\nb\n"),
+        ("a \t\r\nb", [("PFX402", 1, 2)], "a\r\nb"),
+        ("{{ x }} \n", [("PFX402", 1, 8)], "{{ x }}\n"),
         ("a\nb\n", [], "a\nb\n"),
         (
             "T.\n\n# A\nx\n\n# B\ny\n\n\n# C\nz\n\n# D\n",

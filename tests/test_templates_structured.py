@@ -127,3 +127,62 @@ def test_stability_by_key(path, text, stable):
 def test_non_prompt_files_have_no_prompt_strings():
     text = "name: ci\non: push\njobs:\n  build:\n    steps:\n      - run: make\n"
     assert structured.prompt_strings(text, "ci.yaml") == []
+
+
+RULES = "You are a careful assistant. Follow the rules below in every answer you give."
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("p.json", '\ufeff{"system": "Today is {{ date }}. ' + RULES + '"}\n'),
+        ("p.toml", '\ufeffsystem = "Today is {{ date }}. ' + RULES + '"\n'),
+        ("p.yaml", '\ufeffsystem: "Today is {{ date }}. ' + RULES + '"\n'),
+    ],
+)
+def test_a_byte_order_mark_is_reported_and_the_file_still_read(path, text):
+    assert [code for code, *_ in findings(path, text)] == ["PFX101", "PFX403"]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "position"),
+    [
+        ("p.yaml", "system: |\r\n  Hello.\r\n  Rules.\r\n", (1, 10)),
+        ("p.json", '{"system": "Hello."}\r\n', (1, 21)),
+        ("p.toml", 'name = "x"\r\nsystem = "Hello."\r\n', (1, 11)),
+    ],
+)
+def test_crlf_in_a_prompt_file_is_reported(path, text, position):
+    assert findings(path, text) == [("PFX401", *position)]
+
+
+def test_crlf_fix_rewrites_the_whole_file():
+    from prefixlint.linting.fixer import apply_edits
+
+    text = "system: |\r\n  Hello.\r\n  Rules.\r\nother: 1\r\n"
+    (finding,) = structured.check(text, RuleContext("p.yaml", CODES))
+    fixed, _ = apply_edits(text, [finding.fix])
+    assert fixed == text.replace("\r\n", "\n")
+
+
+def test_files_that_are_not_prompt_files_stay_quiet():
+    assert findings("p.yaml", "\ufeffname: x\r\nvalue: 1\r\n") == []
+    assert findings("config.json", '{"schema": 1, "description": "Summarize."}\r\n') == []
+
+
+def test_tool_descriptions_in_a_bare_list_of_tools_are_prompts():
+    text = (
+        '[{"name": "search", "description": "Session {session_id}. ' + RULES + '",'
+        ' "input_schema": {"type": "object"}}]'
+    )
+    assert findings("p.json", text) == [("PFX102", 1, 45)]
+
+
+@pytest.mark.parametrize("key", ["preprompt", "SYSPROMPT", "agentInstructions"])
+def test_run_together_prompt_keys(key):
+    text = f'{key}: "Session {{{{ session_id }}}}. {RULES}"\n'
+    assert [code for code, *_ in findings("p.yaml", text)] == ["PFX102"]
+
+
+def test_keys_that_do_not_say_prompt_stay_quiet():
+    assert findings("p.yaml", 'name: "Session {{ session_id }}. ' + RULES + '"\n') == []

@@ -53,6 +53,18 @@ def _check_options(command: Callable) -> Callable:
         click.option("--ignore", multiple=True, help="Rule codes or prefixes to disable."),
         click.option("--extend-select", multiple=True, help="Enable these on top of select."),
         click.option("--exclude", multiple=True, help="Globs of files and folders to skip."),
+        click.option("--extend-exclude", multiple=True, help="More globs to skip."),
+        click.option(
+            "--include", multiple=True, help="Check only files matching these globs in folders."
+        ),
+        click.option(
+            "--extend-include", multiple=True, help="Globs of files to check besides prompts."
+        ),
+        click.option(
+            "--respect-gitignore/--no-respect-gitignore",
+            default=None,
+            help="Skip files that .gitignore files ignore (default: on).",
+        ),
         click.option(
             "--force-exclude", is_flag=True, help="Apply excludes to files named explicitly."
         ),
@@ -150,6 +162,10 @@ def _load(paths: tuple[str, ...], options: dict) -> Settings:
         ignore=_codes(options["ignore"]),
         extend_select=_codes(options["extend_select"]),
         exclude=tuple(options["exclude"]),
+        extend_exclude=tuple(options["extend_exclude"]),
+        include=tuple(options["include"]),
+        extend_include=tuple(options["extend_include"]),
+        respect_gitignore=options["respect_gitignore"],
         tokenizer=options["tokenizer"],
         preview=options["preview"],
         fixable=_codes(options["fixable"]),

@@ -9,6 +9,10 @@ Keys (all optional)::
     exclude = ["generated/*"]          # fnmatch globs, relative to the pyproject's folder
     fixable = ["ALL"]                  # the rules whose fixes --fix may apply (default all)
     unfixable = ["PFX101"]             # ...and those whose fixes it must leave alone
+    extend-exclude = ["old/*"]         # more of them
+    include = ["notes/*.md"]           # check only these when walking folders (default: the
+    extend-include = ["docs/agent.md"] #   files that are prompts), or these on top
+    respect-gitignore = true           # skip what .gitignore files ignore (default true)
     tokenizer = "qwen"                 # qwen | qwen-raw | tiktoken:NAME | hf:PATH
     preview = true                     # also run rules whose status is preview
     [tool.prefixlint.per-file-ignores]
@@ -44,6 +48,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "fixable", "unfixable")
+_GLOB_KEYS = ("exclude", "extend-exclude", "include", "extend-include")
 _CODE_TABLE = re.compile(r"^PFX\d{3}$")
 
 
@@ -60,6 +65,10 @@ class Settings:
     extend_select: tuple[str, ...] = ()
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()
     exclude: tuple[str, ...] = ()
+    extend_exclude: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    extend_include: tuple[str, ...] = ()
+    respect_gitignore: bool = True
     tokenizer: str = DEFAULT_TOKENIZER
     preview: bool = False
     fixable: tuple[str, ...] = ("ALL",)
@@ -93,7 +102,13 @@ class Settings:
         return code in registry.resolve_selection(layers, preview=True)
 
     def is_excluded(self, path: str) -> bool:
-        return any(matches_glob(path, pattern, self.root) for pattern in self.exclude)
+        patterns = (*self.exclude, *self.extend_exclude)
+        return any(matches_glob(path, pattern, self.root) for pattern in patterns)
+
+    def is_included(self, path: str) -> bool:
+        """Whether ``path`` matches an ``include`` or ``extend-include`` glob."""
+        patterns = (*self.include, *self.extend_include)
+        return any(matches_glob(path, pattern, self.root) for pattern in patterns)
 
 
 def matches_glob(path: str, pattern: str, root: str = ".") -> bool:
@@ -167,11 +182,15 @@ def settings_from_table(table: Mapping[str, Any], source: str, root: str) -> Set
     options: dict[str, dict[str, Any]] = {}
     for key, value in table.items():
         where = f"{source}: [tool.prefixlint] {key}"
-        if key in _LIST_KEYS:
+        if key in _LIST_KEYS or key in _GLOB_KEYS:
             items = _string_list(value, where)
-            if key != "exclude":
+            if key not in _GLOB_KEYS:
                 items = validate_selectors(items, where)
             values[key.replace("-", "_")] = items
+        elif key == "respect-gitignore":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where} must be true or false")
+            values["respect_gitignore"] = value
         elif key == "tokenizer":
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where} must be a tokenizer spec string")
@@ -223,8 +242,9 @@ def with_overrides(
     ``preview``) replace the file's when given.
     """
     given = {key: value for key, value in overrides.items() if value not in (None, ())}
-    if "exclude" in given:
-        given["exclude"] = settings.exclude + tuple(given["exclude"])
+    for key in ("exclude", "extend_exclude", "extend_include"):
+        if key in given:
+            given[key] = getattr(settings, key) + tuple(given[key])
     if fixable or unfixable:
         given["command_line_fixable"] = registry.Selection(
             validate_selectors(fixable, "--fixable") if fixable else None,

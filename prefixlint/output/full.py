@@ -11,6 +11,9 @@ from prefixlint.output import Report, summary
 from prefixlint.output.style import to_text
 from prefixlint.types import Applicability, Diagnostic
 
+MAX_SHOWN = 120
+"""Source lines longer than this are shown as a window around the finding, like ruff does."""
+_CONTEXT = 40  # characters shown before the finding in a cut line
 _SEVERITY_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold blue"}
 
 
@@ -29,23 +32,41 @@ def _fix_note(report: Report, d: Diagnostic) -> str | None:
 def _prefix_note(d: Diagnostic) -> str | None:
     if d.stable_prefix_tokens is None:
         return None
-    note = f"stable prefix: {d.stable_prefix_tokens:,} tokens"
+    note = f"stable prefix: {_tokens(d.stable_prefix_tokens)}"
     if d.unstable_tokens is not None:
-        note += f", then {d.unstable_tokens:,} tokens that the cache cannot reuse"
+        note += f", then {_tokens(d.unstable_tokens)} that the cache cannot reuse"
     return note
+
+
+def _tokens(count: int) -> str:
+    return f"{count:,} token" if count == 1 else f"{count:,} tokens"
+
+
+def _window(line: str, start: int, end: int) -> tuple[str, int, int]:
+    """``line`` cut to at most :data:`MAX_SHOWN` characters around ``line[start:end]`` (``…``
+    marks a cut), with the start and end of the marked part in the cut line."""
+    if len(line) <= MAX_SHOWN:
+        return line, start, end
+    left = max(0, min(start - _CONTEXT, len(line) - MAX_SHOWN))
+    right = min(len(line), left + MAX_SHOWN)
+    shown = ("…" if left else "") + line[left:right] + ("…" if right < len(line) else "")
+    shift = left - (1 if left else 0)
+    return shown, start - shift, min(end, right) - shift
 
 
 def _snippet(report: Report, d: Diagnostic, gutter: int) -> list[str]:
     index = report.line_index(d.span.path)
     if index is None or d.span.line > len(index.starts):
         return []
-    line = index.line_text(d.span.line).expandtabs(4)
     raw = index.line_text(d.span.line)
     start = min(d.span.column - 1, len(raw))
     end = d.span.end_column - 1 if d.span.end_line == d.span.line else len(raw)
     end = max(min(end, len(raw)), start + 1)
-    pad = cell_len(raw[:start].expandtabs(4))
-    width = max(cell_len(raw[start:end].expandtabs(4)), 1)
+    expanded_start = len(raw[:start].expandtabs(4))
+    expanded_end = expanded_start + len(raw[start:end].expandtabs(4))
+    line, start, end = _window(raw.expandtabs(4), expanded_start, expanded_end)
+    pad = cell_len(line[:start])
+    width = max(cell_len(line[start:end]), 1)
     bar = " " * gutter + " |"
     return [
         f"[blue]{bar}[/]",

@@ -9,7 +9,9 @@ from __future__ import annotations
 import importlib
 from pathlib import PurePath
 
-TEMPLATE_SUFFIXES = frozenset({".txt", ".md", ".prompt", ".j2", ".jinja", ".jinja2", ".mustache"})
+TEMPLATE_SUFFIXES = frozenset(
+    {".txt", ".md", ".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache"}
+)
 STRUCTURED_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml"})
 PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
 

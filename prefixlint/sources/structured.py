@@ -1,8 +1,14 @@
 """Prompt files in YAML, JSON or TOML: each prompt string is checked as a template.
 
 A file is a prompt file when it has prompt keys (``system``, ``system_prompt``, ``messages``,
-``tools``, ``prompt``, ``instructions``, ``template``, ``*_prompt``, ``*_template``); other
-YAML/JSON/TOML files give no findings. Every string under such a key becomes a
+``tools``, ``prompt``, ``instructions``, ``template``, ``*_prompt``, ``*_template``; this
+covers LangChain prompt files, ``_type: prompt`` with a ``template``) or tool descriptions
+(a ``description`` beside ``parameters`` or ``input_schema``, as in a bare list of tools);
+other YAML/JSON/TOML files (a Semantic Kernel ``config.json``) give no findings. A prompt
+file's line endings (PFX401) and byte-order mark (PFX403) are checked on the file itself; a
+JSON or TOML file that starts with a byte-order mark is read like one without.
+
+Every string under such a key becomes a
 :class:`~prefixlint.sources.templates.TemplateDocument` whose source map points into the
 file, through YAML block indentation, line folding and escapes, JSON escapes and TOML string
 forms, so findings land on the real line and fixes are written back in the file's own syntax.
@@ -37,6 +43,7 @@ from prefixlint.sourcemap import Slice, SourceMap, SourceMapBuilder
 from prefixlint.sources.templates import (
     TemplateDocument,
     apply_changes,
+    literal_template,
     parse_template,
     run_checkers,
     syntax_for,
@@ -45,6 +52,7 @@ from prefixlint.sources.templates import (
 from prefixlint.types import Diagnostic, Edit
 from prefixlint.vocabulary import split_words
 
+BOM = "\ufeff"
 Encoder = Callable[[str], "str | None"]
 Path = tuple[Any, ...]
 
@@ -66,6 +74,8 @@ _PROMPT_WORDS = frozenset(
 _STABLE_WORDS = frozenset(
     {"system", "instructions", "instruction", "preamble", "persona", "tools", "tool"}
 )
+_RUN_TOGETHER_PROMPT = re.compile(r"prompt|instruction", re.IGNORECASE)
+_TOOL_SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "args_schema"})
 _USER_WORDS = frozenset(
     {
         "user",
@@ -146,7 +156,22 @@ def _key_words(key: Any) -> set[str]:
 
 
 def is_prompt_path(path: Path) -> bool:
-    return any(_key_words(key) & _PROMPT_WORDS for key in path)
+    """Whether a key on ``path`` says prompt: by its words, or run together (``preprompt``,
+    ``SYSPROMPT``)."""
+    return any(
+        _key_words(key) & _PROMPT_WORDS or _RUN_TOGETHER_PROMPT.search(key)
+        for key in path
+        if isinstance(key, str)
+    )
+
+
+def _is_tool_description(path: Path, data: Any) -> bool:
+    """Whether ``path`` is the description of a tool: beside its parameter schema, in a file
+    that lists tools without a ``tools`` key."""
+    if path[-1:] != ("description",):
+        return False
+    owner = _lookup(data, path[:-1])
+    return isinstance(owner, dict) and not _TOOL_SCHEMA_KEYS.isdisjoint(owner)
 
 
 def stability(path: Path, message_role: str | None, is_last_message: bool) -> str:
@@ -680,12 +705,12 @@ def prompt_strings(text: str, path: str) -> list[PromptString]:
     suffix = PurePath(path).suffix.lower()
     strings: list[tuple[Path, str, SourceMap, Encoder, Verifier | None]] = []
     if suffix == ".json":
-        data, spans = _json_strings(text)
+        data, spans = _json_strings(_without_bom(text))
         for key_path, start, end in spans:
             host = _json_string_map(text, start, end)
             strings.append((key_path, host.rendered, host, _json_escape, None))
     elif suffix == ".toml":
-        data, located = _toml_strings(text)
+        data, located = _toml_strings(_without_bom(text))
         for key_path, host, encoder in located:
             if _lookup(data, key_path) != host.rendered:
                 value = _lookup(data, key_path)
@@ -696,11 +721,13 @@ def prompt_strings(text: str, path: str) -> list[PromptString]:
     else:
         for key_path, node in _yaml_strings(text):
             strings.append((key_path, node.value, *_yaml_map(text, node)))
-        has_messages = any("messages" in key_path for key_path, *_ in strings)
-        data = yaml.safe_load(text) if has_messages else None
+        needs_data = any(
+            "messages" in key_path or key_path[-1:] == ("description",) for key_path, *_ in strings
+        )
+        data = yaml.safe_load(text) if needs_data else None
     result = []
     for key_path, value, host, encoder, verify in strings:
-        if not is_prompt_path(key_path):
+        if not (is_prompt_path(key_path) or _is_tool_description(key_path, data)):
             continue
         role, last = _message_context(key_path, data)
         stable = stability(key_path, role, last)
@@ -717,11 +744,46 @@ def _lookup(data: Any, path: Path) -> Any:
     return data
 
 
+def _without_bom(text: str) -> str:
+    """``text`` with a leading byte-order mark read as a space: JSON and TOML parsers refuse
+    it (YAML's skips it), and a space of the same length keeps every offset."""
+    return " " + text[1:] if text.startswith(BOM) else text
+
+
+def _file_documents(
+    text: str, path: str, file_lines: LineIndex
+) -> list[tuple[TemplateDocument, str]]:
+    """Whole-file views for the checks that concern the file, not one string: its line
+    endings (PFX401) and its byte-order mark (PFX403), each with the code to run on it."""
+    views = []
+    if "\r" in text:
+        views.append((text, "PFX401"))
+    if text.startswith(BOM):
+        views.append((BOM, "PFX403"))
+    return [
+        (
+            TemplateDocument(
+                path=path,
+                file_text=text,
+                text=view,
+                parsed=literal_template(view),
+                host=SourceMap.identity(view),
+                prefix_end=len(view),
+                file_lines=file_lines,
+            ),
+            code,
+        )
+        for view, code in views
+    ]
+
+
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
-    """Diagnostics for the prompt strings of a YAML/JSON/TOML file."""
+    """Diagnostics for the prompt strings of a YAML/JSON/TOML file, and for the file's line
+    endings and byte-order mark when it is a prompt file."""
     file_lines = LineIndex(text)
     documents = []
-    for string in prompt_strings(text, ctx.path):
+    strings = prompt_strings(text, ctx.path)
+    for string in strings:
         syntax = syntax_for("", string.value)
         parsed = parse_template(string.value, syntax)
         prefix_end = {"all": len(string.value), "none": 0}.get(
@@ -742,4 +804,8 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
                 label=".".join(str(k) for k in string.path),
             )
         )
-    return run_checkers(documents, ctx)
+    found = run_checkers(documents, ctx)
+    if strings:
+        for document, code in _file_documents(text, ctx.path, file_lines):
+            found.extend(run_checkers([document], ctx, codes={code}))
+    return found

@@ -6,9 +6,12 @@ its static text (placeholders and tags removed) and a source map from the templa
 file that holds it. The template is never rendered: Jinja expressions are parsed by a
 sandboxed environment's parser only.
 
-Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}``,
-``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an escaped brace, and a brace that does not
-open an identifier, as in a JSON example, is text), and ``${x}``.
+Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}`` (and
+Semantic Kernel's ``{{$x}}``, ``{{time.now}}``; a placeholder of several words is read by its
+words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an
+escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
+``%(x)s``, ``${x}`` and ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and
+``$var`` in a shell or pattern example are text).
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ BLOCK = "block"
 COMMENT = "comment"
 
 _JINJA_SUFFIXES = frozenset({".j2", ".jinja", ".jinja2"})
-_MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]")
-_JINJA_MARKERS = re.compile(r"\{%|\{\{-?\s*[A-Za-z_][\w.]*\s*(?:\||\(|\[|-?\}\})")
+_MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]|\{\{\s*\$\w")
+_JINJA_MARKERS = re.compile(
+    r"\{%|\{\{-?\s*[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
+)
 _JINJA_OPEN = re.compile(r"\{([{%#])")
 _JINJA_TAG_BODY = re.compile(
     r"""'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"|(\}\}|%\})|[^'"}%]+|.""", re.DOTALL
@@ -62,7 +67,10 @@ _MUSTACHE_TAG = re.compile(
 _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
+    r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
+    r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
+_FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
@@ -70,9 +78,12 @@ _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 _USER_SECTION = re.compile(
     r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
     r"user prompt|user query)[ \t]*(?:\*\*|\])?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\r?$"
-    r"|^[ \t]*(?:<\|im_start\|>user|<\|user\|>|<user>|<human>)",
+    r"|^[ \t]*(?:<\|im_start\|>user|<\|user\|>|<user>|<human>)"
+    r"|^[ \t]*\{\{[#~]?\s*role\s+[\"']user[\"']\s*~?\}\}",
     re.IGNORECASE | re.MULTILINE,
 )
+
+_MAPPING_VIEWS = frozenset({"values", "items", "keys"})
 
 _ENV = SandboxedEnvironment()
 
@@ -253,6 +264,12 @@ class TemplateDocument:
         return None
 
 
+def tokens(count: int, kind: str = "") -> str:
+    """``count`` with the word token, singular for one (``1 token``, ``5 static tokens``)."""
+    noun = "token" if count == 1 else "tokens"
+    return f"{count} {kind} {noun}" if kind else f"{count} {noun}"
+
+
 def token_ends(tokenizer: Tokenizer, text: str) -> list[int]:
     """Character offset where each token of ``text`` ends, without a per-character loop."""
     if not text:
@@ -427,8 +444,10 @@ def _record_alias(inner: str, aliases: dict[str, tuple[str, ...]]) -> None:
         )
     )
     paths, calls, _ = _analyse_expression(expression)
+    # ``for a in agents.values()``: ``a`` is one of ``agents``, not of a method's result.
+    calls = tuple(c for c in calls if c.rpartition(".")[2] not in _MAPPING_VIEWS)
     for target in re.findall(r"\w+", targets or ""):
-        aliases[target] = paths + calls
+        aliases[target] = tuple(dict.fromkeys(paths + calls))
 
 
 def _jinja_placeholder(
@@ -453,8 +472,7 @@ def _analyse_expression(
     try:
         tree = _ENV.parse("{{ " + expression + " }}")
     except TemplateSyntaxError:
-        found = _DOTTED.search(expression)
-        return ((found.group(0),) if found else ()), (), ()
+        return _words_path(expression), (), ()
     paths: list[str] = []
     calls: list[str] = []
     filters: list[str] = []
@@ -484,6 +502,12 @@ def _analyse_expression(
     return tuple(paths), tuple(calls), tuple(filters)
 
 
+def _words_path(expression: str) -> tuple[str, ...]:
+    """An expression that is not Jinja (``directory listing``) read as one name of its words."""
+    words = _DOTTED.findall(expression)
+    return ("_".join(words),) if words else ()
+
+
 def _dotted(node: nodes.Node) -> str | None:
     if isinstance(node, nodes.Name):
         return node.name
@@ -503,35 +527,80 @@ def _scan_mustache(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
     tags: list[Tag] = []
+    contexts: list[str | None] = []  # the section names a bare name is looked up in
     for match in _MUSTACHE_TAG.finditer(text):
         builder.literal(match.start())
         sigil = match.group(2) or ""
         name = match.group(1) if match.group(1) is not None else match.group(3)
         if sigil in ("", "&"):
             builder.other(PLACEHOLDER, match.end())
-            paths = (name,) if _DOTTED.fullmatch(name) else ()
-            placeholders.append(Placeholder(match.start(), match.end(), MUSTACHE, name, paths))
+            paths, calls, _ = (
+                ((name,), (), ()) if _DOTTED.fullmatch(name) else _analyse_expression(name)
+            )
+            paths = _in_contexts(paths, [c for c in contexts if c])
+            placeholders.append(
+                Placeholder(match.start(), match.end(), MUSTACHE, name, paths, calls)
+            )
         else:
             kind = COMMENT if sigil == "!" else BLOCK
             builder.other(kind, match.end())
             tags.append(Tag(match.start(), match.end(), kind, sigil))
+            if sigil in ("#", "^"):
+                contexts.append(_section_context(name) if sigil == "#" else None)
+            elif sigil == "/" and contexts:
+                contexts.pop()
     builder.literal(len(text))
     return ParsedTemplate(MUSTACHE, tuple(placeholders), tuple(tags), builder.build())
+
+
+def _section_context(name: str) -> str | None:
+    """The name a section makes the context: ``{{#user}}``, ``{{#each users}}``,
+    ``{{#with user}}``; a condition (``{{#if x}}``) keeps the context it is in."""
+    words = name.split()
+    if not words or words[0] in ("if", "unless"):
+        return None
+    found = _DOTTED.match(words[1] if words[0] in ("each", "with") and len(words) > 1 else words[0])
+    return found.group(0) if found else None
+
+
+def _in_contexts(paths: tuple[str, ...], contexts: list[str]) -> tuple[str, ...]:
+    """``paths`` read inside mustache sections: ``{{name}}`` in ``{{#user}}`` is also
+    ``user.name``, ``{{this.email}}`` in ``{{#each users}}`` also ``users.email``."""
+    if not contexts:
+        return paths
+    scope = ".".join(contexts)
+    qualified = []
+    for path in paths:
+        inner = path.removeprefix("this").lstrip(".")
+        qualified.append(f"{scope}.{inner}" if inner else scope)
+    return tuple(dict.fromkeys((*paths, *qualified)))
 
 
 def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
+    fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "$" in text else []
     for match in _FORMAT_FIELD.finditer(text):
-        name = match.group(1) or match.group(2)
+        name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
+        if match.group(4) and _in_code(text, match.start(), fences):
+            continue  # ``$HOME`` in a shell example is text
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
         placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, (dotted,)))
     builder.literal(len(text))
     return ParsedTemplate(FORMAT, tuple(placeholders), (), builder.build())
+
+
+def _in_code(text: str, offset: int, fences: list[int]) -> bool:
+    """Whether ``offset`` is inside Markdown code: a backtick span, or a fenced block (after
+    an odd number of the ``fences`` lines, given by where they start)."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    if text.count("`", line_start, offset) % 2:
+        return True
+    return bisect.bisect_left(fences, line_start) % 2 == 1
 
 
 def user_section_start(text: str) -> int:
@@ -556,10 +625,18 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     return run_checkers([document], ctx)
 
 
-def run_checkers(documents: Iterable[TemplateDocument], ctx: RuleContext) -> list[Diagnostic]:
-    """Run every enabled template checker over ``documents``."""
+def literal_template(text: str) -> ParsedTemplate:
+    """``text`` as a template without placeholders or tags."""
+    return ParsedTemplate(FORMAT, (), (), SourceMap.identity(text))
+
+
+def run_checkers(
+    documents: Iterable[TemplateDocument], ctx: RuleContext, codes: set[str] | None = None
+) -> list[Diagnostic]:
+    """Run every enabled template checker (of ``codes``, if given) over ``documents``."""
     found: list[Diagnostic] = []
-    checkers = registry.checkers("template", ctx.enabled)
+    enabled = ctx.enabled if codes is None else ctx.enabled & codes
+    checkers = registry.checkers("template", enabled)
     for document in documents:
         for _, checker in checkers:
             found.extend(checker(document, ctx))

@@ -4,9 +4,13 @@ BPE tokenizers merge across the seam: with ``id{{ x }}``, the static ``id`` and 
 become one pre-token, so the tokens of the static text depend on the value and the cached
 prefix ends a token or more early, differently for each value. The rule tokenizes the seam
 with a few typical values (a word, a capitalised word, a number) and reports a placeholder
-only when one of them really merges with its static neighbour. Punctuation next to a
-placeholder (``({{ x }})``, ``{{ x }}.``) is not reported. There is no fix: whether a space
-belongs there is the author's call.
+only when one of them really merges with its static neighbour. A punctuation mark between a
+word and the placeholder counts as glued too (``Ticket#{{ n }}``, ``Region:{{ code }}``,
+``key={{ v }}``: BPE pre-tokenizers attach one mark to the word that follows it). Brackets,
+quotes, URL and path separators, and punctuation that is not glued to a word (``({{ x }})``,
+``{{ x }}.``, ``https://host/{{ path }}``) are not reported, and neither is a volatile value
+(a date, an id): everything after it is recomputed anyway, which PFX101-PFX104 report. There
+is no fix: whether a space belongs there is the author's call.
 """
 
 from __future__ import annotations
@@ -15,25 +19,34 @@ from collections.abc import Iterator
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
+from prefixlint.rules.templates.volatile import extra_names, placeholder_code
 from prefixlint.sourcemap import LITERAL
 from prefixlint.sources.templates import Placeholder, TemplateDocument
 from prefixlint.types import Diagnostic
 
 CODE = "PFX404"
 SAMPLE_VALUES = ("value", "name", "Value", "42")
+# A mark before a value merges with some words only (``#error``, ``#include``): more are tried.
+MARK_SAMPLE_VALUES = (*SAMPLE_VALUES, "error", "main", "user", "id")
 _CONTEXT = 24
+_JOINING_MARKS = frozenset("#:=-")
 
 
 @registry.register(CODE, "template")
 def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
+    extra = extra_names(ctx)
     for placeholder in document.placeholders:
+        if placeholder_code(placeholder, extra):
+            continue  # a volatile value: PFX101-PFX104 already count what it costs
         left = _static_run(document, placeholder.start, -1)
         right = _static_run(document, placeholder.end, 1)
-        glued_left = bool(left) and left[-1].isalnum()
-        glued_right = bool(right) and right[0].isalnum()
+        glued_left = _glued(left[::-1])
+        glued_right = _glued(right)
         if not (glued_left or glued_right):
             continue
-        merge = _merge(ctx, left if glued_left else "", right if glued_right else "")
+        left, right = (left if glued_left else ""), (right if glued_right else "")
+        values = SAMPLE_VALUES if _next_to_word(left, right) else MARK_SAMPLE_VALUES
+        merge = _merge(ctx, left, right, values)
         if merge is None:
             continue
         yield _finding(document, placeholder, merge)
@@ -52,6 +65,21 @@ def _static_run(document: TemplateDocument, offset: int, direction: int) -> str:
     return run.split("\n", 1)[0]
 
 
+def _glued(run: str) -> bool:
+    """Whether ``run`` (read away from the placeholder) starts with a letter or digit, or with
+    a label mark (``#``, ``:``, ``=``, ``-``) followed by one. Brackets and quotes wrap the
+    value (``f({{ x }})``); ``/``, ``.`` and ``@`` in URLs, paths and addresses, and ``_`` in
+    names like ``step_{{ n }}``, join parts whose values are usually fixed or numbers."""
+    if run[:1].isalnum():
+        return True
+    return len(run) > 1 and run[0] in _JOINING_MARKS and run[1].isalnum()
+
+
+def _next_to_word(left: str, right: str) -> bool:
+    """Whether a letter or digit touches the placeholder on a glued side."""
+    return left[-1:].isalnum() or right[:1].isalnum()
+
+
 def _last_word(text: str) -> str:
     return text.rsplit(None, 1)[-1] if text.strip() else text
 
@@ -60,11 +88,13 @@ def _first_word(text: str) -> str:
     return text.split(None, 1)[0] if text.strip() else text
 
 
-def _merge(ctx: RuleContext, left: str, right: str) -> tuple[str, str, str] | None:
+def _merge(
+    ctx: RuleContext, left: str, right: str, values: tuple[str, ...]
+) -> tuple[str, str, str] | None:
     """``(seam text, glued tokens, separate tokens)`` for the first value that merges."""
     tokenizer = ctx.tokenizer
     left, right = _last_word(left), _first_word(right)
-    for value in SAMPLE_VALUES:
+    for value in values:
         text = left + value + right
         seams = {len(left)} if left else set()
         if right:

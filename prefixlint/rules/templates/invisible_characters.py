@@ -56,9 +56,10 @@ def _invisible(document: TemplateDocument) -> Iterator[Diagnostic]:
         if char in _JOINERS and _joins_non_ascii(text, index):
             continue
         what, replacement = _INVISIBLE[char]
-        action = "Remove it" if not replacement else "Use a plain space"
+        action = "Remove the" if not replacement else "Write a plain space for the"
         change = [(index, index + 1, replacement)]
-        fix = document.fix(change, Applicability.SAFE, f"{action} (U+{ord(char):04X})")
+        message = f"{action} {what} (U+{ord(char):04X})"
+        fix = document.fix(change, Applicability.SAFE, message)
         yield registry.diagnostic(
             CODE,
             f"invisible {what} (U+{ord(char):04X}): an unseen character that changes the tokens",

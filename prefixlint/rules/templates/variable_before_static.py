@@ -2,7 +2,10 @@
 
 Only the first input placeholder counts: once the prompt differs per request, every later
 token is recomputed whatever it is, so that placeholder alone decides how much static text is
-lost. Volatile placeholders (dates, ids, ...) are PFX101-PFX104, not this rule.
+lost. A template file, or a value of a prompt file that is not a user turn, is held to a lower
+threshold than a user-turn value: the static text after its input is guidance or a document
+that every request repeats, where a user turn's trailing instructions are part of the turn.
+Volatile placeholders (dates, ids, ...) are PFX101-PFX104, not this rule.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections.abc import Iterator
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
-from prefixlint.sources.templates import TemplateDocument
+from prefixlint.sources.templates import TemplateDocument, tokens
 from prefixlint.types import Diagnostic
 
 CODE = "PFX301"
@@ -22,7 +25,8 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     placeholder = document.first_input(ctx.option(CODE, "input-names"))
     if placeholder is None:
         return
-    threshold = int(ctx.option(CODE, "min-static-tokens"))
+    key = "min-static-tokens" if document.prefix_end == 0 else "template-min-static-tokens"
+    threshold = int(ctx.option(CODE, key))
     after = document.static_tokens(placeholder.end, len(document.text), ctx)
     if after < threshold:
         return
@@ -30,9 +34,9 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     shown = document.text[placeholder.start : placeholder.end]
     yield registry.diagnostic(
         CODE,
-        f"`{shown}` changes per request and comes before {after} tokens of static text, which"
-        f" are recomputed on every request; put the static text first ({before} tokens before"
-        " it stay cached)",
+        f"`{shown}` changes per request and comes before {tokens(after)} of static text, which"
+        f" every request recomputes; put the static text first (the cache keeps the"
+        f" {tokens(before)} before it)",
         document.span(placeholder.start, placeholder.end),
         stable_prefix_tokens=before,
         unstable_tokens=after,

@@ -6,6 +6,13 @@ it misses the cache. The stable part ends at the template's user section (or, fo
 prompt file, with that value), and at the first placeholder that carries per-request input
 (``{{ question }}``): after that point the prompt differs per request anyway.
 
+A place before most of the static text is an error (the rule's severity); one after most of
+it, which leaves most of the prefix cached, is a warning. A place costs nothing worth reporting
+when only other volatile lines (or a few words on its own line, like ``(UTC).``) follow it, or
+when it sits in the template's final section, after the static text, with little static text
+after it. Places of one rule next to each other (on one line, or with only labels between)
+are one finding, at the first: it already costs everything after it.
+
 A volatile line that only other volatile lines follow costs nothing more, so the unsafe fix
 moves such a line to the end of the stable part, after the static text, where it stops
 costing anything; the fix is offered only when the line is its own statement (not inside a
@@ -16,12 +23,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
-from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument
-from prefixlint.types import Applicability, Diagnostic, Fix
+from prefixlint.rules.templates.sections import last_section_start
+from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument, tokens
+from prefixlint.types import Applicability, Diagnostic, Fix, Severity
 from prefixlint.vocabulary import classify_call, classify_filter, classify_name
 
 VOLATILE_CODES = ("PFX101", "PFX102", "PFX103", "PFX104")
@@ -31,6 +39,10 @@ WHAT = {
     "PFX103": "a per-user value",
     "PFX104": "a snapshot of the environment",
 }
+_TAIL_WORDS = 3  # words of static text after a place on its own line that count as following it
+_FINAL_SECTION_TOKENS = 48  # static tokens after a place in the final section it may cost
+_LABEL_WORDS = 6  # words between two volatile places that still make them one block
+_WORDS = re.compile(r"[^\W\d_]{2,}")
 _IF_LINE = re.compile(r"\s*\{%[-+]?\s*if\b.*%\}\s*", re.DOTALL)
 _ENDIF_LINE = re.compile(r"\s*\{%[-+]?\s*endif\s*[-+]?%\}\s*")
 
@@ -41,19 +53,28 @@ _MONTH = (
 _WEEKDAY = r"(?:(?:Mon|Tues?|Wed(?:nes)?|Thu(?:rs)?|Fri|Sat(?:ur)?|Sun)(?:day)?,?\s)?"
 _DATE_LITERAL = (
     r"\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?"
-    r"|\d{1,2}/\d{1,2}/\d{2,4}"
+    r"|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}[-.]\d{1,2}[-.]\d{4}|\d{4}/\d{2}/\d{2}"
     rf"|{_WEEKDAY}{_MONTH}\.?\s\d{{1,2}}(?:st|nd|rd|th)?,?\s\d{{4}}"
     rf"|{_WEEKDAY}\d{{1,2}}\s{_MONTH}\.?,?\s\d{{4}}"
-    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?"
+    r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?|\d{1,2}\s?[AaPp]\.?[Mm]\b\.?"
+    r"|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
     r"|\d{10}(?:\d{3})?\b"
 )
 # A date or time given as "the current one": a rendering pasted into the file, or a line that
 # someone rewrites every day. A date alone ("since 2019", "released 2024-05-01") is static.
+_AND_TIME = r"(?:\s+and\s+time|\s*/\s*time)?"
 CURRENT_DATE_LINE = re.compile(
-    r"\b(?:today(?:'s|’s)?(?:\s+date)?|the\s+date\s+today|(?:the\s+)?current\s+"
-    r"(?:date(?:\s+and\s+time)?|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
-    r"(?:it\s+is\s+)?now|timestamp)\s*(?:is|:|=)\s*(?:currently\s+)?"
+    rf"(?:\b(?:today(?:'s|’s)?(?:\s+date{_AND_TIME})?|the\s+date\s+today|(?:the\s+)?current\s+"
+    rf"(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
+    r"(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\s*(?:is|:|=)\s*(?:currently\s+)?"
+    r"|\bit['’]s\s+(?:currently\s+|now\s+)?)"
     rf"(?P<date>{_DATE_LITERAL})",
+    re.IGNORECASE,
+)
+
+
+_CONDITION = re.compile(
+    r"\b(?:if|when|whenever|whether|unless|until|assume|assuming|suppose|e\.g\.|example)[\s,:]*$",
     re.IGNORECASE,
 )
 
@@ -74,7 +95,8 @@ def extra_names(ctx: RuleContext) -> dict[str, list[str]]:
 
 
 def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> str | None:
-    """The volatile code of a placeholder: by what it calls, filters through, or names."""
+    """The volatile code of a placeholder: by what it calls, filters through, or names (the
+    whole dotted name, else the object it is a field of)."""
     for callee in placeholder.calls:
         if code := classify_call(callee):
             return code
@@ -84,6 +106,11 @@ def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> s
     for path in placeholder.paths:
         if code := classify_name(path, extra):
             return code
+    for path in placeholder.paths:  # a field of a volatile object: ``user_profile.bio``
+        parts = path.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            if code := classify_name(".".join(parts[:end]), extra):
+                return code
     return None
 
 
@@ -105,6 +132,9 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     static = document.parsed.static
     for match in CURRENT_DATE_LINE.finditer(document.text):
         start, end = match.span("date")
+        line_start = document.text.rfind("\n", 0, match.start()) + 1
+        if _CONDITION.search(document.text, line_start, match.start()):
+            continue  # "if today is Friday, ...": a rule about dates, not a date
         if static.is_literal(match.start(), end):
             places.append(Volatile(start, end, "PFX101", match.group(0)))
     return sorted(places, key=lambda v: v.start)
@@ -141,37 +171,103 @@ def _static_follows(
     return follows
 
 
-def volatile_findings(
-    document: TemplateDocument, ctx: RuleContext, code: str
-) -> Iterator[Diagnostic]:
-    """The findings of ``code`` (one of PFX101-PFX104) in ``document``."""
-    places = volatile_places(document, ctx)
-    if not any(p.code == code for p in places):
-        return
+@dataclass(frozen=True)
+class Costly:
+    """A volatile place worth reporting: its line, and the static tokens before and after."""
+
+    place: Volatile
+    region: tuple[int, int]
+    before: int
+    after: int
+    others_follow: bool
+
+
+def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]:
+    """The volatile places (of enabled codes) that cost static text, in order."""
+    places = [p for p in volatile_places(document, ctx) if p.code in ctx.enabled]
     limit = stable_limit(document, ctx)
     lines = sorted({_line_region(document, p) for p in places})
     follows = dict(zip(lines, _static_follows(document, lines, limit), strict=True))
+    final_start = _final_section_start(document, limit)
+    costly = []
     for place in places:
-        if place.code != code or place.start >= limit:
+        if place.start >= limit:
             continue
         region = _line_region(document, place)
-        if not follows[region]:
+        tail = document.static_between(place.end, region[1])
+        if not follows[region] and len(_WORDS.findall(tail)) < _TAIL_WORDS:
             continue
         before = document.static_tokens(0, place.start, ctx)
         after = document.static_tokens(place.end, limit, ctx)
-        shown = place.shown if len(place.shown) <= 60 else place.shown[:57] + "..."
+        if place.start >= final_start and after < _FINAL_SECTION_TOKENS:
+            continue
+        costly.append(Costly(place, region, before, after, follows[region]))
+    return costly
+
+
+def _blocks(document: TemplateDocument, costly: list[Costly]) -> list[list[Costly]]:
+    """``costly`` (places of one code) cut into blocks of places next to each other: on one
+    line, or on lines with only labels between them (``Working directory: {{ cwd }}`` then
+    ``Platform: {{ os }}``). The first place of a block already costs everything after it, so
+    the rest are folded into its finding."""
+    blocks: list[list[Costly]] = []
+    for item in costly:
+        if blocks and _adjacent(document, blocks[-1][-1].place, item.place):
+            blocks[-1].append(item)
+        else:
+            blocks.append([item])
+    return blocks
+
+
+def _adjacent(document: TemplateDocument, first: Volatile, second: Volatile) -> bool:
+    between = document.static_between(first.end, second.start)
+    if len(_WORDS.findall(between)) > _LABEL_WORDS:
+        return False
+    return all(len(_WORDS.findall(line)) <= _LABEL_WORDS for line in between.split("\n"))
+
+
+def volatile_findings(
+    document: TemplateDocument, ctx: RuleContext, code: str
+) -> Iterator[Diagnostic]:
+    """The findings of ``code`` (one of PFX101-PFX104) in ``document``: one per block of
+    its volatile places next to each other."""
+    if "costly" not in document.memo:
+        document.memo["costly"] = _costly_places(document, ctx)
+    limit = stable_limit(document, ctx)
+    own = [item for item in document.memo["costly"] if item.place.code == code]
+    for first, *rest in _blocks(document, own):
         message = (
-            f"`{shown}` puts {WHAT[code]} in the stable part of the prompt: the {after} static"
-            f" tokens after it are recomputed on every render ({before} before it stay cached)"
+            f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
+            f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
+            f" the {tokens(first.before)} before it)"
         )
-        yield registry.diagnostic(
+        if rest:
+            folded = ", ".join(f"`{_shown(item.place)}`" for item in rest)
+            message += f"; and {len(rest)} more next to it: {folded}"
+        found = registry.diagnostic(
             code,
             message,
-            document.span(place.start, place.end),
-            fix=move_line_fix(document, region, limit),
-            stable_prefix_tokens=before,
-            unstable_tokens=after,
+            document.span(first.place.start, first.place.end),
+            fix=move_line_fix(document, first.region, limit) if first.others_follow else None,
+            stable_prefix_tokens=first.before,
+            unstable_tokens=first.after,
+            folded_lines=[document.span(item.place.start, item.place.end).line for item in rest],
         )
+        # Past the middle of the stable part, most of it is still cached: a warning.
+        yield found if first.after >= first.before else replace(found, severity=Severity.WARNING)
+
+
+def _shown(place: Volatile) -> str:
+    return place.shown if len(place.shown) <= 60 else place.shown[:57] + "..."
+
+
+def _final_section_start(document: TemplateDocument, limit: int) -> int:
+    """Start of the stable part's final section when static text comes before it, else the
+    limit (a template that is one section has no final section apart from the rest)."""
+    start = last_section_start(document.text, limit)
+    if start == 0 or not _WORDS.search(document.static_between(0, start)):
+        return limit
+    return start
 
 
 def move_line_fix(document: TemplateDocument, region: tuple[int, int], limit: int) -> Fix | None:

@@ -1,27 +1,32 @@
 """PFX402 in templates: trailing whitespace, and blank-line separators that drift.
 
 Trailing spaces are invisible and editors strip them on save, so the prompt's bytes (and its
-cached prefix) change with whoever touched the file last; the safe fix removes them. Sections
-(Markdown headings, ``<TAG>`` lines) separated by different numbers of blank lines are the
+cached prefix) change with whoever touched the file last; the safe fix removes them. In a
+Markdown file, two or more spaces after text are a hard line break, written on purpose, and are
+left alone. Sections of one kind (Markdown
+headings of one level, ``<TAG>`` lines) separated by different numbers of blank lines are the
 same drift waiting to happen: code that assembles or reformats the prompt normalises them, and
-``\\n\\n`` and ``\\n\\n\\n`` are different tokens. That is reported with a display-only fix,
-since which separator is right is the author's choice.
+``\\n\\n`` and ``\\n\\n\\n`` are different tokens. A section that breaks the separator most
+sections of its kind use (none counts: a missing blank line) is reported with a display-only
+fix, since which separator is right is the author's choice; where more than a quarter of them
+differ (one, for three or four sections), the spacing has no convention and nothing is said.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
+from collections import Counter, defaultdict
 from collections.abc import Iterator
+from pathlib import PurePath
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
+from prefixlint.rules.templates.sections import lines, section_lines
 from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Applicability, Diagnostic
 
 CODE = "PFX402"
-_SECTION_START = re.compile(r"#{1,6} \S|<[A-Za-z_][\w-]*>\s*$")
 _MIN_SECTIONS = 3
+_MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
 
 @registry.register(CODE, "template")
@@ -30,25 +35,15 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     yield from _separator_drift(document)
 
 
-def _lines(text: str) -> Iterator[tuple[int, int]]:
-    """``(start, end)`` of each line's content (without ``\\r\\n``)."""
-    start = 0
-    while start <= len(text):
-        newline = text.find("\n", start)
-        end = len(text) if newline == -1 else newline
-        content_end = end - 1 if end > start and text[end - 1] == "\r" else end
-        yield start, content_end
-        if newline == -1:
-            return
-        start = newline + 1
-
-
 def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
     text = document.text
     static = document.parsed.static
-    for start, end in _lines(text):
+    markdown = PurePath(document.path).suffix.lower() in _MARKDOWN_SUFFIXES
+    for start, end in lines(text):
         stripped = len(text[start:end].rstrip(" \t"))
         if start + stripped == end or not static.is_literal(start + stripped, end):
+            continue
+        if markdown and _hard_break(text, start, end, stripped):
             continue
         change = [(start + stripped, end, "")]
         fix = document.fix(change, Applicability.SAFE, "Remove trailing whitespace")
@@ -60,25 +55,46 @@ def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
         )
 
 
-def _separator_drift(document: TemplateDocument) -> Iterator[Diagnostic]:
+def _hard_break(text: str, start: int, end: int, stripped: int) -> bool:
+    """Whether a Markdown line ends in a hard line break: text, then two or more spaces."""
+    trailing = text[start + stripped : end]
+    return stripped > 0 and len(trailing) >= 2 and "\t" not in trailing
+
+
+def _section_boundaries(document: TemplateDocument) -> dict[str, list[tuple[int, int, int]]]:
+    """For each kind of section, ``(line start, blank lines before, gap start)`` of each
+    section that follows other text outside any block."""
     text = document.text
-    blank_run, blank_start, seen_content = 0, 0, False
-    boundaries: list[tuple[int, int, int]] = []  # section line start, blank lines, gap start
-    for start, end in _lines(text):
+    blank_run, gap_start, seen_content = 0, 0, False
+    boundaries: dict[str, list[tuple[int, int, int]]] = defaultdict(list)
+    for start, end, kind in section_lines(text):
         if not text[start:end].strip():
-            blank_start = start if blank_run == 0 else blank_start
+            gap_start = start if blank_run == 0 else gap_start
             blank_run += 1
             continue
-        is_section = _SECTION_START.match(text, start, end) is not None
-        if seen_content and is_section and blank_run and document.block_depth(start) == 0:
-            boundaries.append((start, blank_run, blank_start))
+        if blank_run == 0:
+            gap_start = start
+        if seen_content and kind and document.block_depth(start) == 0:
+            boundaries[kind].append((start, blank_run, gap_start))
         seen_content, blank_run = True, 0
+    return boundaries
+
+
+def _separator_drift(document: TemplateDocument) -> Iterator[Diagnostic]:
+    for boundaries in _section_boundaries(document).values():
+        yield from _drift_in_kind(document, boundaries)
+
+
+def _drift_in_kind(
+    document: TemplateDocument, boundaries: list[tuple[int, int, int]]
+) -> Iterator[Diagnostic]:
     if len(boundaries) < _MIN_SECTIONS:
         return
     counts = Counter(blank for _, blank, _ in boundaries)
     usual, usual_count = counts.most_common(1)[0]
-    if usual_count * 2 <= len(boundaries):
-        return
+    breaks = len(boundaries) - usual_count
+    if usual_count * 2 <= len(boundaries) or usual == 0 or breaks > max(1, len(boundaries) // 4):
+        return  # no convention to drift from: the spacing varies throughout
     for start, blank, gap_start in boundaries:
         if blank == usual:
             continue

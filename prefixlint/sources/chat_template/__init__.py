@@ -15,6 +15,7 @@ import re
 from pathlib import Path, PurePath
 
 import jinja2
+import jinja2.meta
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
@@ -28,7 +29,18 @@ _JINJA_SUFFIXES = frozenset({".jinja", ".jinja2", ".j2"})
 _MESSAGES_IN_JINJA = re.compile(r"\{[{%][^}]*?\bmessages\b")
 _MESSAGES_LOOP = re.compile(r"\{%[-+]?\s*for\s+\w+\s+in\s+(?:loop_)?messages\b")
 _TOKEN_MARKERS = ("bos_token", "eos_token")
+_JINJA_TAG = re.compile(r"\{%.*?%\}|\{\{.*?\}\}|\{#.*?#\}", re.DOTALL)
+_MAX_CHAT_TEMPLATE_TEXT = 300
+_ROLE_READ = re.compile(r"""\b\w+(?:\.role\b|\[\s*["']role["']\s*\])""")
 _SPECIAL_TOKEN_KEYS = ("bos_token", "eos_token", "unk_token", "pad_token")
+_CHAT_VARIABLES = frozenset(
+    {
+        "messages", "tools", "documents", "add_generation_prompt", "bos_token", "eos_token",
+        "unk_token", "pad_token", "raise_exception", "strftime_now", "tools_in_user_message",
+        "custom_tools", "builtin_tools", "date_string", "enable_thinking", "reasoning_effort",
+        "tool_choice", "system_message", "continue_final_message", "namespace", "range",
+    }
+)  # fmt: skip
 _JINJA_SPECIAL_TOKENS = {"bos_token": "<s>", "eos_token": "</s>"}
 """Rendered where the file does not say: the common defaults (a config file names its own)."""
 
@@ -38,7 +50,8 @@ def looks_like_chat_template(path: str, text: str) -> bool:
 
     Jinja counts as a chat template when it uses ``messages`` and ``add_generation_prompt``
     (the transformers calling convention), or loops over ``messages`` and emits
-    ``bos_token``/``eos_token`` (older templates without a generation prompt).
+    ``bos_token``/``eos_token``, or reads each message's role and writes little text outside
+    its tags (older or smaller templates without a generation prompt).
     """
     name = PurePath(path).name.lower()
     if name in CONFIG_NAMES:
@@ -47,7 +60,28 @@ def looks_like_chat_template(path: str, text: str) -> bool:
         return False
     if _MESSAGES_IN_JINJA.search(text) and "add_generation_prompt" in text:
         return True
-    return bool(_MESSAGES_LOOP.search(text)) and any(m in text for m in _TOKEN_MARKERS)
+    if not _MESSAGES_LOOP.search(text):
+        return False
+    if any(m in text for m in _TOKEN_MARKERS):
+        return True
+    return bool(_ROLE_READ.search(text)) and _little_text(text) and _only_chat_variables(text)
+
+
+def _little_text(text: str) -> bool:
+    """Whether the template is mostly tags: a chat template writes little text of its own,
+    while a prompt template that loops over a history is mostly prose."""
+    prose = _JINJA_TAG.sub("", text)
+    return len("".join(prose.split())) <= _MAX_CHAT_TEMPLATE_TEXT
+
+
+def _only_chat_variables(text: str) -> bool:
+    """Whether the template reads only what a chat template is given (``messages``, ``tools``,
+    special tokens, ...): ``{{ user_name }}`` or ``{{ date }}`` make it a prompt template."""
+    try:
+        tree = jinja2.Environment().parse(text)
+    except jinja2.TemplateSyntaxError:
+        return False
+    return jinja2.meta.find_undeclared_variables(tree) <= _CHAT_VARIABLES
 
 
 def template_file_in(folder: str | Path) -> Path:

@@ -1,0 +1,70 @@
+"""Which files are prompts, for the files ``check`` finds on its own.
+
+A folder holds prompts next to documents about the project. By default a file is checked
+when its kind has a checker and it is not one of those documents: Markdown and text named
+``README*``, ``CHANGELOG*``, ``LICENSE*``, ``CONTRIBUTING``, ``SECURITY`` and the like, or
+under ``docs/`` (or ``doc/``, ``.github/``, ...), requirements lists, tokenizer and
+vocabulary files (``tokenizer.json``, ``vocab.json``, ``merges.txt``), package manifests and
+lock files. A file whose folder or name says prompt (``prompts/``, ``system_prompts/``,
+``*prompt*``, ``system*.md``, ``*instructions*.md``, ``AGENTS.md``) or that has a template
+suffix is a prompt wherever it is, unless its name is one of the documents
+(``prompts/README.md`` explains the prompts; it is not one).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import PurePath
+
+TEMPLATE_ONLY_SUFFIXES = frozenset({".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache"})
+_DOCUMENT_SUFFIXES = frozenset({".md", ".txt"})
+
+# Documents about a project, by the name's stem (``README``, ``README.zh``, ``LICENSE-MIT``).
+_DOCUMENT_STEMS = re.compile(
+    r"(?:readme|changelog|license|licence|copying|notice)(?:[._-].*)?"
+    r"|contributing|contributors|code[_-]of[_-]conduct|authors|security|support|governance"
+    r"|maintainers|codeowners|citation|funding|history|news|changes|releases|release[_-]notes"
+    r"|pull_request_template|issue_template|(?:dev[_-])?requirements(?:[._-].*)?"
+    r"|constraints(?:[._-].*)?|cmakelists|robots",
+    re.IGNORECASE,
+)
+# Data and configuration files that are never prompts (a tokenizer.json can be 10 MB).
+NOT_PROMPT_NAMES = (
+    "tokenizer.json", "vocab.json", "vocab.txt", "merges.txt", "special_tokens_map.json",
+    "added_tokens.json", "package.json", "package-lock.json", "npm-shrinkwrap.json",
+    "pnpm-lock.yaml", "composer.json", "tsconfig*.json", "jsconfig*.json", "*-lock.json",
+    "*-lock.yaml", "*.lock.json", ".pre-commit-config.yaml", ".pre-commit-hooks.yaml",
+    "mkdocs.yml", "mkdocs.yaml", "docker-compose*.yml", "docker-compose*.yaml",
+    "pyproject.toml", "cargo.toml",
+)  # fmt: skip
+DOCUMENT_FOLDERS = frozenset(
+    {"docs", "doc", "documentation", ".github", "wiki", "man", "changelog.d", "newsfragments"}
+)
+_PROMPT_NAMES = (
+    "*prompt*", "system*.md", "system*.txt", "*instructions*.md", "agents.md", "claude.md",
+    "gemini.md",
+)  # fmt: skip
+
+
+def is_prompt_file(path: str) -> bool:
+    """Whether ``path`` (relative to the folder being checked) is a prompt by default."""
+    pure = PurePath(path)
+    name = pure.name.lower()
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in NOT_PROMPT_NAMES):
+        return False
+    if pure.suffix.lower() in _DOCUMENT_SUFFIXES and _DOCUMENT_STEMS.fullmatch(pure.stem):
+        return False
+    if pure.suffix.lower() in TEMPLATE_ONLY_SUFFIXES or _says_prompt(pure):
+        return True
+    if pure.suffix.lower() not in _DOCUMENT_SUFFIXES:
+        return True
+    return not any(part.lower() in DOCUMENT_FOLDERS for part in pure.parts[:-1])
+
+
+def _says_prompt(path: PurePath) -> bool:
+    """Whether the file's name or one of its folders says it holds a prompt."""
+    name = path.name.lower()
+    if any(fnmatch.fnmatchcase(name, pattern) for pattern in _PROMPT_NAMES):
+        return True
+    return any("prompt" in part.lower() for part in path.parts[:-1])

@@ -1,0 +1,316 @@
+"""Template rules on the shapes real prompts take: name forms, expressions, dates, seams,
+Markdown whitespace, and where in the template a value sits."""
+
+import pytest
+
+from prefixlint.context import RuleContext
+from prefixlint.sources import source_module
+from prefixlint.vocabulary import classify_name
+
+VOLATILE = frozenset({"PFX101", "PFX102", "PFX103", "PFX104"})
+RULES = "You are a careful assistant. Follow the rules below in every answer you give.\n"
+
+
+def check(path, text, codes):
+    ctx = RuleContext(path, frozenset(codes))
+    return source_module(path, text).check(text, ctx)
+
+
+def findings(path, text, codes=VOLATILE):
+    return sorted((d.code, d.span.line, d.span.column) for d in check(path, text, codes))
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("currentDateTime", "PFX101"),
+        ("CURRENTDATE", "PFX101"),
+        ("CURRENTDATETIME", "PFX101"),
+        ("current-date", "PFX101"),
+        ("session_id", "PFX102"),
+        ("traceId", "PFX102"),
+        ("SPAN_ID", "PFX102"),
+        ("run.id", "PFX102"),
+        ("conversationID", "PFX102"),
+        ("toolcallid", "PFX102"),
+        ("PREFERRED_NAME", "PFX103"),
+        ("preferredname", "PFX103"),
+        ("USER_AGENT", "PFX103"),
+        ("userInstructions", "PFX103"),
+        ("user.memory", "PFX103"),
+        ("user_preferences", "PFX103"),
+        ("gitRoot", "PFX104"),
+        ("GITROOT", "PFX104"),
+        ("isGitRepo", "PFX104"),
+        ("directory_listing", "PFX104"),
+        ("shell", "PFX104"),
+        ("currentbranch", "PFX104"),
+    ],
+)
+def test_volatile_name_forms(name, code):
+    assert classify_name(name) == code
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "runtime",
+        "RUNTIME",
+        "update",
+        "candidate",
+        "timeline",
+        "overtime",
+        "agent_memory",
+        "tool_profile",
+        "stack_trace",
+        "role",
+        "document_id",
+        "custom_instructions",
+        "bot_display_name",
+        "default_locale",
+        "assistant_name",
+    ],
+)
+def test_words_that_only_look_volatile(name):
+    assert classify_name(name) is None
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # ids and dates at the top of the prompt, in every placeholder syntax
+        ("p.j2", "Session: {{ session_id }}\n" + RULES, [("PFX102", 1, 10)]),
+        ("p.mustache", "Trace {{trace_id}}\n" + RULES, [("PFX102", 1, 7)]),
+        ("p.txt", "Span %(span_id)s\n" + RULES, [("PFX102", 1, 6)]),
+        ("p.txt", "Run $run_id\n" + RULES, [("PFX102", 1, 5)]),
+        ("p.md", "Run `echo $HOSTNAME` first.\n" + RULES, []),
+        ("p.md", "Match foo($HOSTNAME) and $hostname_x.\n" + RULES, []),
+        ("p.txt", "Run ${run_id}\n" + RULES, [("PFX102", 1, 5)]),
+        ("p.txt", "Today is {CURRENTDATE}.\n" + RULES, [("PFX101", 1, 10)]),
+        ("p.md", "The date is {{currentDateTime}}.\n" + RULES, [("PFX101", 1, 13)]),
+        ("p.md", "Call me {{PREFERRED_NAME}}.\n" + RULES, [("PFX103", 1, 9)]),
+        ("p.md", "Agent: {{USER_AGENT}}\n" + RULES, [("PFX103", 1, 8)]),
+        # placeholders holding expressions or spaces, classified by the words inside
+        ("p.md", "Root: {{gitRoot or cwd}}\n" + RULES, [("PFX104", 1, 7)]),
+        ("p.md", "Files:\n{{directory listing}}\n" + RULES, [("PFX104", 2, 1)]),
+        ("p.mustache", "Agent {{ user agent }}\n" + RULES, [("PFX103", 1, 7)]),
+        ("p.j2", "{{ (user.timezone or 'UTC') | upper }}\n" + RULES, [("PFX103", 1, 1)]),
+        # names inside mustache sections, and fields of volatile objects
+        ("p.mustache", "{{#user}}Hi {{name}}!{{/user}}\n" + RULES, [("PFX103", 1, 13)]),
+        ("p.mustache", "{{#each users}}{{this.email}}{{/each}}\n" + RULES, [("PFX103", 1, 16)]),
+        ("p.mustache", "{{#tools}}{{name}}: {{description}}{{/tools}}\n" + RULES, []),
+        ("p.j2", "Bio: {{ user_profile.bio }}\n" + RULES, [("PFX103", 1, 6)]),
+        ("p.j2", "Format: {{ date_format.short }}\n" + RULES, []),
+        # a request id as the first line of a role block
+        ("p.prompt", '{{role "system"}}\n{{request_id}}\n' + RULES, [("PFX102", 2, 1)]),
+        # static text after the value on its own line is lost too
+        (
+            "p.json",
+            '{"tools": [{"name": "s", "description": "Trace {trace_id}. ' + RULES.strip() + '"}]}',
+            [("PFX102", 1, 48)],
+        ),
+        # a few words after it on its line are not worth a finding
+        ("p.j2", RULES + "\n## Context\nToday's date is {{ today }} (UTC).\n", []),
+    ],
+)
+def test_volatile_placeholders(path, text, expected):
+    assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Today is 01-12-2026.\n" + RULES, [("PFX101", 1, 10)]),
+        ("The date is 1.12.2026\n" + RULES, [("PFX101", 1, 13)]),
+        ("Current date: 2026/12/01\n" + RULES, [("PFX101", 1, 15)]),
+        ("The time is 10:30 AM on 2026-12-01.\n" + RULES, [("PFX101", 1, 13)]),
+        ("It is Monday, December 1, 2026.\n" + RULES, [("PFX101", 1, 7)]),
+        ("Today is Monday.\n" + RULES, [("PFX101", 1, 10)]),
+        ("Today's date and time is 3:45 PM EDT on Tuesday.\n" + RULES, [("PFX101", 1, 26)]),
+        ("It's currently 14:05.\n" + RULES, [("PFX101", 1, 16)]),
+        ("Current Date/Time: 2025-05-14 10:00\n" + RULES, [("PFX101", 1, 20)]),
+        ("Edit it 10:30 times and do it now 10 times.\n" + RULES, []),
+        ("Founded 01-12-2019 in Oslo.\n" + RULES, []),
+        ("It is 5 steps away. Today is a good day.\n" + RULES, []),
+        ("If today is Friday, remind the user of the weekly report.\n" + RULES, []),
+        ("For example: today's date is 2024-01-15, so ...\n" + RULES, []),
+    ],
+)
+def test_pasted_current_dates(text, expected):
+    assert findings("p.txt", text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # every value in the final section, after the static text
+        RULES * 3 + "\n## Session\nDate: {{ date }}\nUser: {{ user_name }}\nUse this context.\n",
+        RULES * 3 + "\n<CONTEXT>\nThe working directory is {{ cwd }}\n</CONTEXT>\n",
+        RULES * 3 + "\nDate: {{ today }}\nSession: {{ session_id }}\n",
+    ],
+)
+def test_values_in_the_final_section_are_quiet(text):
+    assert findings("p.j2", text) == []
+
+
+def test_a_value_at_the_top_of_a_sectioned_prompt_is_reported():
+    text = "# Context\nDate: {{ today }}\n\n# Rules\n" + RULES * 3
+    assert findings("p.md", text) == [("PFX101", 2, 7)]
+
+
+def test_a_value_before_much_static_text_in_the_final_section_is_reported():
+    text = RULES + "\n## Context\nDate: {{ today }}\n" + RULES * 6
+    assert findings("p.md", text) == [("PFX101", 4, 7)]
+
+
+def test_messages_count_one_token_in_the_singular():
+    (finding,) = check("p.j2", "Id {{ session_id }}\nRules.\n", VOLATILE)
+    assert "the 2 static tokens after it" in finding.message
+    assert "the 1 token before it" in finding.message
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Ticket#{{ n }} is open.\n", [("PFX404", 1, 8)]),
+        ("Region:{{ code }} here.\n", [("PFX404", 1, 8)]),
+        ("Use a-{{ b }} now.\n", [("PFX404", 1, 7)]),
+        ("See ({{ x }}) and # {{ y }} and : {{ z }}.\n", []),
+        ("Open <step_{{ step_number }}> now.\n", []),
+        ("Pay **${{ price }}** now.\n", []),
+        ("Call f({{ x }}) and g[{{ y }}] now.\n", []),
+        ("Use key={{ v }} here.\n", [("PFX404", 1, 9)]),
+        ("See https://github.com/{{ repo }} and /home/{{ dir }}/x.\n", []),
+        ("Mail support@{{ domain }} or file.{{ ext }} now.\n", []),
+    ],
+)
+def test_placeholder_glued_through_a_mark(text, expected):
+    assert findings("p.j2", text, {"PFX404"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # Markdown hard line breaks are intentional
+        ("p.md", "Name: Ada  \nRole: assistant  \nRules.\n", []),
+        ("p.md", "Name: Ada  \n\nRules.  \n", []),
+        # ...but a single space, a tab or a blank line of spaces is trailing whitespace
+        ("p.md", "Name: Ada \nRules.\n", [("PFX402", 1, 10)]),
+        ("p.md", "Name: Ada \t\nRules.\n", [("PFX402", 1, 10)]),
+        ("p.md", "Name.\n   \nRules.\n", [("PFX402", 2, 1)]),
+        # outside Markdown, two spaces are trailing whitespace
+        ("p.txt", "Name: Ada  \nRules.\n", [("PFX402", 1, 10)]),
+        # a missing blank line before one heading where all others have one
+        ("p.md", "T.\n\n# A\nx\n\n# B\ny\n# C\nz\n\n# D\nw\n", [("PFX402", 8, 1)]),
+        # spacing without a convention (more than a quarter differ) is not drift
+        ("p.md", "T.\n\n# A\nx\n# B\ny\n\n# C\nz\n# D\nw\n\n# E\nv\n", []),
+        # headings of another level keep their own spacing
+        ("p.md", "T.\n\n# A\nx\n## a1\ny\n\n# B\nz\n## b1\n\n# C\nw\n", []),
+        # comments in a fenced code block are not headings
+        ("p.md", "T.\n\n# A\nx\n\n# B\n```\ny\n# c\n# d\n```\n\n# C\nz\n", []),
+    ],
+)
+def test_markdown_whitespace(path, text, expected):
+    assert findings(path, text, {"PFX402"}) == expected
+
+
+def test_missing_blank_line_fix_inserts_one():
+    text = "T.\n\n# A\nx\n\n# B\ny\n# C\nz\n\n# D\nw\n"
+    (finding,) = check("p.md", text, {"PFX402"})
+    (edit,) = finding.fix.edits
+    assert (edit.start, edit.end, edit.replacement) == (text.index("# C"), text.index("# C"), "\n")
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # Semantic Kernel skprompt.txt: {{$input}} is the request, {{time.now}} a clock
+        ("skprompt.txt", "It is {{time.now}}.\n" + RULES + "{{$input}}\n", [("PFX101", 1, 7)]),
+        ("skprompt.txt", RULES + "{{$history}}\nUser: {{$input}}\n", []),
+        # Prompty: YAML front matter, then role lines
+        (
+            "chat.prompty",
+            "---\nname: Chat\nmodel:\n  api: chat\n---\nsystem:\nSession {{session_id}}\n"
+            + RULES
+            + "\nuser:\n{{question}} at {{now}}\n",
+            [("PFX102", 7, 9)],
+        ),
+        # Dotprompt: front matter and role blocks; the user block is not the stable part
+        (
+            "answer.prompt",
+            '---\nmodel: m\n---\n{{role "system"}}\n'
+            + RULES
+            + '{{role "user"}}\nDate {{date}}\n{{question}}\n',
+            [],
+        ),
+    ],
+)
+def test_prompt_file_kinds(path, text, expected):
+    assert findings(path, text) == expected
+
+
+GUIDANCE = (
+    "Guidance: answer from the retrieved passages only, quote the passage you rely on, say"
+    " when the passages do not answer the question, keep to three short paragraphs, use the"
+    " customer's terms for products, never promise refunds or delivery dates, and end with"
+    " one line that says which passages you used and why they apply to this question.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # the question before a paragraph of static guidance in a template file
+        ("answer.j2", "Question: {{ question }}\n\n" + GUIDANCE, [("PFX301", 1, 11)]),
+        ("answer.j2", "Question: {{ question }}\n\nAnswer concisely.\n", []),
+        ("answer.j2", GUIDANCE + "\nQuestion: {{ question }}\n", []),
+        # a user-turn value of a prompt file may carry a paragraph of its own instructions
+        ("agent.yaml", "task_template: |\n  {{ task }}\n  " + GUIDANCE, []),
+        # fixed text named like input is not the request: the stable part goes on
+        ("a.j2", "{{ system_message }}\n" + GUIDANCE, []),
+        ("a.j2", "{{ welcome_message }}\nSession {{ session_id }}\n" + GUIDANCE, []),
+        # a field that describes a tool's or an agent's inputs is not the request
+        ("a.j2", "{% for agent in agents %}{{ agent.inputs }}{% endfor %}\n" + GUIDANCE, []),
+    ],
+)
+def test_question_before_static_guidance(path, text, expected):
+    assert findings(path, text, {"PFX301"}) == expected
+
+
+def test_a_value_after_fixed_text_named_like_input_is_still_in_the_stable_part():
+    text = "{{ welcome_message }}\nSession {{ session_id }}\n" + GUIDANCE
+    assert findings("a.j2", text) == [("PFX102", 2, 9)]
+
+
+def test_values_of_one_rule_next_to_each_other_are_one_finding():
+    text = (
+        "<env>\nWorking directory: {{ cwd }}\nIs directory a git repo: {{ isGitRepo }}\n"
+        "Today's date: {{ date }}\nPlatform: {{ platform }}\n</env>\n" + RULES * 3
+    )
+    found = check("p.md", text, VOLATILE)
+    assert sorted((d.code, d.span.line) for d in found) == [("PFX101", 4), ("PFX104", 2)]
+    (env,) = [d for d in found if d.code == "PFX104"]
+    assert "and 2 more next to it: `{{ isGitRepo }}`, `{{ platform }}`" in env.message
+    assert env.extra["folded_lines"] == [3, 5]
+
+
+def test_values_apart_are_separate_findings():
+    text = "Date: {{ date }}\n" + RULES + "Session: {{ session_id }}\n" + RULES * 3
+    assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10)]
+
+
+def test_values_of_different_rules_next_to_each_other_are_reported_each():
+    text = "Date: {{ date }}\nUser: {{ user_name }}\nSession: {{ session_id }}\n" + RULES * 3
+    assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10), ("PFX103", 2, 7)]
+
+
+def test_a_volatile_value_glued_to_text_is_reported_once():
+    text = "run={{ run_id }}\n" + RULES
+    assert findings("p.j2", text, VOLATILE | {"PFX404"}) == [("PFX102", 1, 5)]
+
+
+def test_severity_follows_the_share_of_the_prefix_lost():
+    early = check("p.md", "Date: {{ date }}\n" + RULES * 4, VOLATILE)
+    late = check("p.md", RULES * 4 + "Date: {{ date }}\n" + RULES, VOLATILE)
+    assert [d.severity.value for d in early] == ["error"]
+    assert [d.severity.value for d in late] == ["warning"]
