@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixlint.sources.logjson import PROBE, LineDecoder
+from prefixlint.sources.logs.json_lines import PROBE, LineDecoder
 from prefixlint.sources.logs import openai_chat_messages, parse_line, read_log
 
 LOGS = Path(__file__).parent.parent / "fixtures" / "logs"

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from prefixlint.auditing.prices import GpuTimePrice, PriceTable
 from prefixlint.cache import CACHE_MODELS, CacheModel, make_configured_model
 from prefixlint.chat import DEFAULT_TEMPLATE
-from prefixlint.sources.loglimits import DEFAULT_LIMITS, LogLimits
+from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 
 MOONCAKE_BLOCK_TOKENS = 512
 # Self-hosted engines and the bounds: no provider bills them.

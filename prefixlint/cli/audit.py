@@ -27,7 +27,7 @@ from prefixlint.auditing.report_terminal import print_report
 from prefixlint.auditing.results import AuditReport
 from prefixlint.cache.base import InvalidQuery
 from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
-from prefixlint.sources.loglimits import DEFAULT_LIMITS, LogLimits
+from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 from prefixlint.sources.logs import LogReadError
 from prefixlint.tokenizers import TokenizerError
 
