@@ -11,9 +11,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
-from multiprocessing import get_context
 from pathlib import Path
 from typing import ClassVar
 
@@ -21,7 +19,14 @@ import click
 
 from prefixlint import registry
 from prefixlint.config import ConfigError, Settings, load_settings, with_overrides
-from prefixlint.engine import FileResult, FixMode, check_file, check_source, unreadable_diagnostics
+from prefixlint.engine import (
+    FileResult,
+    FixMode,
+    check_file,
+    check_source,
+    crashed_result,
+    unreadable_diagnostics,
+)
 from prefixlint.files import collect_files
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import to_text, wants_color
@@ -36,6 +41,7 @@ from prefixlint.tokenview import (
     visible,
     window,
 )
+from prefixlint.workers import map_isolated
 
 STDIN_DEFAULT_NAME = "stdin.txt"
 
@@ -165,9 +171,13 @@ def _check_stdin(settings: Settings, mode: FixMode, filename: str | None) -> Fil
 def _check_files(files: list[str], settings: Settings, mode: FixMode, jobs: int):
     if jobs == 1 or len(files) < 2:
         return [check_file(path, settings, mode) for path in files]
-    workers = min(jobs, len(files))
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(partial(check_file, settings=settings, mode=mode), files))
+    return map_isolated(
+        partial(check_file, settings=settings, mode=mode),
+        files,
+        min(jobs, len(files)),
+        partial(crashed_result, settings=settings),
+        avoid={str(Path(path).parent) for path in files},
+    )
 
 
 def _statistics(report: Report, as_json: bool) -> str:

@@ -8,6 +8,8 @@ Keys (all optional)::
     extend-select = ["PFX901"]
     exclude = ["generated/*"]          # fnmatch globs, relative to the pyproject's folder
     tokenizer = "qwen"                 # qwen | qwen-raw | tiktoken:NAME | hf:PATH
+    [tool.prefixlint.limits]           # bounds on hostile input (see prefixlint.limits)
+    max-depth = 100
     [tool.prefixlint.per-file-ignores]
     "tests/*" = ["PFX101"]
     [tool.prefixlint.PFX301]           # a rule's options (defaults in rules/PFX301.toml)
@@ -28,6 +30,7 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from prefixlint import registry
+from prefixlint.limits import LimitError, Limits, limits_from_table
 from prefixlint.tokenizers import DEFAULT_TOKENIZER
 
 try:
@@ -55,6 +58,7 @@ class Settings:
     tokenizer: str = DEFAULT_TOKENIZER
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: str = "."
+    limits: Limits = field(default_factory=Limits)
 
     def enabled_codes(self, path: str) -> frozenset[str]:
         """The rule codes that apply to ``path`` (selection minus per-file ignores)."""
@@ -160,6 +164,11 @@ def settings_from_table(table: Mapping[str, Any], source: str, root: str) -> Set
                 (glob, validate_selectors(_string_list(codes, f"{where}.{glob}"), where))
                 for glob, codes in value.items()
             )
+        elif key == "limits":
+            try:
+                values["limits"] = limits_from_table(value, f"{source}: [tool.prefixlint.limits]")
+            except LimitError as exc:
+                raise ConfigError(str(exc)) from None
         elif _CODE_TABLE.match(key):
             options[key] = _rule_options(key, value, f"{source}: [tool.prefixlint.{key}]")
         else:

@@ -125,7 +125,7 @@ def check_text(text: str, path: str, settings: Settings | None = None) -> list[D
     settings = settings or Settings()
     enabled = settings.enabled_codes(path)
     module = _source_module(path, text)
-    ctx = RuleContext(path, enabled, settings.tokenizer, settings.options)
+    ctx = RuleContext(path, enabled, settings.tokenizer, settings.options, settings.limits)
     try:
         found = list(module.check(text, ctx))
     except SourceError as exc:
@@ -139,6 +139,14 @@ def unreadable_diagnostics(path: str, exc: UnreadableText, settings: Settings) -
     if PARSE_ERROR not in settings.enabled_codes(path):
         return []
     return [_parse_error(path, exc.message, exc.line, exc.column)]
+
+
+def crashed_result(path: str, settings: Settings) -> FileResult:
+    """The result for a file whose checker process died (PFX902 unless it is disabled)."""
+    message = "the checker process crashed on this file; not checked"
+    if PARSE_ERROR not in settings.enabled_codes(path):
+        return FileResult(path, error=f"{path}: {message}")
+    return FileResult(path, diagnostics=[_parse_error(path, message, 1, 1)])
 
 
 def _in_line_ending(fix: Fix, newline: str) -> Fix:

@@ -1,0 +1,112 @@
+"""Worker processes for ``check -j N`` that never import code from the checked tree.
+
+A ``spawn`` worker starts as ``python -c ...`` and then takes the parent's ``sys.path``: both
+put the current folder (and the script's folder) in front of the standard library, so a
+``types.py`` or ``signal.py`` in the folder being checked would be imported and run. Workers
+here start with ``PYTHONSAFEPATH`` set (nothing prepended to ``sys.path``) and inherit a
+``sys.path`` without the current folder, the script's folder and the folders of the checked
+files; prefixlint's own folder is kept, after the standard library.
+
+A worker that dies (a native crash, the out-of-memory killer) breaks only the files it had in
+hand: those are run again one per fresh worker, and the one that kills its worker again is
+reported through ``on_crash``; the other files are checked as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, TypeVar
+
+import prefixlint
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+_IN_FLIGHT_PER_WORKER = 2
+
+
+def _resolved(entry: str) -> Path:
+    return Path(entry or os.curdir).resolve()
+
+
+def worker_sys_path(avoid: Iterable[str]) -> list[str]:
+    """The parent's ``sys.path`` without '' , the current folder, the script's folder and
+    ``avoid``; the folder prefixlint is imported from is appended if it was dropped."""
+    unsafe = {Path.cwd().resolve(), *(_resolved(folder) for folder in avoid)}
+    if sys.path and not sys.flags.safe_path:
+        unsafe.add(_resolved(sys.path[0]))
+    kept = [entry for entry in sys.path if entry and _resolved(entry) not in unsafe]
+    home = str(Path(prefixlint.__file__).resolve().parent.parent)
+    if all(_resolved(entry) != Path(home) for entry in kept):
+        kept.append(home)
+    return kept
+
+
+@contextlib.contextmanager
+def _isolated_start(avoid: Iterable[str]) -> Iterator[None]:
+    """While open, spawned interpreters start with a safe ``sys.path`` (see the module doc)."""
+    saved_path, saved_flag = sys.path[:], os.environ.get("PYTHONSAFEPATH")
+    sys.path[:] = worker_sys_path(avoid)
+    os.environ["PYTHONSAFEPATH"] = "1"
+    try:
+        yield
+    finally:
+        sys.path[:] = saved_path
+        if saved_flag is None:
+            os.environ.pop("PYTHONSAFEPATH", None)
+        else:
+            os.environ["PYTHONSAFEPATH"] = saved_flag
+
+
+def _run_until_broken(
+    function: Callable[[Any], Any], items: Sequence, queue: deque, workers: int, results: dict
+) -> list[int]:
+    """Run the queued item indexes into ``results``; the indexes lost if a worker dies."""
+    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+        in_flight: dict[Future, int] = {}
+        while queue or in_flight:
+            while queue and len(in_flight) < workers * _IN_FLIGHT_PER_WORKER:
+                index = queue.popleft()
+                in_flight[pool.submit(function, items[index])] = index
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            lost = []
+            for future in done:
+                index = in_flight.pop(future)
+                try:
+                    results[index] = future.result()
+                except BrokenProcessPool:
+                    lost.append(index)
+            if lost:
+                return sorted([*lost, *in_flight.values()])
+    return []
+
+
+def map_isolated(
+    function: Callable[[Item], Result],
+    items: Sequence[Item],
+    workers: int,
+    on_crash: Callable[[Item], Result],
+    avoid: Iterable[str] = (),
+) -> list[Result]:
+    """``[function(item) for item in items]`` on ``workers`` isolated processes, in order.
+
+    ``avoid`` names further folders that must not be on the workers' ``sys.path``. An item
+    whose worker dies twice (once with others, once alone) gets ``on_crash(item)`` instead.
+    Exceptions raised by ``function`` propagate.
+    """
+    results: dict[int, Result] = {}
+    with _isolated_start(avoid):
+        queue = deque(range(len(items)))
+        while queue:
+            lost = _run_until_broken(function, items, queue, workers, results)
+            for index in lost:
+                if _run_until_broken(function, items, deque([index]), 1, results):
+                    results[index] = on_crash(items[index])
+    return [results[index] for index in range(len(items))]
