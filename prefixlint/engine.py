@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefixlint import registry, sources
+from prefixlint.budget import OverBudget, time_budget
 from prefixlint.config import Settings
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.fixer import apply_edits
@@ -141,12 +142,22 @@ def unreadable_diagnostics(path: str, exc: UnreadableText, settings: Settings) -
     return [_parse_error(path, exc.message, exc.line, exc.column)]
 
 
-def crashed_result(path: str, settings: Settings) -> FileResult:
-    """The result for a file whose checker process died (PFX902 unless it is disabled)."""
-    message = "the checker process crashed on this file; not checked"
+def _not_checked(path: str, settings: Settings, message: str) -> FileResult:
+    """PFX902 at the top of the file, or an error line when PFX902 is disabled there."""
     if PARSE_ERROR not in settings.enabled_codes(path):
         return FileResult(path, error=f"{path}: {message}")
     return FileResult(path, diagnostics=[_parse_error(path, message, 1, 1)])
+
+
+def crashed_result(path: str, settings: Settings) -> FileResult:
+    """The result for a file whose checker process died."""
+    return _not_checked(path, settings, "the checker process crashed on this file; not checked")
+
+
+def _too_slow(path: str, settings: Settings) -> FileResult:
+    seconds = settings.limits.file_seconds
+    message = f"too slow to check: over {seconds:g} s (limit file-seconds); not checked"
+    return _not_checked(path, settings, message)
 
 
 def _in_line_ending(fix: Fix, newline: str) -> Fix:
@@ -240,7 +251,10 @@ def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> File
     except OSError as exc:
         return FileResult(path, error=f"{path}: cannot read: {exc.strerror or exc}")
     try:
-        result = check_source(source, path, settings, mode)
+        with time_budget(settings.limits.file_seconds):
+            result = check_source(source, path, settings, mode)
+    except OverBudget:
+        return _too_slow(path, settings)
     except TokenizerError:
         raise
     except Exception as exc:  # a rule's bug must not stop the other files

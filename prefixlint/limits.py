@@ -58,3 +58,6 @@ def limits_from_table(table: Mapping[str, Any], where: str) -> Limits:
             raise LimitError(f"{where}.{key} must be a non-negative {wanted}, not {value!r}")
         values[known[key].name] = value
     return Limits(**values)
+
+
+DEFAULT_LIMITS = Limits()

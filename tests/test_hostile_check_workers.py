@@ -7,9 +7,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from hostile_cli import run_cli
 
 from prefixlint.workers import map_isolated, worker_sys_path
-from tests.hostile_cli import run_cli
 
 STDLIB_NAMES = [
     "types",

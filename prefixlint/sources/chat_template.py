@@ -17,6 +17,8 @@ import jinja2
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.limits import DEFAULT_LIMITS, Limits
+from prefixlint.nesting import guard_brackets, guard_jinja
 from prefixlint.types import Diagnostic
 
 SOURCE_KIND = "chat-template"
@@ -66,6 +68,10 @@ def template_file_in(folder: str | Path) -> Path:
 def _compile(source: str, file_line):
     from prefixlint.rules.chat_template import sandbox
 
+    try:
+        guard_jinja(source)
+    except SourceError as exc:
+        raise SourceError(f"chat template {exc.message}", line=file_line(exc.line)) from None
     try:
         return sandbox.compile_template(source)
     except jinja2.TemplateSyntaxError as exc:
@@ -122,7 +128,7 @@ def _same_line(line: int) -> int:
     return line
 
 
-def parse(path: str, text: str) -> list:
+def parse(path: str, text: str, limits: Limits = DEFAULT_LIMITS) -> list:
     """The chat templates in ``text``, compiled; raises :class:`SourceError` on bad input."""
     from prefixlint.rules.chat_template.document import ChatTemplateDocument
 
@@ -130,9 +136,10 @@ def parse(path: str, text: str) -> list:
         template = _compile(text, _same_line)
         return [
             ChatTemplateDocument(
-                path, text, template, _same_line, None, dict(_JINJA_SPECIAL_TOKENS)
+                path, text, template, _same_line, None, dict(_JINJA_SPECIAL_TOKENS), limits
             )
         ]
+    guard_brackets(text, limits)
     try:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -146,14 +153,16 @@ def parse(path: str, text: str) -> list:
         file_line = _constant_line(line)
         template = _compile(source, file_line)
         documents.append(
-            ChatTemplateDocument(path, source, template, file_line, name, _special_tokens(config))
+            ChatTemplateDocument(
+                path, source, template, file_line, name, _special_tokens(config), limits
+            )
         )
     return documents
 
 
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Run the enabled chat-template checkers on every template in the file."""
-    documents = parse(ctx.path, text)
+    documents = parse(ctx.path, text, ctx.limits)
     for document in documents:
         document.features  # noqa: B018  (a template that cannot render at all is a SourceError)
     found = []

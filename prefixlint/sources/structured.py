@@ -32,7 +32,9 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.limits import DEFAULT_LIMITS, Limits
 from prefixlint.lines import LineIndex
+from prefixlint.nesting import guard_brackets
 from prefixlint.sourcemap import Slice, SourceMap, SourceMapBuilder
 from prefixlint.sources.templates import (
     TemplateDocument,
@@ -44,6 +46,7 @@ from prefixlint.sources.templates import (
 )
 from prefixlint.types import Diagnostic, Edit
 from prefixlint.vocabulary import split_words
+from prefixlint.yaml_limits import bounded_loader
 
 Encoder = Callable[[str], "str | None"]
 Path = tuple[Any, ...]
@@ -184,9 +187,9 @@ def _message_context(path: Path, root: Any) -> tuple[str | None, bool]:
 # YAML
 
 
-def _yaml_strings(text: str) -> Iterator[tuple[Path, yaml.ScalarNode]]:
+def _yaml_strings(text: str, limits: Limits) -> Iterator[tuple[Path, yaml.ScalarNode]]:
     try:
-        documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        documents = list(yaml.compose_all(text, Loader=bounded_loader(limits)))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -434,8 +437,9 @@ _JSON_ESCAPES = {
 }
 
 
-def _json_strings(text: str) -> tuple[Any, list[tuple[Path, int, int]]]:
+def _json_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, int, int]]]:
     """The parsed document and ``(path, start, end)`` of every string value (quotes included)."""
+    guard_brackets(text, limits)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -528,7 +532,8 @@ def _toml_key_parts(key: str) -> list[str]:
     return [next(p for p in part if p != "") if any(part) else "" for part in parts]
 
 
-def _toml_strings(text: str) -> tuple[Any, list[tuple[Path, SourceMap, Encoder]]]:
+def _toml_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, SourceMap, Encoder]]]:
+    guard_brackets(text, limits, toml=True)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -675,17 +680,17 @@ def _toml_encoder(quote: str) -> Encoder:
 # ---------------------------------------------------------------------------------------------
 
 
-def prompt_strings(text: str, path: str) -> list[PromptString]:
+def prompt_strings(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> list[PromptString]:
     """The prompt strings of a YAML/JSON/TOML file (none if it is not a prompt file)."""
     suffix = PurePath(path).suffix.lower()
     strings: list[tuple[Path, str, SourceMap, Encoder, Verifier | None]] = []
     if suffix == ".json":
-        data, spans = _json_strings(text)
+        data, spans = _json_strings(text, limits)
         for key_path, start, end in spans:
             host = _json_string_map(text, start, end)
             strings.append((key_path, host.rendered, host, _json_escape, None))
     elif suffix == ".toml":
-        data, located = _toml_strings(text)
+        data, located = _toml_strings(text, limits)
         for key_path, host, encoder in located:
             if _lookup(data, key_path) != host.rendered:
                 value = _lookup(data, key_path)
@@ -694,10 +699,10 @@ def prompt_strings(text: str, path: str) -> list[PromptString]:
                 host, encoder = _opaque(value, host.to_source(0), host.to_source(0))
             strings.append((key_path, host.rendered, host, encoder, None))
     else:
-        for key_path, node in _yaml_strings(text):
+        for key_path, node in _yaml_strings(text, limits):
             strings.append((key_path, node.value, *_yaml_map(text, node)))
         has_messages = any("messages" in key_path for key_path, *_ in strings)
-        data = yaml.safe_load(text) if has_messages else None
+        data = yaml.load(text, Loader=bounded_loader(limits)) if has_messages else None
     result = []
     for key_path, value, host, encoder, verify in strings:
         if not is_prompt_path(key_path):
@@ -721,7 +726,7 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics for the prompt strings of a YAML/JSON/TOML file."""
     file_lines = LineIndex(text)
     documents = []
-    for string in prompt_strings(text, ctx.path):
+    for string in prompt_strings(text, ctx.path, ctx.limits):
         syntax = syntax_for("", string.value)
         parsed = parse_template(string.value, syntax)
         prefix_end = {"all": len(string.value), "none": 0}.get(

@@ -27,6 +27,7 @@ from jinja2.sandbox import SandboxedEnvironment
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
+from prefixlint.nesting import guard_jinja
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
@@ -354,6 +355,7 @@ def parse_template(text: str, syntax: str, *, strict: bool = False) -> ParsedTem
 
 
 def _validate_jinja(text: str) -> None:
+    guard_jinja(text)
     try:
         _ENV.parse(text)
     except TemplateSyntaxError as exc:
@@ -452,7 +454,7 @@ def _analyse_expression(
     """Dotted names, callees and filters used by a Jinja expression (parsed, never run)."""
     try:
         tree = _ENV.parse("{{ " + expression + " }}")
-    except TemplateSyntaxError:
+    except (TemplateSyntaxError, RecursionError):
         found = _DOTTED.search(expression)
         return ((found.group(0),) if found else ()), (), ()
     paths: list[str] = []

@@ -1,0 +1,169 @@
+"""Cheap depth and size guards, run on the text before a parser that could crash or hang on it.
+
+Parsers recurse once per nesting level (libcst's native parser and ``ast`` crash outright on a
+few thousand nested brackets; ``tomllib`` raises ``RecursionError``), and a chain of ten
+thousand ``+`` terms nests as deeply as ten thousand brackets. These scans are linear, stop at
+the first excess, and raise :class:`~prefixlint.context.SourceError` at its line and column,
+naming the limit (see :mod:`prefixlint.limits`).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import tokenize
+from dataclasses import replace
+
+from prefixlint.context import SourceError
+from prefixlint.limits import DEFAULT_LIMITS, Limits
+
+_CHAIN_OPERATORS = frozenset(
+    {"+", "-", "*", "/", "//", "%", "@", "**", "<<", ">>", "&", "|", "^", "~", "<", ">"}
+    | {"<=", ">=", "==", "!=", ".", "and", "or", "not", "in", "is", "if", "else"}
+)
+_CHAIN_BREAKS = frozenset({",", ";", ":", "=", ":=", "->"})
+_TRAILER_AFTER = frozenset({tokenize.NAME, tokenize.STRING, tokenize.NUMBER})
+_OPENERS, _CLOSERS = "([{", ")]}"
+_SKIPPED = frozenset({tokenize.NL, tokenize.COMMENT})
+
+
+def _too_deep(limit: int, line: int, column: int) -> SourceError:
+    return SourceError(
+        f"nested too deeply to check: over {limit} levels (limit max-depth)", line, column
+    )
+
+
+def _too_long(limit: int, line: int, column: int) -> SourceError:
+    return SourceError(
+        f"expression too long to check: over {limit} operators or literals in a row"
+        " (limit max-python-chain)",
+        line,
+        column,
+    )
+
+
+def _chains(token: tokenize.TokenInfo, previous: tokenize.TokenInfo | None) -> bool:
+    """Whether ``token`` adds a level to the expression it continues: an operator, a call or
+    subscript trailer, or a string literal right after another."""
+    if token.type == tokenize.OP and token.string in _OPENERS:
+        return previous is not None and (
+            previous.type in _TRAILER_AFTER or previous.string in _CLOSERS
+        )
+    if token.type == tokenize.STRING:
+        return previous is not None and previous.type == tokenize.STRING
+    return token.string in _CHAIN_OPERATORS and token.type in (tokenize.OP, tokenize.NAME)
+
+
+def guard_python(text: str, limits: Limits) -> None:
+    """Raise :class:`SourceError` where ``text`` nests brackets or blocks deeper than
+    ``limits.max_depth`` or chains more than ``limits.max_python_chain`` terms.
+
+    Code the tokenizer rejects is left for the parser to report.
+    """
+    chains = [0]
+    indent = 0
+    previous: tokenize.TokenInfo | None = None
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            kind, value = token.type, token.string
+            line, column = token.start[0], token.start[1] + 1
+            is_op = kind == tokenize.OP
+            if _chains(token, previous):
+                chains[-1] += 1
+                if chains[-1] > limits.max_python_chain:
+                    raise _too_long(limits.max_python_chain, line, column)
+            if is_op and value in _OPENERS:
+                chains.append(0)
+                if len(chains) - 1 + indent > limits.max_depth:
+                    raise _too_deep(limits.max_depth, line, column)
+            elif is_op and value in _CLOSERS:
+                if len(chains) > 1:
+                    chains.pop()
+            elif value in _CHAIN_BREAKS or kind == tokenize.NEWLINE:
+                chains[-1] = 0
+            elif kind == tokenize.INDENT:
+                indent += 1
+                if indent > limits.max_depth:
+                    raise _too_deep(limits.max_depth, line, column)
+            elif kind == tokenize.DEDENT:
+                indent -= 1
+            if kind not in _SKIPPED:
+                previous = token
+    except (tokenize.TokenError, SyntaxError):
+        return
+
+
+_JSON_TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\]{},\n]')
+_TOML_TOKENS = re.compile(
+    r'"""(?:[^\\]|\\.)*?"""|\'\'\'.*?\'\'\'|"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'|#[^\n]*|[\[\]{},\n]',
+    re.DOTALL,
+)
+
+
+def guard_brackets(text: str, limits: Limits, toml: bool = False) -> None:
+    """Raise :class:`SourceError` where JSON (or TOML) ``text`` nests arrays and objects
+    deeper than ``limits.max_depth`` or holds more than ``limits.max_nodes`` values.
+
+    Strings (and TOML comments) are skipped; a text with too few brackets and commas to go
+    over either limit is not scanned at all.
+    """
+    openers = text.count("[") + text.count("{")
+    if openers <= limits.max_depth and openers + text.count(",") < limits.max_nodes:
+        return
+    depth = values = 0
+    line, line_start = 1, 0
+    for match in (_TOML_TOKENS if toml else _JSON_TOKENS).finditer(text):
+        token = match.group()
+        if token == "\n":
+            line, line_start = line + 1, match.end()
+        elif token in "[{":
+            depth += 1
+            values += 1
+            if depth > limits.max_depth:
+                raise _too_deep(limits.max_depth, line, match.start() - line_start + 1)
+        elif token in "]}":
+            depth -= 1
+        elif token == ",":
+            values += 1
+        else:
+            line += token.count("\n")
+            if "\n" in token:
+                line_start = match.start() + token.rindex("\n") + 1
+        if values > limits.max_nodes:
+            column = match.start() - line_start + 1
+            raise SourceError(
+                f"too many values to check: over {limits.max_nodes} (limit max-nodes)",
+                line,
+                column,
+            )
+
+
+JINJA_MAX_DEPTH = 40
+"""Jinja's parser recurses about a dozen frames per bracket: deeper expressions overflow."""
+JINJA_MAX_CHAIN = 200
+_JINJA_TAG = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.DOTALL)
+
+
+def guard_jinja(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
+    """Raise :class:`SourceError` where an expression in a Jinja tag of ``text`` nests
+    brackets or chains operators beyond what Jinja's parser and compiler can recurse through
+    (the smaller of ``limits`` and :data:`JINJA_MAX_DEPTH` / :data:`JINJA_MAX_CHAIN`)."""
+    bounded = replace(
+        limits,
+        max_depth=min(limits.max_depth, JINJA_MAX_DEPTH),
+        max_python_chain=min(limits.max_python_chain, JINJA_MAX_CHAIN),
+    )
+    shortest = min(bounded.max_depth, bounded.max_python_chain)
+    for match in _JINJA_TAG.finditer(text):
+        group = 1 if match.group(1) is not None else 2
+        inner = match.group(group)
+        if len(inner) <= shortest:
+            continue
+        lines = inner.strip("-+").split("\n")
+        try:
+            guard_python("\n".join(line.lstrip() for line in lines), bounded)
+        except SourceError as exc:
+            start = match.start(group)
+            line = text.count("\n", 0, start) + exc.line
+            column = exc.column + (start - text.rfind("\n", 0, start) if exc.line == 1 else 0)
+            raise SourceError(exc.message, line, column) from None
