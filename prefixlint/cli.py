@@ -142,8 +142,8 @@ def fix(**options) -> None:
 
 
 def _load(paths: tuple[str, ...], options: dict) -> Settings:
-    local = [Path(p) for p in paths if p != "-"]
-    start = Path(os.path.commonpath([p.resolve() for p in local])) if local else Path.cwd()
+    local = [os.path.realpath(p) for p in paths if p != "-"]  # realpath: loops do not raise
+    start = Path(os.path.commonpath(local)) if local else Path.cwd()
     config = Path(options["config"]) if options["config"] else None
     settings, _ = load_settings(start, config)
     settings = with_overrides(
@@ -206,7 +206,8 @@ def _statistics(report: Report, as_json: bool) -> str:
 def _emit(text: str, output_file: str | None) -> None:
     if output_file:
         try:
-            Path(output_file).write_text(text, encoding="utf-8")
+            # surrogateescape: a file name that is not UTF-8 is written as its own bytes
+            Path(output_file).write_text(text, encoding="utf-8", errors="surrogateescape")
         except OSError as exc:
             raise UserError(f"cannot write {output_file}: {exc.strerror or exc}") from None
     else:
@@ -223,7 +224,10 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
     if paths == ("-",):
         results = [_check_stdin(settings, mode, options["stdin_filename"])]
     else:
-        files, errors = collect_files(paths, settings, options["force_exclude"])
+        notes: list[str] = []
+        files, errors = collect_files(paths, settings, options["force_exclude"], notes)
+        for note in notes:
+            click.echo(f"warning: {note}", err=True)
         if not files and not errors:
             click.echo("warning: no files to check under the given paths", err=True)
         results = _check_files(files, settings, mode, options["jobs"])

@@ -23,6 +23,7 @@ the bare file name.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,7 +31,9 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from prefixlint import registry
-from prefixlint.limits import LimitError, Limits, limits_from_table
+from prefixlint.context import SourceError
+from prefixlint.limits import DEFAULT_LIMITS, LimitError, Limits, limits_from_table
+from prefixlint.nesting import guard_brackets
 from prefixlint.tokenizers import DEFAULT_TOKENIZER
 
 try:
@@ -81,7 +84,7 @@ def matches_glob(path: str, pattern: str, root: str = ".") -> bool:
     """Whether ``path`` matches ``pattern`` relative to ``root``, or by its file name alone."""
     pure = PurePath(path)
     try:
-        relative = Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+        relative = PurePath(os.path.realpath(path)).relative_to(os.path.realpath(root)).as_posix()
     except ValueError:
         relative = pure.as_posix()
     pattern = pattern.rstrip("/")
@@ -99,19 +102,37 @@ def validate_selectors(selectors: Sequence[str], where: str) -> tuple[str, ...]:
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start`` that has a ``[tool.prefixlint]`` table."""
-    start = start.resolve()
-    folder = start if start.is_dir() else start.parent
+    start = Path(os.path.realpath(start))  # realpath: a symlink loop does not raise
+    folder = start if _is_dir(start) else start.parent
     for candidate in (folder, *folder.parents):
         pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and "prefixlint" in _read_toml(pyproject).get("tool", {}):
+        if _is_file(pyproject) and "prefixlint" in _read_toml(pyproject).get("tool", {}):
             return pyproject
     return None
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # inside a folder we may not enter
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _read_toml(path: Path) -> dict:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+        guard_brackets(text, DEFAULT_LIMITS, toml=True)
+        return tomllib.loads(text)
+    except SourceError as exc:
+        raise ConfigError(f"{path}:{exc.line}:{exc.column}: cannot read TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
 
 
@@ -180,7 +201,7 @@ def load_settings(start: Path, config: Path | None = None) -> tuple[Settings, Pa
     """Settings from ``config`` or from the nearest pyproject.toml above ``start``."""
     pyproject = config if config is not None else find_pyproject(start)
     if pyproject is None:
-        return Settings(root=str(start if start.is_dir() else start.parent)), None
+        return Settings(root=str(start if _is_dir(start) else start.parent)), None
     data = _read_toml(pyproject)
     table = data.get("tool", {}).get("prefixlint", {})
     if not isinstance(table, dict):

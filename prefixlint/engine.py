@@ -263,5 +263,7 @@ def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> File
         try:
             write_atomic(Path(path).resolve(), encode(result.fixed_text, source.encoding))
         except OSError as exc:
-            result.error = f"{path}: cannot write: {exc.strerror or exc}"
+            # Nothing was fixed: report what the file on disk still has.
+            result = check_source(source, path, settings, FixMode())
+            result.error = f"{path}: cannot write, not fixed: {exc.strerror or exc}"
     return result

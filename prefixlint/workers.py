@@ -33,13 +33,13 @@ _IN_FLIGHT_PER_WORKER = 2
 
 
 def _resolved(entry: str) -> Path:
-    return Path(entry or os.curdir).resolve()
+    return Path(os.path.realpath(entry or os.curdir))
 
 
 def worker_sys_path(avoid: Iterable[str]) -> list[str]:
     """The parent's ``sys.path`` without '' , the current folder, the script's folder and
     ``avoid``; the folder prefixlint is imported from is appended if it was dropped."""
-    unsafe = {Path.cwd().resolve(), *(_resolved(folder) for folder in avoid)}
+    unsafe = {_resolved(os.curdir), *(_resolved(folder) for folder in avoid)}
     if sys.path and not sys.flags.safe_path:
         unsafe.add(_resolved(sys.path[0]))
     kept = [entry for entry in sys.path if entry and _resolved(entry) not in unsafe]
