@@ -132,7 +132,7 @@ def _read_toml(path: Path) -> dict:
         return tomllib.loads(text)
     except SourceError as exc:
         raise ConfigError(f"{path}:{exc.line}:{exc.column}: cannot read TOML: {exc}") from None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: decoding, TOML
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import io
 import re
+import sys
 import tokenize
 from dataclasses import replace
 
@@ -141,7 +142,19 @@ def guard_brackets(text: str, limits: Limits, toml: bool = False) -> None:
 JINJA_MAX_DEPTH = 40
 """Jinja's parser recurses about a dozen frames per bracket: deeper expressions overflow."""
 JINJA_MAX_CHAIN = 200
+JINJA_MAX_BLOCKS = 40
+"""Compiled templates indent once or twice per block: Python refuses 100 levels."""
 _JINJA_TAG = re.compile(r"\{\{(.*?)\}\}|\{%(.*?)%\}", re.DOTALL)
+_JINJA_BLOCK = re.compile(r"[-+]?\s*(for|if|macro|call|filter|with|block|generation|set)\b([^=]*)$")
+_JINJA_END = re.compile(r"[-+]?\s*end")
+
+
+def _block_change(statement: str) -> int:
+    """+1 for a tag that opens a block (``{% set x %}`` without ``=`` included), -1 for an end."""
+    opened = _JINJA_BLOCK.match(statement)
+    if opened and (opened.group(1) != "set" or "=" not in statement):
+        return 1
+    return -1 if _JINJA_END.match(statement) else 0
 
 
 def guard_jinja(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
@@ -154,9 +167,20 @@ def guard_jinja(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
         max_python_chain=min(limits.max_python_chain, JINJA_MAX_CHAIN),
     )
     shortest = min(bounded.max_depth, bounded.max_python_chain)
+    blocks = 0
     for match in _JINJA_TAG.finditer(text):
         group = 1 if match.group(1) is not None else 2
         inner = match.group(group)
+        if group == 2:
+            blocks += _block_change(inner)
+            if blocks > JINJA_MAX_BLOCKS:
+                line = text.count("\n", 0, match.start()) + 1
+                column = match.start() - text.rfind("\n", 0, match.start())
+                raise SourceError(
+                    f"blocks nested too deeply to check: over {JINJA_MAX_BLOCKS} levels",
+                    line,
+                    column,
+                )
         if len(inner) <= shortest:
             continue
         lines = inner.strip("-+").split("\n")
@@ -167,3 +191,15 @@ def guard_jinja(text: str, limits: Limits = DEFAULT_LIMITS) -> None:
             line = text.count("\n", 0, start) + exc.line
             column = exc.column + (start - text.rfind("\n", 0, start) if exc.line == 1 else 0)
             raise SourceError(exc.message, line, column) from None
+
+
+def too_long_number(text: str, error: ValueError) -> SourceError:
+    """The :class:`SourceError` for a parser's ``ValueError`` on an integer literal longer
+    than Python converts (``sys.get_int_max_str_digits()``), at the first such literal."""
+    digits = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 4300
+    found = re.search(rf"\d{{{digits + 1},}}", text)
+    if found is None:
+        return SourceError(f"value cannot be read: {error}")
+    line = text.count("\n", 0, found.start()) + 1
+    column = found.start() - text.rfind("\n", 0, found.start())
+    return SourceError(f"number too long to check: over {digits} digits", line, column)

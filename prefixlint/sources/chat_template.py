@@ -18,7 +18,7 @@ import jinja2
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.limits import DEFAULT_LIMITS, Limits
-from prefixlint.nesting import guard_brackets, guard_jinja
+from prefixlint.nesting import guard_brackets, guard_jinja, too_long_number
 from prefixlint.types import Diagnostic
 
 SOURCE_KIND = "chat-template"
@@ -79,6 +79,9 @@ def _compile(source: str, file_line):
         raise SourceError(
             f"chat template syntax error: {exc.message}", line=file_line(line)
         ) from None
+    except (SyntaxError, RecursionError, MemoryError) as exc:  # compiling to Python failed
+        message = f"chat template cannot be compiled: {type(exc).__name__}: {exc}"
+        raise SourceError(message, line=file_line(1)) from None
 
 
 def _special_tokens(config: dict) -> dict[str, str]:
@@ -144,6 +147,8 @@ def parse(path: str, text: str, limits: Limits = DEFAULT_LIMITS) -> list:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceError(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+    except ValueError as exc:
+        raise too_long_number(text, exc) from None
     if not isinstance(config, dict):
         raise SourceError("expected a JSON object with a chat_template")
     named = _named_templates(config, path)

@@ -34,7 +34,7 @@ except ModuleNotFoundError:  # Python 3.10
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.limits import DEFAULT_LIMITS, Limits
 from prefixlint.lines import LineIndex
-from prefixlint.nesting import guard_brackets
+from prefixlint.nesting import guard_brackets, too_long_number
 from prefixlint.sourcemap import Slice, SourceMap, SourceMapBuilder
 from prefixlint.sources.templates import (
     TemplateDocument,
@@ -446,6 +446,8 @@ def _json_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, int,
         raise SourceError(f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise SourceError("JSON nesting too deep") from None
+    except ValueError as exc:
+        raise too_long_number(text, exc) from None
     found: list[tuple[Path, int, int]] = []
     tokens = _JSON_TOKEN.finditer(text)
     stack: list[list] = []  # per open container: [is_object, path, next key or index]
@@ -540,6 +542,8 @@ def _toml_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, Sour
         located = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         line, column = (int(located.group(1)), int(located.group(2))) if located else (1, 1)
         raise SourceError(f"TOML syntax error: {str(exc).split(' (at')[0]}", line, column) from None
+    except ValueError as exc:
+        raise too_long_number(text, exc) from None
     found: list[tuple[Path, SourceMap, Encoder]] = []
     table: Path = ()
     array_counts: dict[Path, int] = {}
@@ -702,7 +706,10 @@ def prompt_strings(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> lis
         for key_path, node in _yaml_strings(text, limits):
             strings.append((key_path, node.value, *_yaml_map(text, node)))
         has_messages = any("messages" in key_path for key_path, *_ in strings)
-        data = yaml.load(text, Loader=bounded_loader(limits)) if has_messages else None
+        try:
+            data = yaml.load(text, Loader=bounded_loader(limits)) if has_messages else None
+        except ValueError as exc:  # an integer too long to convert
+            raise too_long_number(text, exc) from None
     result = []
     for key_path, value, host, encoder, verify in strings:
         if not is_prompt_path(key_path):

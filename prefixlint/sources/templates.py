@@ -68,6 +68,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_JINJA_CONSTANTS = frozenset({"true", "false", "none", "True", "False", "None"})
 _USER_SECTION = re.compile(
     r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
     r"user prompt|user query)[ \t]*(?:\*\*|\])?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\r?$"
@@ -452,6 +453,9 @@ def _analyse_expression(
     expression: str,
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """Dotted names, callees and filters used by a Jinja expression (parsed, never run)."""
+    plain = expression.strip()
+    if _DOTTED.fullmatch(plain) and plain not in _JINJA_CONSTANTS:
+        return (plain,), (), ()  # what parsing finds, without its cost (files of many names)
     try:
         tree = _ENV.parse("{{ " + expression + " }}")
     except (TemplateSyntaxError, RecursionError):
