@@ -225,18 +225,27 @@ def fix_text(
 
 
 def check_source(source: SourceText, path: str, settings: Settings, mode: FixMode) -> FileResult:
-    """Check (and with ``mode``, fix in memory) one decoded source."""
+    """Check (and with ``mode``, fix in memory) one decoded source, within the file's time
+    budget (``limits.file-seconds``: over it, the result is PFX902 "too slow to check")."""
     result = FileResult(path, text=source.text)
     try:
-        if mode.applies_fixes:
-            outcome = fix_text(source.text, path, settings, mode, source.newline)
-            result.diagnostics, result.fixed = outcome.diagnostics, outcome.fixed
-            result.fixed_text, result.error = outcome.text, outcome.error
-        else:
-            result.diagnostics = check_text(source.text, path, settings)
+        with time_budget(settings.limits.file_seconds):
+            _check_into(result, source, settings, mode)
+    except OverBudget:
+        return _too_slow(path, settings)
     except UnsupportedFile as exc:
         result.skipped = str(exc)
     return result
+
+
+def _check_into(result: FileResult, source: SourceText, settings: Settings, mode: FixMode) -> None:
+    path = result.path
+    if mode.applies_fixes:
+        outcome = fix_text(source.text, path, settings, mode, source.newline)
+        result.diagnostics, result.fixed = outcome.diagnostics, outcome.fixed
+        result.fixed_text, result.error = outcome.text, outcome.error
+    else:
+        result.diagnostics = check_text(source.text, path, settings)
 
 
 def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> FileResult:
@@ -251,10 +260,7 @@ def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> File
     except OSError as exc:
         return FileResult(path, error=f"{path}: cannot read: {exc.strerror or exc}")
     try:
-        with time_budget(settings.limits.file_seconds):
-            result = check_source(source, path, settings, mode)
-    except OverBudget:
-        return _too_slow(path, settings)
+        result = check_source(source, path, settings, mode)
     except TokenizerError:
         raise
     except Exception as exc:  # a rule's bug must not stop the other files

@@ -7,9 +7,10 @@ import pytest
 from prefixlint.budget import OverBudget, time_budget
 from prefixlint.config import ConfigError, Settings, settings_from_table
 from prefixlint.context import SourceError
-from prefixlint.engine import check_file, check_text
+from prefixlint.engine import FixMode, check_file, check_source, check_text
 from prefixlint.limits import Limits
 from prefixlint.nesting import guard_brackets, guard_jinja, guard_python
+from prefixlint.textio import SourceText
 
 LAUGHS = (
     'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n'
@@ -151,3 +152,17 @@ def test_a_file_over_its_time_budget_is_pfx902_and_the_run_goes_on(tmp_path):
     fine = tmp_path / "p.txt"
     fine.write_text("Hello\n")
     assert check_file(str(fine), Settings(limits=limits)).diagnostics == []
+
+
+def test_text_from_stdin_has_the_time_budget_too():
+    slow = (
+        "{% for message in messages %}{{ message.content }}{% endfor %}"
+        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n"
+    )
+    limits = Limits(file_seconds=0.3, template_steps=10**12, template_seconds=10**6)
+    result = check_source(
+        SourceText(slow), "chat_template.jinja", Settings(limits=limits), FixMode()
+    )
+    assert [d.message for d in result.diagnostics] == [
+        "too slow to check: over 0.3 s (limit file-seconds); not checked"
+    ]
