@@ -37,10 +37,10 @@ def _resolved(entry: str) -> Path:
 
 
 def worker_sys_path(avoid: Iterable[str]) -> list[str]:
-    """The parent's ``sys.path`` without '' , the current folder, the script's folder and
+    """The parent's ``sys.path`` without '', the current folder, the script's folder and
     ``avoid``; the folder prefixlint is imported from is appended if it was dropped."""
     unsafe = {_resolved(os.curdir), *(_resolved(folder) for folder in avoid)}
-    if sys.path and not sys.flags.safe_path:
+    if sys.path and not getattr(sys.flags, "safe_path", False):  # -P (Python 3.11+)
         unsafe.add(_resolved(sys.path[0]))
     kept = [entry for entry in sys.path if entry and _resolved(entry) not in unsafe]
     home = str(Path(prefixlint.__file__).resolve().parent.parent)
