@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -50,26 +51,42 @@ def worker_sys_path(avoid: Iterable[str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def _isolated_start(avoid: Iterable[str]) -> Iterator[None]:
-    """While open, spawned interpreters start with a safe ``sys.path`` (see the module doc)."""
-    saved_path, saved_flag = sys.path[:], os.environ.get("PYTHONSAFEPATH")
+def _isolated_start(avoid: Iterable[str]) -> Iterator[str]:
+    """While open, spawned interpreters start with a safe ``sys.path`` in an empty folder (see
+    the module doc); yields the folder to return to."""
+    saved_path, saved_flag, here = sys.path[:], os.environ.get("PYTHONSAFEPATH"), os.getcwd()
     sys.path[:] = worker_sys_path(avoid)
     os.environ["PYTHONSAFEPATH"] = "1"
-    try:
-        yield
-    finally:
-        sys.path[:] = saved_path
-        if saved_flag is None:
-            os.environ.pop("PYTHONSAFEPATH", None)
-        else:
-            os.environ["PYTHONSAFEPATH"] = saved_flag
+    with tempfile.TemporaryDirectory(prefix="prefixlint-workers-") as empty:
+        os.chdir(empty)  # where a worker starts: '' on its path is this empty folder
+        try:
+            yield here
+        finally:
+            os.chdir(here)
+            sys.path[:] = saved_path
+            if saved_flag is None:
+                os.environ.pop("PYTHONSAFEPATH", None)
+            else:
+                os.environ["PYTHONSAFEPATH"] = saved_flag
+
+
+def _executor(workers: int, folder: str) -> ProcessPoolExecutor:
+    """Spawned workers that move to ``folder`` (the caller's) once started."""
+    return ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=os.chdir, initargs=(folder,)
+    )
 
 
 def _run_until_broken(
-    function: Callable[[Any], Any], items: Sequence, queue: deque, workers: int, results: dict
+    function: Callable[[Any], Any],
+    items: Sequence,
+    queue: deque,
+    workers: int,
+    folder: str,
+    results: dict,
 ) -> list[int]:
     """Run the queued item indexes into ``results``; the indexes lost if a worker dies."""
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+    with _executor(workers, folder) as pool:
         in_flight: dict[Future, int] = {}
         while queue or in_flight:
             while queue and len(in_flight) < workers * _IN_FLIGHT_PER_WORKER:
@@ -102,11 +119,14 @@ def map_isolated(
     Exceptions raised by ``function`` propagate.
     """
     results: dict[int, Result] = {}
-    with _isolated_start(avoid):
+    crashed: list[int] = []
+    with _isolated_start(avoid) as folder:
         queue = deque(range(len(items)))
         while queue:
-            lost = _run_until_broken(function, items, queue, workers, results)
+            lost = _run_until_broken(function, items, queue, workers, folder, results)
             for index in lost:
-                if _run_until_broken(function, items, deque([index]), 1, results):
-                    results[index] = on_crash(items[index])
+                if _run_until_broken(function, items, deque([index]), 1, folder, results):
+                    crashed.append(index)
+    for index in crashed:  # back in the caller's folder, for relative paths
+        results[index] = on_crash(items[index])
     return [results[index] for index in range(len(items))]

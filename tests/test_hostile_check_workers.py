@@ -96,3 +96,16 @@ def test_environment_is_restored_after_the_run():
     map_isolated(eval, ["1", "2"], 2, lambda item: None)
     assert sys.path == before_path
     assert os.environ.get("PYTHONSAFEPATH") == before_flag
+
+
+def test_workers_work_in_the_callers_folder_without_importing_from_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "types.py").write_text("import os\nos._exit(3)\n")  # would kill the worker
+    items = [
+        "__import__('os').getcwd()",
+        "__import__('sys').flags.safe_path or __import__('os').environ['PYTHONSAFEPATH']",
+    ]
+    working_in, safe = map_isolated(eval, items, 1, lambda item: "crashed")
+    assert working_in == str(tmp_path)
+    assert safe
+    assert os.getcwd() == str(tmp_path)
