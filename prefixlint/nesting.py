@@ -55,41 +55,83 @@ def _chains(token: tokenize.TokenInfo, previous: tokenize.TokenInfo | None) -> b
     return token.string in _CHAIN_OPERATORS and token.type in (tokenize.OP, tokenize.NAME)
 
 
+def fstring_depth(literal: str) -> int:
+    """How deeply brackets nest inside the replacement fields of an f-string literal."""
+    depth = deepest = 0
+    position = 0
+    while position < len(literal):
+        char = literal[position]
+        if depth == 0 and char == "{" and literal.startswith("{{", position):
+            position += 2
+            continue
+        if char in _OPENERS and (depth or char == "{"):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in _CLOSERS and depth:
+            depth -= 1
+        position += 1
+    return deepest
+
+
+class _PythonScan:
+    """The state of :func:`guard_python`: per open bracket, the chain length and the lambdas
+    nested since the bracket opened (``lambda: lambda: ...`` nests without brackets)."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.chains = [0]
+        self.lambdas = [0]
+        self.indent = 0
+        self.previous: tokenize.TokenInfo | None = None
+
+    def depth(self) -> int:
+        return len(self.chains) - 1 + self.indent + sum(self.lambdas)
+
+    def feed(self, token: tokenize.TokenInfo) -> None:
+        kind, value = token.type, token.string
+        line, column = token.start[0], token.start[1] + 1
+        limits = self.limits
+        if _chains(token, self.previous):
+            self.chains[-1] += 1
+            if self.chains[-1] > limits.max_python_chain:
+                raise _too_long(limits.max_python_chain, line, column)
+        if kind == tokenize.OP and value in _OPENERS:
+            self.chains.append(0)
+            self.lambdas.append(0)
+        elif kind == tokenize.OP and value in _CLOSERS and len(self.chains) > 1:
+            self.chains.pop()
+            self.lambdas.pop()
+        elif kind == tokenize.NAME and value == "lambda":
+            self.lambdas[-1] += 1
+        elif value in _CHAIN_BREAKS or kind == tokenize.NEWLINE:
+            self.chains[-1] = 0
+            if value != ":":
+                self.lambdas[-1] = 0
+        elif kind == tokenize.INDENT:
+            self.indent += 1
+        elif kind == tokenize.DEDENT:
+            self.indent -= 1
+        inner = 0
+        is_fstring = kind == tokenize.STRING and "f" in value[: value.find(value[-1])].lower()
+        if is_fstring and sum(map(value.count, _OPENERS)) > limits.max_depth - self.depth():
+            inner = fstring_depth(value)
+        if self.depth() + inner > limits.max_depth:
+            raise _too_deep(limits.max_depth, line, column)
+        if kind not in _SKIPPED:
+            self.previous = token
+
+
 def guard_python(text: str, limits: Limits) -> None:
-    """Raise :class:`SourceError` where ``text`` nests brackets or blocks deeper than
-    ``limits.max_depth`` or chains more than ``limits.max_python_chain`` terms.
+    """Raise :class:`SourceError` where ``text`` nests brackets, blocks, lambdas or f-string
+    fields deeper than ``limits.max_depth`` or chains more than ``limits.max_python_chain``
+    terms.
 
     Code the tokenizer rejects is left for the parser to report.
     """
-    chains = [0]
-    indent = 0
-    previous: tokenize.TokenInfo | None = None
+    scan = _PythonScan(limits)
     try:
         for token in tokenize.generate_tokens(io.StringIO(text).readline):
-            kind, value = token.type, token.string
-            line, column = token.start[0], token.start[1] + 1
-            is_op = kind == tokenize.OP
-            if _chains(token, previous):
-                chains[-1] += 1
-                if chains[-1] > limits.max_python_chain:
-                    raise _too_long(limits.max_python_chain, line, column)
-            if is_op and value in _OPENERS:
-                chains.append(0)
-                if len(chains) - 1 + indent > limits.max_depth:
-                    raise _too_deep(limits.max_depth, line, column)
-            elif is_op and value in _CLOSERS:
-                if len(chains) > 1:
-                    chains.pop()
-            elif value in _CHAIN_BREAKS or kind == tokenize.NEWLINE:
-                chains[-1] = 0
-            elif kind == tokenize.INDENT:
-                indent += 1
-                if indent > limits.max_depth:
-                    raise _too_deep(limits.max_depth, line, column)
-            elif kind == tokenize.DEDENT:
-                indent -= 1
-            if kind not in _SKIPPED:
-                previous = token
+            scan.feed(token)
     except (tokenize.TokenError, SyntaxError):
         return
 

@@ -86,7 +86,8 @@ def _python() -> dict[str, str]:
         "nots.py": prompt + "prompt = " + "not " * 5000 + "x\n",
         "attributes.py": prompt + "prompt = a" + ".b" * 10000 + "\n",
         "calls.py": prompt + "prompt = f" + "()" * 10000 + "\n",
-        "lambdas.py": prompt + "prompt = " + "lambda: " * 2000 + "1\n",
+        "lambdas.py": prompt + "prompt = " + "lambda: " * 10000 + "1\n",
+        "fstring_parens.py": prompt + 'prompt = f"{' + _nest("(", ")", 3000, "x") + '}"\n',
         "ifs.py": prompt
         + "".join("    " * i + "if x:\n" for i in range(300))
         + "    " * 300

@@ -41,7 +41,7 @@ def _check_bounded(path: Path, mode: FixMode = CHECK_ONLY) -> None:
 
 
 HEAVY_INPUTS = frozenset(
-    {"many_keys.json", "many_docs.yaml", "lambdas.py", "nested_range.jinja", "big_dict.py"}
+    {"many_keys.json", "many_docs.yaml", "nested_range.jinja", "big_dict.py"}
     | {"tables.toml", "long_line.md", "deep.json", "decorators.py", "attributes.py"}
 )
 

@@ -106,6 +106,18 @@ def test_python_guard_counts_blocks_and_trailers():
     guard_python("x = [" + ", ".join(["a + b"] * 50) + "]\n", Limits(max_python_chain=10))
 
 
+def test_python_guard_counts_lambdas_and_fstring_fields():
+    with pytest.raises(SourceError, match="max-depth"):
+        guard_python("f = " + "lambda: " * 11 + "1\n", Limits(max_depth=10))
+    guard_python("f = [lambda: 1, lambda: 2, lambda: 3]\n" * 5, Limits(max_depth=2))
+    with pytest.raises(SourceError, match="max-depth") as info:
+        guard_python(
+            'x = 1\ny = f"a {' + "(" * 11 + "x" + ")" * 11 + '} b"\n', Limits(max_depth=10)
+        )
+    assert info.value.line == 2
+    guard_python('y = f"((((((((((((( {x} {{((((((((((((}}"\n', Limits(max_depth=3))
+
+
 def test_python_guard_leaves_broken_code_to_the_parser():
     guard_python("x = (\n", Limits(max_depth=1))
 
