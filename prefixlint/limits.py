@@ -6,7 +6,7 @@ reported as PFX902 naming the limit, and the run goes on. Users raise or lower t
     [tool.prefixlint.limits]
     max-depth = 100              # nesting of brackets, mappings and lists (JSON/YAML/TOML/Python)
     max-nodes = 1000000          # values in a prompt file, YAML aliases expanded
-    max-python-chain = 1000      # operators, attribute/call trailers or string literals in a row
+    max-python-chain = 1000      # operators, trailers, string literals or elifs in a row
     file-seconds = 20.0          # wall-clock time to check one file (0: no limit)
     template-range = 100000      # items in one range() of a chat template
     template-steps = 2000000     # template lines run in one rendering

@@ -26,6 +26,7 @@ _CHAIN_BREAKS = frozenset({",", ";", ":", "=", ":=", "->"})
 _TRAILER_AFTER = frozenset({tokenize.NAME, tokenize.STRING, tokenize.NUMBER})
 _OPENERS, _CLOSERS = "([{", ")]}"
 _SKIPPED = frozenset({tokenize.NL, tokenize.COMMENT})
+_STATEMENT_STARTS = frozenset({tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT})
 
 
 def _too_deep(limit: int, line: int, column: int) -> SourceError:
@@ -36,7 +37,7 @@ def _too_deep(limit: int, line: int, column: int) -> SourceError:
 
 def _too_long(limit: int, line: int, column: int) -> SourceError:
     return SourceError(
-        f"expression too long to check: over {limit} operators or literals in a row"
+        f"expression too long to check: over {limit} operators, literals or elifs in a row"
         " (limit max-python-chain)",
         line,
         column,
@@ -82,16 +83,31 @@ class _PythonScan:
         self.chains = [0]
         self.lambdas = [0]
         self.indent = 0
+        self.elifs: dict[int, int] = {}  # per indentation: ``elif`` clauses in a row (they nest)
         self.previous: tokenize.TokenInfo | None = None
 
     def depth(self) -> int:
         return len(self.chains) - 1 + self.indent + sum(self.lambdas)
 
+    def _continues_elifs(self, token: tokenize.TokenInfo) -> bool:
+        """Count an ``elif`` that starts a statement; reset on other statements there."""
+        starts = self.previous is None or self.previous.type in _STATEMENT_STARTS
+        if not starts or token.type in _SKIPPED or token.type in _STATEMENT_STARTS:
+            return False
+        if token.string == "elif":
+            self.elifs[self.indent] = self.elifs.get(self.indent, 0) + 1
+            self.chains[-1] = self.elifs[self.indent] - 1
+            return True
+        if token.string != "else":
+            self.elifs[self.indent] = 0
+        return False
+
     def feed(self, token: tokenize.TokenInfo) -> None:
         kind, value = token.type, token.string
         line, column = token.start[0], token.start[1] + 1
         limits = self.limits
-        if _chains(token, self.previous):
+        in_elif_run = self._continues_elifs(token)  # first: it also resets the run
+        if in_elif_run or _chains(token, self.previous):
             self.chains[-1] += 1
             if self.chains[-1] > limits.max_python_chain:
                 raise _too_long(limits.max_python_chain, line, column)

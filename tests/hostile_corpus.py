@@ -93,6 +93,7 @@ def _python() -> dict[str, str]:
         + "    " * 300
         + "pass\n",
         "decorators.py": prompt + "@d\n" * 5000 + "def f(): pass\n",
+        "elifs.py": prompt + "if a:\n    pass\n" + "elif a:\n    pass\n" * 20000,
         "fstrings.py": prompt + 'prompt = f"{' + "f'{" * 3 + "x" + "}'" * 3 + '}"\n',
         "huge_int.py": prompt + "n = " + "9" * 5000 + "\n",
         "big_dict.py": "messages = [{"

@@ -118,6 +118,17 @@ def test_python_guard_counts_lambdas_and_fstring_fields():
     guard_python('y = f"((((((((((((( {x} {{((((((((((((}}"\n', Limits(max_depth=3))
 
 
+def test_python_guard_counts_elif_clauses_in_a_row():
+    def chain(count: int) -> str:
+        return "if a:\n    pass\n" + "elif a:\n    pass\n" * count
+
+    with pytest.raises(SourceError, match="max-python-chain") as info:
+        guard_python("x = 1\n" + chain(11), Limits(max_python_chain=10))
+    assert info.value.line == 24
+    guard_python(chain(6) + "x = 1\n" + chain(6), Limits(max_python_chain=10))
+    guard_python(chain(6) + "else:\n    pass\n" + chain(6), Limits(max_python_chain=10))
+
+
 def test_python_guard_leaves_broken_code_to_the_parser():
     guard_python("x = (\n", Limits(max_depth=1))
 
