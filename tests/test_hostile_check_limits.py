@@ -25,6 +25,14 @@ LAUGHS = (
 )
 
 
+SLOW_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message.content }}{% endfor %}"
+    "{% if add_generation_prompt %}assistant:{% endif %}"
+    "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n"
+)
+"""Runs for hours unless something stops it (a chat template: the loops are rendered)."""
+
+
 def _only_finding(text: str, path: str, settings: Settings | None = None):
     (found,) = check_text(text, path, settings)
     assert found.code == "PFX902"
@@ -163,10 +171,7 @@ def test_time_budget_interrupts_python_code():
 
 def test_a_file_over_its_time_budget_is_pfx902_and_the_run_goes_on(tmp_path):
     slow = tmp_path / "chat_template.jinja"
-    slow.write_text(
-        "{% for message in messages %}{{ message.content }}{% endfor %}"
-        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n"
-    )
+    slow.write_text(SLOW_CHAT_TEMPLATE)
     limits = Limits(file_seconds=0.3, template_steps=10**12, template_seconds=10**6)
     result = check_file(str(slow), Settings(limits=limits))
     (found,) = result.diagnostics
@@ -178,10 +183,7 @@ def test_a_file_over_its_time_budget_is_pfx902_and_the_run_goes_on(tmp_path):
 
 
 def test_text_from_stdin_has_the_time_budget_too():
-    slow = (
-        "{% for message in messages %}{{ message.content }}{% endfor %}"
-        "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}\n"
-    )
+    slow = SLOW_CHAT_TEMPLATE
     limits = Limits(file_seconds=0.3, template_steps=10**12, template_seconds=10**6)
     result = check_source(
         SourceText(slow), "chat_template.jinja", Settings(limits=limits), FixMode()
