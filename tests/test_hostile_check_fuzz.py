@@ -243,33 +243,32 @@ def _fuzz_one(tmp_path: Path, kind: str, text: str, suffix: str) -> None:
     _check_bounded(path, FixMode(fix=True, unsafe=True))
 
 
-FAST = settings(
-    max_examples=15,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
-HEAVY = settings(
-    max_examples=300,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+def _examples(count: int):
+    return settings(
+        max_examples=count,
+        deadline=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+def _fuzz_drawn(tmp_path: Path, kind: str, data, fragments: int) -> None:
+    text = data.draw(_texts(kind, fragments))
+    _fuzz_one(tmp_path, kind, text, data.draw(st.sampled_from(SUFFIXES[kind])))
 
 
 @pytest.mark.parametrize("kind", sorted(FRAGMENTS))
-@FAST
+@_examples(15)
 @given(data=st.data())
 def test_generated_texts_never_crash(tmp_path, kind, data):
-    text = data.draw(_texts(kind, 40))
-    _fuzz_one(tmp_path, kind, text, data.draw(st.sampled_from(SUFFIXES[kind])))
+    _fuzz_drawn(tmp_path, kind, data, 40)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("kind", sorted(FRAGMENTS))
-@HEAVY
+@_examples(300)
 @given(data=st.data())
 def test_many_generated_texts_never_crash(tmp_path, kind, data):
-    text = data.draw(_texts(kind, 200))
-    _fuzz_one(tmp_path, kind, text, data.draw(st.sampled_from(SUFFIXES[kind])))
+    _fuzz_drawn(tmp_path, kind, data, 200)
 
 
 FIXTURE_FILES = sorted(
@@ -295,11 +294,7 @@ def _mutate(data: bytes, edits: list[tuple[int, int, int, bytes]]) -> bytes:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fixture", FIXTURE_FILES, ids=lambda p: p.name)
-@settings(
-    max_examples=40,
-    deadline=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@_examples(40)
 @given(
     edits=st.lists(
         st.tuples(
