@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import sysconfig
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -37,16 +38,29 @@ def _resolved(entry: str) -> Path:
     return Path(os.path.realpath(entry or os.curdir))
 
 
+def _is_standard_library(entry: str) -> bool:
+    path = _resolved(entry)
+    if path.suffix == ".zip":
+        return True
+    if path.name in ("site-packages", "dist-packages"):
+        return False
+    roots = {_resolved(sysconfig.get_path(name)) for name in ("stdlib", "platstdlib")}
+    return any(path == root or root in path.parents for root in roots)
+
+
 def worker_sys_path(avoid: Iterable[str]) -> list[str]:
     """The parent's ``sys.path`` without '', the current folder, the script's folder and
-    ``avoid``; the folder prefixlint is imported from is appended if it was dropped."""
+    ``avoid``. If that drops the folder prefixlint is imported from, it comes back right
+    after the standard library: before other packages (so that workers import this same
+    prefixlint), never before the standard library."""
     unsafe = {_resolved(os.curdir), *(_resolved(folder) for folder in avoid)}
     if sys.path and not getattr(sys.flags, "safe_path", False):  # -P (Python 3.11+)
         unsafe.add(_resolved(sys.path[0]))
     kept = [entry for entry in sys.path if entry and _resolved(entry) not in unsafe]
-    home = str(Path(prefixlint.__file__).resolve().parent.parent)
-    if all(_resolved(entry) != Path(home) for entry in kept):
-        kept.append(home)
+    home = Path(prefixlint.__file__).resolve().parent.parent
+    if all(_resolved(entry) != home for entry in kept):
+        after = max((i + 1 for i, e in enumerate(kept) if _is_standard_library(e)), default=0)
+        kept.insert(after, str(home))
     return kept
 
 

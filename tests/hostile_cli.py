@@ -17,14 +17,18 @@ LAUNCHER = (
 
 
 def run_cli(
-    args: list[str], cwd: Path, launcher_dir: Path, timeout: float = 60
+    args: list[str],
+    cwd: Path,
+    launcher_dir: Path,
+    timeout: float = 60,
+    pythonpath: str = PACKAGE_HOME,
 ) -> subprocess.CompletedProcess:
     """``prefixlint ARGS`` from a script in ``launcher_dir`` (its folder, not ``cwd``, is
-    ``sys.path[0]``, like a console script's), run in ``cwd``."""
+    ``sys.path[0]``, like a console script's), run in ``cwd`` with ``PYTHONPATH``."""
     launcher_dir.mkdir(parents=True, exist_ok=True)
     script = launcher_dir / "prefixlint_script.py"
     script.write_text(LAUNCHER, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": PACKAGE_HOME, "NO_COLOR": "1"}
+    env = {**os.environ, "PYTHONPATH": pythonpath, "NO_COLOR": "1"}
     env.pop("PYTHONSAFEPATH", None)
     return subprocess.run(
         [sys.executable, str(script), *args],

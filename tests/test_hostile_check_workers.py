@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
-from hostile_cli import run_cli
+from hostile_cli import PACKAGE_HOME, run_cli
 
+import prefixlint
 from prefixlint.workers import map_isolated, worker_sys_path
 
 STDLIB_NAMES = [
@@ -81,6 +83,15 @@ def test_worker_path_drops_the_current_folder_and_the_avoided_ones(tmp_path, mon
     assert any(Path(entry, "prefixlint").is_dir() for entry in path)
 
 
+def test_worker_path_keeps_this_prefixlint_ahead_of_installed_packages(tmp_path, monkeypatch):
+    home = str(Path(prefixlint.__file__).resolve().parent.parent)
+    monkeypatch.chdir(home)
+    stdlib = sysconfig.get_path("stdlib")
+    installed = str(tmp_path / "site-packages")
+    monkeypatch.setattr(sys, "path", ["", home, stdlib, installed])
+    assert worker_sys_path([]) == [stdlib, home, installed]
+
+
 def test_a_dying_worker_costs_only_its_own_item():
     items = ["1 + 1", "__import__('os')._exit(9)", "2 * 3", "4", "5"]
     assert map_isolated(eval, items, 2, lambda item: "crashed") == [2, "crashed", 6, 4, 5]
@@ -109,3 +120,15 @@ def test_workers_work_in_the_callers_folder_without_importing_from_it(tmp_path, 
     assert working_in == str(tmp_path)
     assert safe
     assert os.getcwd() == str(tmp_path)
+
+
+def test_workers_import_the_same_prefixlint_as_the_command(tmp_path):
+    """``PYTHONPATH=.`` in a checkout: the workers must not fall back to an installed copy."""
+    outputs = []
+    for jobs in ("1", "2"):
+        args = ["check", "-j", jobs, "--format", "json", "fixtures/chat_templates"]
+        done = run_cli(args, Path(PACKAGE_HOME), tmp_path / "bin", 120, pythonpath=".")
+        assert "Traceback" not in done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert '"PFX503"' in outputs[0]
