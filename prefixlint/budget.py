@@ -1,8 +1,10 @@
 """A wall-clock budget for checking one file, enforced with ``SIGALRM`` where there is one.
 
 The alarm raises :class:`OverBudget` in whatever Python code is running (a long C call ends
-first). It derives from ``BaseException`` so that no rule's ``except Exception`` swallows it.
-Without ``setitimer`` (Windows), or off the main thread, the budget is not enforced.
+first). It derives from ``BaseException`` so that no rule's ``except Exception`` swallows it;
+an alarm that lands where Python ignores exceptions (a garbage-collector callback, a
+``__del__``) is repeated every :data:`RETRY_SECONDS` until one gets through. Without
+``setitimer`` (Windows), or off the main thread, the budget is not enforced.
 """
 
 from __future__ import annotations
@@ -12,13 +14,11 @@ import signal
 import threading
 from collections.abc import Iterator
 
+RETRY_SECONDS = 0.25
+
 
 class OverBudget(BaseException):
     """The file took longer than its budget to check."""
-
-
-def _raise_over_budget(signum, frame) -> None:
-    raise OverBudget
 
 
 @contextlib.contextmanager
@@ -30,10 +30,17 @@ def time_budget(seconds: float) -> Iterator[None]:
     if seconds <= 0 or not enforceable:
         yield
         return
-    previous = signal.signal(signal.SIGALRM, _raise_over_budget)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    armed = [True]
+
+    def expire(signum, frame) -> None:
+        if armed[0]:
+            raise OverBudget
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds, RETRY_SECONDS)
     try:
         yield
     finally:
+        armed[0] = False
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)

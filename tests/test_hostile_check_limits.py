@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from prefixlint.budget import OverBudget, time_budget
@@ -166,6 +168,19 @@ def test_jinja_guard_names_the_file_line():
 def test_time_budget_interrupts_python_code():
     with pytest.raises(OverBudget), time_budget(0.05):
         while True:
+            pass
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_time_budget_survives_an_alarm_that_lands_in_a_destructor():
+    class Swallows:
+        def __del__(self):
+            time.sleep(0.1)  # the first alarm lands here, where Python ignores exceptions
+
+    give_up = time.monotonic() + 5
+    with pytest.raises(OverBudget), time_budget(0.05):
+        Swallows()
+        while time.monotonic() < give_up:
             pass
 
 
