@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from prefixlint import registry
+from prefixlint.limits import Limits
 from prefixlint.tokenizers import DEFAULT_TOKENIZER, Tokenizer, get_tokenizer
 
 
@@ -28,6 +29,7 @@ class RuleContext:
     enabled: frozenset[str]
     tokenizer_spec: str = DEFAULT_TOKENIZER
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
 
     @property
     def tokenizer(self) -> Tokenizer:

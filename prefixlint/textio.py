@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import codecs
 import contextlib
+import errno
 import os
+import re
+import stat
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
@@ -75,17 +79,26 @@ def decode(data: bytes) -> SourceText:
 
 
 def read_source(path: Path) -> SourceText:
-    """Read and decode ``path``; files over :data:`MAX_FILE_BYTES` are refused unread.
+    """Read and decode ``path``; files over :data:`MAX_FILE_BYTES`, and anything but a
+    regular file (a pipe or device could block the read), are refused unread.
 
     Raises ``OSError`` when the file cannot be read at all.
     """
-    size = path.stat().st_size
-    if size > MAX_FILE_BYTES:
-        raise UnreadableText(
-            f"file is {size / 1e6:.1f} MB, over the {MAX_FILE_BYTES // 2**20} MiB limit;"
-            " not checked"
-        )
-    with path.open("rb") as handle:
+    mode = path.stat().st_mode
+    if stat.S_ISDIR(mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+    if not stat.S_ISREG(mode):
+        raise UnreadableText("not a regular file; not checked")
+    descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        status = os.fstat(handle.fileno())
+        if not stat.S_ISREG(status.st_mode):  # swapped for a pipe or device since the check
+            raise UnreadableText("not a regular file; not checked")
+        if status.st_size > MAX_FILE_BYTES:
+            raise UnreadableText(
+                f"file is {status.st_size / 1e6:.1f} MB, over the"
+                f" {MAX_FILE_BYTES // 2**20} MiB limit; not checked"
+            )
         data = handle.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
         raise UnreadableText(f"file grew over the {MAX_FILE_BYTES // 2**20} MiB limit")
@@ -107,12 +120,39 @@ def encode(text: str, encoding: str) -> bytes:
     return text.encode(encoding)
 
 
+STALE_TEMPORARY_SECONDS = 60
+"""A temporary file of :func:`write_atomic` older than this was left by a killed run."""
+
+
+def remove_stale_temporaries(path: Path) -> list[Path]:
+    """Delete the temporary files a killed :func:`write_atomic` of ``path`` left behind.
+
+    Only names :func:`write_atomic` makes (``.NAME.XXXXXXXX.tmp``) older than
+    :data:`STALE_TEMPORARY_SECONDS` are removed, so that a run writing the same file right
+    now keeps its own. Returns the removed paths.
+    """
+    pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
+    removed = []
+    try:
+        candidates = [p for p in path.parent.iterdir() if pattern.fullmatch(p.name)]
+    except OSError:
+        return removed
+    for candidate in candidates:
+        with contextlib.suppress(OSError):
+            if time.time() - candidate.lstat().st_mtime > STALE_TEMPORARY_SECONDS:
+                candidate.unlink()
+                removed.append(candidate)
+    return removed
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` through a temporary file in the same folder.
 
-    The file keeps its permission bits; readers never see a half-written file.
+    The file keeps its permission bits; readers never see a half-written file. Temporary
+    files that an earlier, killed run left beside ``path`` are removed first.
     """
     mode = path.stat().st_mode & 0o7777
+    remove_stale_temporaries(path)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out:

@@ -17,8 +17,8 @@ from prefixlint.auditing import AuditOptions, run_audit
 from prefixlint.auditing.results import SKIPPED_SAMPLE, Skipped, SkippedLines
 from prefixlint.cli.audit import audit
 from prefixlint.request import ChatRequest
-from prefixlint.sources.logs.limits import LogLimits, OverlongLine, bounded_lines
 from prefixlint.sources.logs import LogReadError, SkippedLine, parse_line, read_log
+from prefixlint.sources.logs.limits import LogLimits, OverlongLine, bounded_lines
 
 GOOD = {"model": "m", "messages": [{"role": "user", "content": "hello"}]}
 

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixlint.sources.logs.json_lines import PROBE, LineDecoder
 from prefixlint.sources.logs import openai_chat_messages, parse_line, read_log
+from prefixlint.sources.logs.json_lines import PROBE, LineDecoder
 
 LOGS = Path(__file__).parent.parent / "fixtures" / "logs"
 PAD = "p" * PROBE

@@ -27,8 +27,8 @@ from prefixlint.auditing.report_terminal import print_report
 from prefixlint.auditing.results import AuditReport
 from prefixlint.cache.base import InvalidQuery
 from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
-from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 from prefixlint.sources.logs import LogReadError
+from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 from prefixlint.tokenizers import TokenizerError
 
 PROGRESS_MIN_BYTES = 1 << 20

@@ -12,9 +12,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
 from functools import partial
-from multiprocessing import get_context
 from pathlib import Path
 
 import click
@@ -27,9 +25,11 @@ from prefixlint.linting.engine import (
     FixMode,
     check_file,
     check_source,
+    crashed_result,
     unreadable_diagnostics,
 )
 from prefixlint.linting.files import collect_files
+from prefixlint.linting.workers import map_isolated
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import wants_color
 from prefixlint.textio import UnreadableText, read_stream
@@ -152,8 +152,8 @@ def _watch(options: dict) -> None:
 
 
 def _load(paths: tuple[str, ...], options: dict) -> Settings:
-    local = [Path(p) for p in paths if p != "-"]
-    start = Path(os.path.commonpath([p.resolve() for p in local])) if local else Path.cwd()
+    local = [os.path.realpath(p) for p in paths if p != "-"]  # realpath: loops do not raise
+    start = Path(os.path.commonpath(local)) if local else Path.cwd()
     config = Path(options["config"]) if options["config"] else None
     settings, _ = load_settings(start, config)
     settings = with_overrides(
@@ -188,9 +188,13 @@ def _check_stdin(settings: Settings, mode: FixMode, filename: str | None) -> Fil
 def _check_files(files: list[str], settings: Settings, mode: FixMode, jobs: int):
     if jobs == 1 or len(files) < 2:
         return [check_file(path, settings, mode) for path in files]
-    workers = min(jobs, len(files))
-    with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-        return list(pool.map(partial(check_file, settings=settings, mode=mode), files))
+    return map_isolated(
+        partial(check_file, settings=settings, mode=mode),
+        files,
+        min(jobs, len(files)),
+        partial(crashed_result, settings=settings),
+        avoid={str(Path(path).parent) for path in files},
+    )
 
 
 def _log_costs(results: list[FileResult], log: str) -> str:
@@ -289,7 +293,8 @@ def _statistics(report: Report, as_json: bool) -> str:
 def _emit(text: str, output_file: str | None) -> None:
     if output_file:
         try:
-            Path(output_file).write_text(text, encoding="utf-8")
+            # surrogateescape: a file name that is not UTF-8 is written as its own bytes
+            Path(output_file).write_text(text, encoding="utf-8", errors="surrogateescape")
         except OSError as exc:
             raise UserError(f"cannot write {output_file}: {exc.strerror or exc}") from None
     else:
@@ -306,7 +311,11 @@ def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -
     if paths == ("-",):
         results = [_check_stdin(settings, mode, options["stdin_filename"])]
     else:
-        files, errors = collect_files(paths, settings, options["force_exclude"])
+        notes: list[str] = []
+        files, errors = collect_files(paths, settings, options["force_exclude"], notes)
+        if not options["quiet"]:
+            for note in notes:
+                click.echo(f"warning: {note}", err=True)
         if options["show_files"]:
             return _show_files(files, errors)
         if options["add_noqa"]:

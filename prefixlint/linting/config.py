@@ -7,14 +7,16 @@ Keys (all optional)::
     ignore = ["PFX402"]
     extend-select = ["PFX901"]
     exclude = ["generated/*"]          # fnmatch globs, relative to the pyproject's folder
-    fixable = ["ALL"]                  # the rules whose fixes --fix may apply (default all)
-    unfixable = ["PFX101"]             # ...and those whose fixes it must leave alone
     extend-exclude = ["old/*"]         # more of them
     include = ["notes/*.md"]           # check only these when walking folders (default: the
     extend-include = ["docs/agent.md"] #   files that are prompts), or these on top
     respect-gitignore = true           # skip what .gitignore files ignore (default true)
+    fixable = ["ALL"]                  # the rules whose fixes --fix may apply (default all)
+    unfixable = ["PFX101"]             # ...and those whose fixes it must leave alone
     tokenizer = "qwen"                 # qwen | qwen-raw | tiktoken:NAME | hf:PATH
     preview = true                     # also run rules whose status is preview
+    [tool.prefixlint.limits]           # bounds on hostile input (see prefixlint.limits)
+    max-depth = 100
     [tool.prefixlint.per-file-ignores]
     "tests/*" = ["PFX101"]
     [tool.prefixlint.PFX301]           # a rule's options (defaults in rules/PFX301.toml)
@@ -33,6 +35,7 @@ the bare file name.
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -40,6 +43,9 @@ from pathlib import Path, PurePath
 from typing import Any
 
 from prefixlint import registry
+from prefixlint.context import SourceError
+from prefixlint.limits import DEFAULT_LIMITS, LimitError, Limits, limits_from_table
+from prefixlint.sources.nesting import guard_brackets
 from prefixlint.tokenizers import DEFAULT_TOKENIZER
 
 try:
@@ -77,6 +83,7 @@ class Settings:
     command_line_fixable: registry.Selection | None = None
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: str = "."
+    limits: Limits = field(default_factory=Limits)
 
     def enabled_codes(self, path: str) -> frozenset[str]:
         """The rule codes that apply to ``path`` (selection minus per-file ignores)."""
@@ -115,7 +122,7 @@ def matches_glob(path: str, pattern: str, root: str = ".") -> bool:
     """Whether ``path`` matches ``pattern`` relative to ``root``, or by its file name alone."""
     pure = PurePath(path)
     try:
-        relative = Path(path).resolve().relative_to(Path(root).resolve()).as_posix()
+        relative = PurePath(os.path.realpath(path)).relative_to(os.path.realpath(root)).as_posix()
     except ValueError:
         relative = pure.as_posix()
     pattern = pattern.rstrip("/")
@@ -133,19 +140,37 @@ def validate_selectors(selectors: Sequence[str], where: str) -> tuple[str, ...]:
 
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start`` that has a ``[tool.prefixlint]`` table."""
-    start = start.resolve()
-    folder = start if start.is_dir() else start.parent
+    start = Path(os.path.realpath(start))  # realpath: a symlink loop does not raise
+    folder = start if _is_dir(start) else start.parent
     for candidate in (folder, *folder.parents):
         pyproject = candidate / "pyproject.toml"
-        if pyproject.is_file() and "prefixlint" in _read_toml(pyproject).get("tool", {}):
+        if _is_file(pyproject) and "prefixlint" in _read_toml(pyproject).get("tool", {}):
             return pyproject
     return None
 
 
+def _is_file(path: Path) -> bool:
+    try:
+        return path.is_file()
+    except OSError:  # inside a folder we may not enter
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def _read_toml(path: Path) -> dict:
     try:
-        return tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+        guard_brackets(text, DEFAULT_LIMITS, toml=True)
+        return tomllib.loads(text)
+    except SourceError as exc:
+        raise ConfigError(f"{path}:{exc.line}:{exc.column}: cannot read TOML: {exc}") from None
+    except (OSError, ValueError, RecursionError) as exc:  # ValueError: decoding, TOML
         raise ConfigError(f"{path}: cannot read TOML: {exc}") from None
 
 
@@ -206,6 +231,11 @@ def settings_from_table(table: Mapping[str, Any], source: str, root: str) -> Set
                 (glob, validate_selectors(_string_list(codes, f"{where}.{glob}"), where))
                 for glob, codes in value.items()
             )
+        elif key == "limits":
+            try:
+                values["limits"] = limits_from_table(value, f"{source}: [tool.prefixlint.limits]")
+            except LimitError as exc:
+                raise ConfigError(str(exc)) from None
         elif _CODE_TABLE.match(key):
             options[key] = _rule_options(key, value, f"{source}: [tool.prefixlint.{key}]")
         else:
@@ -217,7 +247,7 @@ def load_settings(start: Path, config: Path | None = None) -> tuple[Settings, Pa
     """Settings from ``config`` or from the nearest pyproject.toml above ``start``."""
     pyproject = config if config is not None else find_pyproject(start)
     if pyproject is None:
-        return Settings(root=str(start if start.is_dir() else start.parent)), None
+        return Settings(root=str(start if _is_dir(start) else start.parent)), None
     data = _read_toml(pyproject)
     table = data.get("tool", {}).get("prefixlint", {})
     if not isinstance(table, dict):

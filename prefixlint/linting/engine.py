@@ -17,6 +17,7 @@ from pathlib import Path
 
 from prefixlint import registry, sources
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.linting.budget import OverBudget, time_budget
 from prefixlint.linting.config import Settings
 from prefixlint.linting.fixer import apply_edits
 from prefixlint.linting.noqa import apply_noqa
@@ -125,7 +126,7 @@ def check_text(text: str, path: str, settings: Settings | None = None) -> list[D
     settings = settings or Settings()
     enabled = settings.enabled_codes(path)
     module = _source_module(path, text)
-    ctx = RuleContext(path, enabled, settings.tokenizer, settings.options)
+    ctx = RuleContext(path, enabled, settings.tokenizer, settings.options, settings.limits)
     try:
         found = list(module.check(text, ctx))
     except SourceError as exc:
@@ -139,6 +140,24 @@ def unreadable_diagnostics(path: str, exc: UnreadableText, settings: Settings) -
     if PARSE_ERROR not in settings.enabled_codes(path):
         return []
     return [_parse_error(path, exc.message, exc.line, exc.column)]
+
+
+def _not_checked(path: str, settings: Settings, message: str) -> FileResult:
+    """PFX902 at the top of the file, or an error line when PFX902 is disabled there."""
+    if PARSE_ERROR not in settings.enabled_codes(path):
+        return FileResult(path, error=f"{path}: {message}")
+    return FileResult(path, diagnostics=[_parse_error(path, message, 1, 1)])
+
+
+def crashed_result(path: str, settings: Settings) -> FileResult:
+    """The result for a file whose checker process died."""
+    return _not_checked(path, settings, "the checker process crashed on this file; not checked")
+
+
+def _too_slow(path: str, settings: Settings) -> FileResult:
+    seconds = settings.limits.file_seconds
+    message = f"too slow to check: over {seconds:g} s (limit file-seconds); not checked"
+    return _not_checked(path, settings, message)
 
 
 def _in_line_ending(fix: Fix, newline: str) -> Fix:
@@ -206,18 +225,27 @@ def fix_text(
 
 
 def check_source(source: SourceText, path: str, settings: Settings, mode: FixMode) -> FileResult:
-    """Check (and with ``mode``, fix in memory) one decoded source."""
+    """Check (and with ``mode``, fix in memory) one decoded source, within the file's time
+    budget (``limits.file-seconds``: over it, the result is PFX902 "too slow to check")."""
     result = FileResult(path, text=source.text)
     try:
-        if mode.applies_fixes:
-            outcome = fix_text(source.text, path, settings, mode, source.newline)
-            result.diagnostics, result.fixed = outcome.diagnostics, outcome.fixed
-            result.fixed_text, result.error = outcome.text, outcome.error
-        else:
-            result.diagnostics = check_text(source.text, path, settings)
+        with time_budget(settings.limits.file_seconds):
+            _check_into(result, source, settings, mode)
+    except OverBudget:
+        return _too_slow(path, settings)
     except UnsupportedFile as exc:
         result.skipped = str(exc)
     return result
+
+
+def _check_into(result: FileResult, source: SourceText, settings: Settings, mode: FixMode) -> None:
+    path = result.path
+    if mode.applies_fixes:
+        outcome = fix_text(source.text, path, settings, mode, source.newline)
+        result.diagnostics, result.fixed = outcome.diagnostics, outcome.fixed
+        result.fixed_text, result.error = outcome.text, outcome.error
+    else:
+        result.diagnostics = check_text(source.text, path, settings)
 
 
 def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> FileResult:
@@ -241,5 +269,7 @@ def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> File
         try:
             write_atomic(Path(path).resolve(), encode(result.fixed_text, source.encoding))
         except OSError as exc:
-            result.error = f"{path}: cannot write: {exc.strerror or exc}"
+            # Nothing was fixed: report what the file on disk still has.
+            result = check_source(source, path, settings, FixMode())
+            result.error = f"{path}: cannot write, not fixed: {exc.strerror or exc}"
     return result

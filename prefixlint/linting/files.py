@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -32,18 +33,49 @@ SKIPPED_DIRS = frozenset(
 )
 
 
+_SPECIAL_KINDS = (
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISDIR, "a folder"),
+)
+
+
+def special_kind(path: str) -> str | None:
+    """What ``path`` is when it is not a regular file (None for a regular file, or when it
+    cannot be looked at: reading it then reports why)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return next((kind for test, kind in _SPECIAL_KINDS if test(mode)), "not a regular file")
+
+
+def _has_venv_marker(folder: Path) -> bool:
+    try:
+        return (folder / "pyvenv.cfg").exists()
+    except OSError:  # a folder we may not enter
+        return False
+
+
 def _skip_dir(folder: Path, settings: Settings) -> bool:
     return (
         folder.name in SKIPPED_DIRS
         or folder.name.endswith(".egg-info")
-        or (folder / "pyvenv.cfg").exists()
+        or _has_venv_marker(folder)
         or settings.is_excluded(str(folder))
     )
 
 
-def _walk(root: Path, settings: Settings) -> Iterator[str]:
+def _walk(root: Path, settings: Settings, notes: list[str]) -> Iterator[str]:
+    def unreadable(error: OSError) -> None:
+        notes.append(f"{error.filename}: cannot read folder: {error.strerror}; skipped")
+
     ignore = GitIgnore(root) if settings.respect_gitignore else None
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files in os.walk(root, onerror=unreadable):
         here = Path(folder)
         dirs[:] = sorted(
             d
@@ -58,7 +90,11 @@ def _walk(root: Path, settings: Settings) -> Iterator[str]:
                 and _wanted(path, path.relative_to(root), settings)
                 and not (ignore and ignore.ignores(path))
             ):
-                yield str(path)
+                kind = special_kind(str(path))
+                if kind is None:
+                    yield str(path)
+                else:
+                    notes.append(f"{path}: {kind}, not a regular file; skipped")
 
 
 def _wanted(path: Path, relative: Path, settings: Settings) -> bool:
@@ -72,26 +108,50 @@ def _wanted(path: Path, relative: Path, settings: Settings) -> bool:
 
 
 def collect_files(
-    paths: Iterable[str], settings: Settings, force_exclude: bool = False
+    paths: Iterable[str],
+    settings: Settings,
+    force_exclude: bool = False,
+    notes: list[str] | None = None,
 ) -> tuple[list[str], list[str]]:
     """The files to check under ``paths``, and one error line per path that does not exist.
+
+    Only regular files are checked: pipes, sockets and devices (which could block a read
+    forever) and folders that cannot be read are skipped, each with a line added to
+    ``notes``.
 
     Folders are walked (skipping VCS folders, virtual environments, caches, build output,
     what ``.gitignore`` files ignore and the ``exclude`` globs), and the files in them that
     are prompts (:mod:`prefixlint.linting.prompt_files`, or ``include`` globs) are kept. A file
-    named explicitly is checked whenever its suffix is checkable, even if excluded or not a prompt,
-    unless ``force_exclude`` is set (for pre-commit, which passes every changed file).
+    named explicitly is checked whenever its suffix is checkable, even if excluded or not a
+    prompt, unless ``force_exclude`` is set (for pre-commit, which passes every changed file).
     """
     found: dict[str, None] = {}
     errors = []
+    notes = [] if notes is None else notes
     for given in paths:
-        path = Path(given)
-        if path.is_dir():
-            if not (force_exclude and settings.is_excluded(given)):
-                found.update(dict.fromkeys(_walk(path, settings)))
-        elif path.is_file() or path.is_symlink():
-            if is_checkable(given) and not (force_exclude and not _wanted(path, path, settings)):
-                found[given] = None
-        else:
+        try:
+            _collect_one(given, settings, force_exclude, found, notes)
+        except FileNotFoundError:
             errors.append(f"{given}: no such file or directory")
+        except OSError as exc:
+            errors.append(f"{given}: cannot read: {exc.strerror or exc}")
     return list(found), errors
+
+
+def _collect_one(
+    given: str, settings: Settings, force_exclude: bool, found: dict, notes: list[str]
+) -> None:
+    """Add the files of one command-line path to ``found``; raises ``OSError``."""
+    path = Path(given)
+    kind = special_kind(given)
+    if path.is_dir():
+        if not (force_exclude and settings.is_excluded(given)):
+            found.update(dict.fromkeys(_walk(path, settings, notes)))
+    elif kind is not None:
+        notes.append(f"{given}: {kind}, not a regular file; skipped")
+    elif path.is_file() or path.is_symlink():
+        if is_checkable(given) and not (force_exclude and not _wanted(path, path, settings)):
+            found[given] = None
+    else:
+        os.stat(given)  # raises the reason: missing, or a folder we may not enter
+        raise FileNotFoundError(given)

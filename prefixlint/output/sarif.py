@@ -7,6 +7,7 @@ spans do.
 from __future__ import annotations
 
 import json
+import os
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import PurePath
 from urllib.parse import quote
@@ -40,7 +41,8 @@ def _rule(doc: registry.RuleDoc) -> dict:
 
 
 def _uri(path: str) -> str:
-    return quote(PurePath(path).as_posix())
+    """The path as a URI reference; a name that is not UTF-8 keeps its bytes, %-escaped."""
+    return quote(os.fsencode(PurePath(path).as_posix()))
 
 
 def _region(index: LineIndex, start: int, end: int) -> dict:

@@ -28,9 +28,12 @@ def _last_break(raw: str) -> int | None:
 
 
 def _first_break(raw: str) -> int | None:
-    """Index of the first line break in ``raw``."""
+    """Index of the first line break in ``raw`` (at its carriage return in a CRLF file)."""
     found = [raw.find(b) for b in _BREAKS if b in raw]
-    return min(found) if found else None
+    if not found:
+        return None
+    first = min(found)
+    return first - 1 if raw.startswith("\r\n", first - 1) and first > 0 else first
 
 
 class _LoadedNames(cst.CSTVisitor):
@@ -128,12 +131,13 @@ def _split(fstring: cst.FormattedString, index: int):
         # Drop the line break that ended the previous line; keep the one after the moved line.
         broken = head[-1]
         cut = max(broken.value.rfind(b) for b in _BREAKS if b in broken.value)
+        cut -= broken.value.endswith("\r", 0, cut)  # a CRLF file's literal break is two chars
         head[-1] = broken.with_changes(value=broken.value[:cut])
         kept = head + (tail if end else [])
     else:
         first_tail = tail[0]
         cut = _first_break(first_tail.value)
-        length = 2 if first_tail.value.startswith("\\n", cut) else 1
+        length = 2 if first_tail.value.startswith(("\\n", "\r\n"), cut) else 1
         kept = [first_tail.with_changes(value=first_tail.value[cut + length :]), *tail[1:]]
     kept = [p for p in kept if not (isinstance(p, cst.FormattedStringText) and not p.value)]
     return kept, moved

@@ -17,6 +17,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.sinks import may_hold_prompt
+from prefixlint.sources.nesting import guard_python
 from prefixlint.types import Diagnostic
 
 SOURCE_KIND = "python"
@@ -25,6 +26,7 @@ SOURCE_KIND = "python"
 def parse(text: str, ctx: RuleContext) -> PythonDocument:
     """``text`` parsed into a document; :class:`SourceError` at the position if not Python."""
     path = ctx.path
+    guard_python(text, ctx.limits)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:

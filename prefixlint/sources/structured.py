@@ -38,8 +38,10 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.limits import DEFAULT_LIMITS, Limits
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import Slice, SourceMap, SourceMapBuilder
+from prefixlint.sources.nesting import guard_brackets, too_long_number
 from prefixlint.sources.templates import (
     TemplateDocument,
     apply_changes,
@@ -49,6 +51,7 @@ from prefixlint.sources.templates import (
     syntax_for,
     user_section_start,
 )
+from prefixlint.sources.yaml_limits import bounded_loader
 from prefixlint.types import Diagnostic, Edit
 from prefixlint.vocabulary import split_words
 
@@ -209,9 +212,9 @@ def _message_context(path: Path, root: Any) -> tuple[str | None, bool]:
 # YAML
 
 
-def _yaml_strings(text: str) -> Iterator[tuple[Path, yaml.ScalarNode]]:
+def _yaml_strings(text: str, limits: Limits) -> Iterator[tuple[Path, yaml.ScalarNode]]:
     try:
-        documents = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
+        documents = list(yaml.compose_all(text, Loader=bounded_loader(limits)))
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
@@ -459,14 +462,17 @@ _JSON_ESCAPES = {
 }
 
 
-def _json_strings(text: str) -> tuple[Any, list[tuple[Path, int, int]]]:
+def _json_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, int, int]]]:
     """The parsed document and ``(path, start, end)`` of every string value (quotes included)."""
+    guard_brackets(text, limits)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceError(f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from None
     except RecursionError:
         raise SourceError("JSON nesting too deep") from None
+    except ValueError as exc:
+        raise too_long_number(text, exc) from None
     found: list[tuple[Path, int, int]] = []
     tokens = _JSON_TOKEN.finditer(text)
     stack: list[list] = []  # per open container: [is_object, path, next key or index]
@@ -553,13 +559,16 @@ def _toml_key_parts(key: str) -> list[str]:
     return [next(p for p in part if p != "") if any(part) else "" for part in parts]
 
 
-def _toml_strings(text: str) -> tuple[Any, list[tuple[Path, SourceMap, Encoder]]]:
+def _toml_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, SourceMap, Encoder]]]:
+    guard_brackets(text, limits, toml=True)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         located = re.search(r"\(at line (\d+), column (\d+)\)", str(exc))
         line, column = (int(located.group(1)), int(located.group(2))) if located else (1, 1)
         raise SourceError(f"TOML syntax error: {str(exc).split(' (at')[0]}", line, column) from None
+    except ValueError as exc:
+        raise too_long_number(text, exc) from None
     found: list[tuple[Path, SourceMap, Encoder]] = []
     table: Path = ()
     array_counts: dict[Path, int] = {}
@@ -700,17 +709,17 @@ def _toml_encoder(quote: str) -> Encoder:
 # ---------------------------------------------------------------------------------------------
 
 
-def prompt_strings(text: str, path: str) -> list[PromptString]:
+def prompt_strings(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> list[PromptString]:
     """The prompt strings of a YAML/JSON/TOML file (none if it is not a prompt file)."""
     suffix = PurePath(path).suffix.lower()
     strings: list[tuple[Path, str, SourceMap, Encoder, Verifier | None]] = []
     if suffix == ".json":
-        data, spans = _json_strings(_without_bom(text))
+        data, spans = _json_strings(_without_bom(text), limits)
         for key_path, start, end in spans:
             host = _json_string_map(text, start, end)
             strings.append((key_path, host.rendered, host, _json_escape, None))
     elif suffix == ".toml":
-        data, located = _toml_strings(_without_bom(text))
+        data, located = _toml_strings(_without_bom(text), limits)
         for key_path, host, encoder in located:
             if _lookup(data, key_path) != host.rendered:
                 value = _lookup(data, key_path)
@@ -719,12 +728,15 @@ def prompt_strings(text: str, path: str) -> list[PromptString]:
                 host, encoder = _opaque(value, host.to_source(0), host.to_source(0))
             strings.append((key_path, host.rendered, host, encoder, None))
     else:
-        for key_path, node in _yaml_strings(text):
+        for key_path, node in _yaml_strings(text, limits):
             strings.append((key_path, node.value, *_yaml_map(text, node)))
         needs_data = any(
             "messages" in key_path or key_path[-1:] == ("description",) for key_path, *_ in strings
         )
-        data = yaml.safe_load(text) if needs_data else None
+        try:
+            data = yaml.load(text, Loader=bounded_loader(limits)) if needs_data else None
+        except ValueError as exc:  # an integer too long to convert
+            raise too_long_number(text, exc) from None
     result = []
     for key_path, value, host, encoder, verify in strings:
         if not (is_prompt_path(key_path) or _is_tool_description(key_path, data)):
@@ -782,7 +794,7 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     endings and byte-order mark when it is a prompt file."""
     file_lines = LineIndex(text)
     documents = []
-    strings = prompt_strings(text, ctx.path)
+    strings = prompt_strings(text, ctx.path, ctx.limits)
     for string in strings:
         syntax = syntax_for("", string.value)
         parsed = parse_template(string.value, syntax)

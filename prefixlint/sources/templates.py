@@ -31,6 +31,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
+from prefixlint.sources.nesting import guard_jinja
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 from prefixlint.vocabulary import is_request_input
@@ -75,6 +76,7 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+_JINJA_CONSTANTS = frozenset({"true", "false", "none", "True", "False", "None"})
 _USER_SECTION = re.compile(
     r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
     r"user prompt|user query)[ \t]*(?:\*\*|\])?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\r?$"
@@ -371,6 +373,7 @@ def parse_template(text: str, syntax: str, *, strict: bool = False) -> ParsedTem
 
 
 def _validate_jinja(text: str) -> None:
+    guard_jinja(text)
     try:
         _ENV.parse(text)
     except TemplateSyntaxError as exc:
@@ -469,9 +472,12 @@ def _analyse_expression(
     expression: str,
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """Dotted names, callees and filters used by a Jinja expression (parsed, never run)."""
+    plain = expression.strip()
+    if _DOTTED.fullmatch(plain) and plain not in _JINJA_CONSTANTS:
+        return (plain,), (), ()  # what parsing finds, without its cost (files of many names)
     try:
         tree = _ENV.parse("{{ " + expression + " }}")
-    except TemplateSyntaxError:
+    except (TemplateSyntaxError, RecursionError):
         return _words_path(expression), (), ()
     paths: list[str] = []
     calls: list[str] = []

@@ -19,8 +19,10 @@ import jinja2.meta
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.limits import DEFAULT_LIMITS, Limits
 from prefixlint.sources.chat_template import sandbox
 from prefixlint.sources.chat_template.document import ChatTemplateDocument
+from prefixlint.sources.nesting import guard_brackets, guard_jinja, too_long_number
 from prefixlint.types import Diagnostic
 
 SOURCE_KIND = "chat-template"
@@ -102,12 +104,19 @@ def template_file_in(folder: str | Path) -> Path:
 
 def _compile(source: str, file_line):
     try:
+        guard_jinja(source)
+    except SourceError as exc:
+        raise SourceError(f"chat template {exc.message}", line=file_line(exc.line)) from None
+    try:
         return sandbox.compile_template(source)
     except jinja2.TemplateSyntaxError as exc:
         line = exc.lineno or 1
         raise SourceError(
             f"chat template syntax error: {exc.message}", line=file_line(line)
         ) from None
+    except (SyntaxError, RecursionError, MemoryError) as exc:  # compiling to Python failed
+        message = f"chat template cannot be compiled: {type(exc).__name__}: {exc}"
+        raise SourceError(message, line=file_line(1)) from None
 
 
 def _special_tokens(config: dict) -> dict[str, str]:
@@ -157,19 +166,22 @@ def _same_line(line: int) -> int:
     return line
 
 
-def parse(path: str, text: str) -> list:
+def parse(path: str, text: str, limits: Limits = DEFAULT_LIMITS) -> list:
     """The chat templates in ``text``, compiled; raises :class:`SourceError` on bad input."""
     if PurePath(path).name.lower() not in CONFIG_NAMES:
         template = _compile(text, _same_line)
         return [
             ChatTemplateDocument(
-                path, text, template, _same_line, None, dict(_JINJA_SPECIAL_TOKENS)
+                path, text, template, _same_line, None, dict(_JINJA_SPECIAL_TOKENS), limits
             )
         ]
+    guard_brackets(text, limits)
     try:
         config = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SourceError(f"invalid JSON: {exc.msg}", line=exc.lineno, column=exc.colno) from None
+    except ValueError as exc:
+        raise too_long_number(text, exc) from None
     if not isinstance(config, dict):
         raise SourceError("expected a JSON object with a chat_template")
     named = _named_templates(config, path)
@@ -179,14 +191,16 @@ def parse(path: str, text: str) -> list:
         file_line = _constant_line(line)
         template = _compile(source, file_line)
         documents.append(
-            ChatTemplateDocument(path, source, template, file_line, name, _special_tokens(config))
+            ChatTemplateDocument(
+                path, source, template, file_line, name, _special_tokens(config), limits
+            )
         )
     return documents
 
 
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Run the enabled chat-template checkers on every template in the file."""
-    documents = parse(ctx.path, text)
+    documents = parse(ctx.path, text, ctx.limits)
     for document in documents:
         document.features  # noqa: B018  (a template that cannot render at all is a SourceError)
     found = []

@@ -11,6 +11,7 @@ from functools import cached_property
 import jinja2
 
 from prefixlint.context import SourceError
+from prefixlint.limits import DEFAULT_LIMITS, Limits
 from prefixlint.sources.chat_template import conversation, sandbox
 from prefixlint.types import Span
 
@@ -30,6 +31,7 @@ class ChatTemplateDocument:
     """Template line -> line in the file."""
     name: str | None = None
     special_tokens: dict[str, str] = field(default_factory=dict)
+    limits: Limits = DEFAULT_LIMITS
 
     def span(self, template_line: int) -> Span:
         """The whole source line ``template_line`` as a span in the file."""
@@ -55,14 +57,22 @@ class ChatTemplateDocument:
         add_generation_prompt: bool,
         clock: sandbox.FakeClock | None = None,
     ) -> sandbox.Rendering:
-        """Render the first ``count`` messages of ``convo``; raises ``TemplateFailure``."""
+        """Render the first ``count`` messages of ``convo``; raises ``TemplateFailure``, or
+        :class:`SourceError` when the rendering goes over one of :attr:`limits`."""
         variables = {
             **self.special_tokens,
             "messages": convo.template_messages(count),
             "tools": convo.template_tools(),
             "add_generation_prompt": add_generation_prompt,
         }
-        return sandbox.render(self.template, variables, clock or sandbox.FakeClock(REFERENCE_TIME))
+        clock = clock or sandbox.FakeClock(REFERENCE_TIME)
+        try:
+            return sandbox.render(self.template, variables, clock, self.limits)
+        except sandbox.SandboxLimit as exc:
+            raise SourceError(
+                f"chat template stopped at {self.where(exc.line)}: {exc.message}",
+                line=self.file_line(exc.line),
+            ) from None
 
     def renders(self, features: conversation.Features) -> bool:
         """Whether every turn of the conversation for ``features`` renders without failure."""

@@ -24,6 +24,14 @@ from jinja2 import nodes
 from jinja2.compiler import CodeGenerator
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
+from prefixlint.limits import DEFAULT_LIMITS, Limits
+from prefixlint.sources.chat_template.bounds import (
+    Bounds,
+    SandboxLimit,
+    bounded_filters,
+    bounded_globals,
+)
+
 _TEMPLATE_FILENAME = "<template>"
 _CO_GENERATOR = 0x20
 
@@ -86,9 +94,41 @@ class _LineMarkingCodeGenerator(CodeGenerator):
             self.newline(child)
             super().visit_Output(nodes.Output([child], lineno=child.lineno), frame)
 
+    def visit_Concat(self, node: nodes.Concat, frame) -> None:
+        """``a ~ b`` through the environment, which bounds the length of the result."""
+        self.write("environment.concat(map(str, (")
+        for arg in node.nodes:
+            self.visit(arg, frame)
+            self.write(", ")
+        self.write(")))")
+
 
 class _Environment(ImmutableSandboxedEnvironment):
+    """The sandbox with :class:`~prefixlint.sources.chat_template.bounds.Bounds` on the operators,
+    string methods, joins and filters that can build huge values from small inputs."""
+
     code_generator_class = _LineMarkingCodeGenerator
+    intercepted_binops = frozenset({"*", "**", "%", "+"})
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.bounds = Bounds(DEFAULT_LIMITS)
+        self.concat = self._bounded_concat
+
+    def _bounded_concat(self, pieces) -> str:
+        pieces = list(pieces)
+        self.bounds.chars(sum(len(piece) for piece in pieces))
+        return "".join(pieces)
+
+    def call_binop(self, context, operator, left, right):
+        self.bounds.binop(operator, left, right)
+        return super().call_binop(context, operator, left, right)
+
+    def getattr(self, obj, attribute):
+        return self.bounds.method(obj, attribute, super().getattr(obj, attribute))
+
+    def getitem(self, obj, argument):
+        return self.bounds.method(obj, argument, super().getitem(obj, argument))
 
 
 def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
@@ -133,7 +173,8 @@ def compile_template(source: str) -> jinja2.Template:
         lstrip_blocks=True,
         extensions=[_GenerationTag, jinja2.ext.loopcontrols],
     )
-    env.filters["tojson"] = _tojson
+    env.filters.update(bounded_filters(env, _tojson))
+    env.globals.update(bounded_globals(env))
     env.globals["dict"] = dict
     env.globals["namespace"] = _Namespace
     return env.from_string(source)
@@ -154,26 +195,37 @@ class Rendering:
 
 
 class _LineTracer:
-    """A ``sys.settrace`` hook that remembers the last line run in a template generator frame."""
+    """A ``sys.settrace`` hook that remembers the last line run in a template generator frame
+    and counts every template line run against ``bounds``."""
 
-    def __init__(self) -> None:
+    def __init__(self, bounds: Bounds) -> None:
         self.code_line = 0
+        self.bounds = bounds
 
     def global_trace(self, frame, event, arg):
-        if frame.f_code.co_filename == _TEMPLATE_FILENAME and frame.f_code.co_flags & _CO_GENERATOR:
-            return self.local_trace
-        return None
+        if frame.f_code.co_filename != _TEMPLATE_FILENAME:
+            return None
+        return self.local_trace if frame.f_code.co_flags & _CO_GENERATOR else self.count_trace
 
     def local_trace(self, frame, event, arg):
         if event == "line":
             self.code_line = frame.f_lineno
+            self.bounds.step()
         return self.local_trace
 
+    def count_trace(self, frame, event, arg):
+        if event == "line":
+            self.bounds.step()
+        return self.count_trace
 
-def render(template: jinja2.Template, variables: dict, clock: FakeClock) -> Rendering:
+
+def render(
+    template: jinja2.Template, variables: dict, clock: FakeClock, limits: Limits = DEFAULT_LIMITS
+) -> Rendering:
     """Render ``template`` with ``variables`` at ``clock``'s time, tracing source lines.
 
-    Raises :class:`TemplateFailure` when the template calls ``raise_exception`` or fails.
+    Raises :class:`TemplateFailure` when the template calls ``raise_exception`` or fails, and
+    :class:`SandboxLimit` when it goes over one of ``limits``.
     """
 
     def raise_exception(message):
@@ -186,7 +238,9 @@ def render(template: jinja2.Template, variables: dict, clock: FakeClock) -> Rend
     context = template.new_context(
         {**variables, "raise_exception": raise_exception, "strftime_now": strftime_now}
     )
-    tracer = _LineTracer()
+    bounds = Bounds(limits, lambda: _template_frame_line(template))
+    template.environment.bounds = bounds
+    tracer = _LineTracer(bounds)
     pieces: list[str] = []
     starts: list[int] = []
     lines: list[int] = []
@@ -201,7 +255,12 @@ def render(template: jinja2.Template, variables: dict, clock: FakeClock) -> Rend
             lines.append(template.get_corresponding_lineno(tracer.code_line))
             pieces.append(chunk)
             length += len(chunk)
-    except TemplateFailure:
+            if length > limits.template_chars:
+                line = lines[-1]
+                raise SandboxLimit(
+                    f"output over {limits.template_chars} characters (limit template-chars)", line
+                )
+    except (TemplateFailure, SandboxLimit):
         raise
     except Exception as exc:  # the template's own errors: undefined values, wrong types, ...
         line = _traceback_line(template, exc)

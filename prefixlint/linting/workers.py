@@ -1,0 +1,146 @@
+"""Worker processes for ``check -j N`` that never import code from the checked tree.
+
+A ``spawn`` worker starts as ``python -c ...`` and then takes the parent's ``sys.path``: both
+put the current folder (and the script's folder) in front of the standard library, so a
+``types.py`` or ``signal.py`` in the folder being checked would be imported and run. Workers
+here start with ``PYTHONSAFEPATH`` set (nothing prepended to ``sys.path``) and inherit a
+``sys.path`` without the current folder, the script's folder and the folders of the checked
+files; prefixlint's own folder is kept, after the standard library.
+
+A worker that dies (a native crash, the out-of-memory killer) breaks only the files it had in
+hand: those are run again one per fresh worker, and the one that kills its worker again is
+reported through ``on_crash``; the other files are checked as usual.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import sysconfig
+import tempfile
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, TypeVar
+
+import prefixlint
+
+Item = TypeVar("Item")
+Result = TypeVar("Result")
+_IN_FLIGHT_PER_WORKER = 2
+
+
+def _resolved(entry: str) -> Path:
+    return Path(os.path.realpath(entry or os.curdir))
+
+
+def _is_standard_library(entry: str) -> bool:
+    path = _resolved(entry)
+    if path.suffix == ".zip":
+        return True
+    if path.name in ("site-packages", "dist-packages"):
+        return False
+    roots = {_resolved(sysconfig.get_path(name)) for name in ("stdlib", "platstdlib")}
+    return any(path == root or root in path.parents for root in roots)
+
+
+def worker_sys_path(avoid: Iterable[str]) -> list[str]:
+    """The parent's ``sys.path`` without '', the current folder, the script's folder and
+    ``avoid``. If that drops the folder prefixlint is imported from, it comes back right
+    after the standard library: before other packages (so that workers import this same
+    prefixlint), never before the standard library."""
+    unsafe = {_resolved(os.curdir), *(_resolved(folder) for folder in avoid)}
+    if sys.path and not getattr(sys.flags, "safe_path", False):  # -P (Python 3.11+)
+        unsafe.add(_resolved(sys.path[0]))
+    kept = [entry for entry in sys.path if entry and _resolved(entry) not in unsafe]
+    home = Path(prefixlint.__file__).resolve().parent.parent
+    if all(_resolved(entry) != home for entry in kept):
+        after = max((i + 1 for i, e in enumerate(kept) if _is_standard_library(e)), default=0)
+        kept.insert(after, str(home))
+    return kept
+
+
+@contextlib.contextmanager
+def _isolated_start(avoid: Iterable[str]) -> Iterator[str]:
+    """While open, spawned interpreters start with a safe ``sys.path`` in an empty folder (see
+    the module doc); yields the folder to return to."""
+    saved_path, saved_flag, here = sys.path[:], os.environ.get("PYTHONSAFEPATH"), os.getcwd()
+    sys.path[:] = worker_sys_path(avoid)
+    os.environ["PYTHONSAFEPATH"] = "1"
+    with tempfile.TemporaryDirectory(prefix="prefixlint-workers-") as empty:
+        os.chdir(empty)  # where a worker starts: '' on its path is this empty folder
+        try:
+            yield here
+        finally:
+            os.chdir(here)
+            sys.path[:] = saved_path
+            if saved_flag is None:
+                os.environ.pop("PYTHONSAFEPATH", None)
+            else:
+                os.environ["PYTHONSAFEPATH"] = saved_flag
+
+
+def _executor(workers: int, folder: str) -> ProcessPoolExecutor:
+    """Spawned workers that move to ``folder`` (the caller's) once started."""
+    return ProcessPoolExecutor(
+        workers, mp_context=get_context("spawn"), initializer=os.chdir, initargs=(folder,)
+    )
+
+
+def _run_until_broken(
+    function: Callable[[Any], Any],
+    items: Sequence,
+    queue: deque,
+    workers: int,
+    folder: str,
+    results: dict,
+) -> list[int]:
+    """Run the queued item indexes into ``results``; the indexes lost if a worker dies."""
+    with _executor(workers, folder) as pool:
+        in_flight: dict[Future, int] = {}
+        while queue or in_flight:
+            while queue and len(in_flight) < workers * _IN_FLIGHT_PER_WORKER:
+                index = queue.popleft()
+                in_flight[pool.submit(function, items[index])] = index
+            done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+            lost = []
+            for future in done:
+                index = in_flight.pop(future)
+                try:
+                    results[index] = future.result()
+                except BrokenProcessPool:
+                    lost.append(index)
+            if lost:
+                return sorted([*lost, *in_flight.values()])
+    return []
+
+
+def map_isolated(
+    function: Callable[[Item], Result],
+    items: Sequence[Item],
+    workers: int,
+    on_crash: Callable[[Item], Result],
+    avoid: Iterable[str] = (),
+) -> list[Result]:
+    """``[function(item) for item in items]`` on ``workers`` isolated processes, in order.
+
+    ``avoid`` names further folders that must not be on the workers' ``sys.path``. An item
+    whose worker dies twice (once with others, once alone) gets ``on_crash(item)`` instead.
+    Exceptions raised by ``function`` propagate.
+    """
+    results: dict[int, Result] = {}
+    crashed: list[int] = []
+    with _isolated_start(avoid) as folder:
+        queue = deque(range(len(items)))
+        while queue:
+            lost = _run_until_broken(function, items, queue, workers, folder, results)
+            for index in lost:
+                if _run_until_broken(function, items, deque([index]), 1, folder, results):
+                    crashed.append(index)
+    for index in crashed:  # back in the caller's folder, for relative paths
+        results[index] = on_crash(items[index])
+    return [results[index] for index in range(len(items))]
