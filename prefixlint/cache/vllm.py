@@ -36,9 +36,7 @@ block contributes only the vLLM blocks it fills completely.
 from __future__ import annotations
 
 import itertools
-from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from operator import itemgetter
 
 from prefixlint.cache.base import (
     CacheQuery,
@@ -49,6 +47,7 @@ from prefixlint.cache.base import (
     resolve_capacity,
     unit_bytes,
 )
+from prefixlint.cache.block_runs import Chain, RunPool
 from prefixlint.cache.chain_memo import ChainHashMemo, block_extras, extend_chain
 
 
@@ -122,6 +121,37 @@ def request_hashes(
     return hashes, known
 
 
+def request_chain(query: CacheQuery, block_size: int, memos: tuple[ChainHashMemo, ...]) -> Chain:
+    """A request's full blocks as :class:`prefixlint.cache.block_runs.Chain` units.
+
+    Token prompts (and logged output ids) have one unit per block, its chained hash;
+    ``memos`` (for token blocks, then for trace ids) recall the hashes of earlier requests'
+    prefixes. When a trace block holds several vLLM blocks, a unit is a trace block (the
+    chained hash of the trace ids up to it), so the trace ids are hashed, not every vLLM
+    block. Blocks of output known only by its count come last and match nothing.
+    """
+    length = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
+    tokens_memo, ids_memo = memos
+    if query.tokens is not None:
+        data = query.token_bytes
+        output = query.output_ids
+        if output:
+            data += unit_bytes(output[:-1])
+        units = tokens_memo.hashes(data, query.extra_keys, query.cache_key)[0]
+        return Chain(units, 1, len(units), length)
+    trace_block = query.block_tokens
+    if trace_block % block_size:
+        units = chain_hashes(
+            _trace_block_contents(query, block_size), query.extra_keys, query.cache_key
+        )
+        return Chain(units, 1, len(units), length)
+    per_id = trace_block // block_size
+    known = query.prompt_tokens // block_size
+    ids = unit_bytes(query.block_hashes[: -(-known // per_id)])
+    units = ids_memo.hashes(ids, query.extra_keys, query.cache_key)[0]
+    return Chain(units, per_id, known, length)
+
+
 @register
 class VllmCache:
     """vLLM v1 prefix cache: chained full-block hashes, LRU free queue, capacity in blocks.
@@ -129,7 +159,9 @@ class VllmCache:
     ``capacity_tokens`` is the usable cache size (``None``: unlimited); KV geometry keyword
     arguments (``memory_bytes``, ``num_layers``, ``num_kv_heads``, ``head_dim``,
     ``dtype_bytes``) give the pool size instead, less vLLM's reserved null block.
-    ``on_evict(hash)`` is called when the last copy of a block hash leaves the cache.
+    ``on_evict(hash)`` is called when the last copy of a block hash leaves the cache, and
+    ``hash in model`` says whether one is cached (for blocks with a hash of their own:
+    token prompts, and trace blocks not split into several vLLM blocks).
     """
 
     name = "vllm"
@@ -150,22 +182,13 @@ class VllmCache:
         self.reset()
 
     def reset(self) -> None:
-        # hash -> its oldest cached block (the one a hit uses); later copies of a hash (a
-        # recomputed block cached again) wait in _copies, oldest first.
-        self._by_hash: dict[int, int] = {}
-        self._copies: dict[int, list[int]] = {}
-        # The free queue, oldest first: block -> hash (a dict keeps insertion order, and
-        # between requests every cached block is free).
-        self._free: dict[int, int] = {}
-        self._seen: set[int] = set()
-        self._next_block = 0
-        self._unknown_blocks = itertools.count()
-        self._memo = ChainHashMemo(self.block_size)
+        self._pool = RunPool(self.capacity_blocks, self.on_evict)
+        # What an infinite cache would hold: every chain seen, as runs, never evicted.
+        self._seen = None if self.capacity_blocks is None else RunPool()
+        self._memos = (ChainHashMemo(self.block_size), ChainHashMemo(1, ids=True))
 
     def __contains__(self, block_hash: int) -> bool:
-        if self.capacity_blocks is None:
-            return block_hash in self._seen  # nothing is ever evicted
-        return block_hash in self._by_hash
+        return block_hash in self._pool
 
     def process(self, query: CacheQuery) -> CacheResult:
         size = self.block_size
@@ -176,16 +199,10 @@ class VllmCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        hashes, known = request_hashes(query, size, self._memo, self._unknown_blocks)
+        chain = request_chain(query, size, self._memos)
         lookup = max(prompt - 1, 0) // size
-        known = min(known, lookup)  # hashed for an earlier request: seen, so far cached
-        if self.capacity_blocks is None:
-            hit = available = leading_run(hashes, lookup, self._seen, known)
-        else:
-            hit = leading_run(hashes, lookup, self._by_hash)
-            available = leading_run(hashes, lookup, self._seen, max(hit, known))
-            self._hold_and_free(hashes, hit, held)
-        self._seen.update(hashes[hit:])
+        hit = self._pool.admit(chain, lookup, held)
+        available = hit if self._seen is None else self._seen.admit(chain, lookup, held)
 
         cached = hit * size
         return CacheResult(
@@ -194,56 +211,6 @@ class VllmCache:
             miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
             longest_available=available * size,
         )
-
-    def _hold_and_free(self, hashes: list[int], hit: int, held: int) -> None:
-        """Run a request with a bounded pool: take its hit blocks off the free queue, evict
-        for the rest, cache its new blocks, then free all its blocks, tail block first.
-
-        The common cases run at C speed: new hashes that no cached block has, and victims
-        whose hash has a single copy."""
-        by_hash, free = self._by_hash, self._free
-        blocks = list(map(by_hash.__getitem__, hashes[:hit]))
-        deque(map(free.pop, blocks), maxlen=0)
-        unhashed_free = self.capacity_blocks - hit - len(free)
-        self._evict(held - hit - unhashed_free)
-        first_new = self._next_block
-        new_hashes = hashes[hit:]
-        self._next_block += len(new_hashes)
-        new_blocks = range(first_new, self._next_block)
-        distinct = set(new_hashes)
-        if len(distinct) == len(new_hashes) and by_hash.keys().isdisjoint(distinct):
-            by_hash.update(zip(new_hashes, new_blocks, strict=True))
-        else:
-            for block, block_hash in zip(new_blocks, new_hashes, strict=True):
-                if block_hash in by_hash:
-                    self._copies.setdefault(block_hash, []).append(block)
-                else:
-                    by_hash[block_hash] = block
-        blocks.extend(new_blocks)
-        free.update(zip(reversed(blocks), reversed(hashes), strict=True))
-
-    def _evict(self, count: int) -> None:
-        """Evict the ``count`` blocks at the head of the free queue."""
-        free, by_hash, copies = self._free, self._by_hash, self._copies
-        victims = list(itertools.islice(free.items(), max(count, 0)))
-        deque(map(free.pop, map(itemgetter(0), victims)), maxlen=0)
-        victim_hashes = list(map(itemgetter(1), victims))
-        if self.on_evict is None and copies.keys().isdisjoint(victim_hashes):
-            deque(map(by_hash.pop, victim_hashes), maxlen=0)  # each the only copy
-            return
-        for block, block_hash in victims:
-            later = copies.get(block_hash)
-            if later is None:
-                del by_hash[block_hash]
-                if self.on_evict is not None:
-                    self.on_evict(block_hash)
-                continue
-            if by_hash[block_hash] == block:
-                by_hash[block_hash] = later.pop(0)
-            else:
-                later.remove(block)
-            if not later:
-                del copies[block_hash]
 
 
 def leading_run(hashes: Sequence[int], limit: int, present: dict | set, known: int = 0) -> int:

@@ -1,0 +1,322 @@
+"""vLLM's block pool for sequential replay, kept as runs of consecutive blocks.
+
+What :mod:`prefixlint.cache.vllm` describes block by block (a table of cached block hashes,
+an LRU free queue, later copies of a recomputed hash) is held here per run: a tree whose
+nodes are runs of blocks along a request's chain, split only where a hit ends, where
+requests diverge, or where eviction or a recomputed copy cuts a run. The work of a request
+follows the runs it touches, not its blocks.
+
+A request's blocks are named by units (:class:`Chain`): block ``d`` is unit
+``d // per_unit`` at offset ``d % per_unit`` (one unit per block for token prompts, one per
+trace block when it holds several vLLM blocks); blocks from ``known`` on (output known
+only by its count) match nothing.
+
+The free queue is the FIFO of requests in the order they finished, one *segment* each.
+Between requests every cached block is free, and its place in the queue is
+``(stamp, -depth)``: ``stamp`` is the last request that held it (a request frees its tail
+block first). Each run carries its stamp; a hit restamps the runs it takes, so older
+segments lose them without being touched. Eviction walks the oldest segment's chain from
+its deepest block towards the root, takes the runs that still carry its stamp, and
+resumes there next time: no scan of deleted entries, nothing visited twice.
+
+A block computed again while its hash is cached (the hit stops short of it: the last prompt
+token is always recomputed) is cached a second time, as in vLLM: a *copy*, queued in its
+request's segment but outside the tree. A hit uses the oldest copy (the tree's block);
+when that one is evicted the next oldest takes its place in the tree. Copies are rare and
+handled block by block.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from prefixlint.sequences import common_prefix_length
+
+
+@dataclass(frozen=True, eq=False)
+class Chain:
+    """A request's full blocks, named by units; see the module docstring."""
+
+    units: Sequence[int]
+    per_unit: int
+    known: int  # leading blocks with known content
+    length: int  # full blocks the request fills
+
+    def key(self, depth: int) -> tuple:
+        """What names block ``depth``: equal keys, equal blocks (under a common prefix)."""
+        if depth >= self.known:
+            return (self, depth)
+        return (self.units[depth // self.per_unit], depth % self.per_unit)
+
+
+class _Run:
+    __slots__ = ("base", "chain", "children", "copied", "hi", "lo", "parent", "stamp", "units")
+
+    def __init__(self, chain: Chain, lo: int, hi: int, parent: _Run | None, stamp: int) -> None:
+        size = chain.per_unit
+        self.chain = chain  # for the block size and where its content ends
+        self.base = lo // size
+        self.units = chain.units[self.base : -(-min(hi, chain.known) // size)]
+        self.lo, self.hi, self.parent, self.stamp = lo, hi, parent, stamp
+        self.children: dict[tuple, _Run] = {}
+        self.copied = False  # a block of it may have copies queued
+
+    def key(self, depth: int) -> tuple:
+        chain = self.chain
+        if depth >= chain.known:
+            return (chain, depth)
+        size = chain.per_unit
+        return (self.units[depth // size - self.base], depth % size)
+
+    def hashes(self, lo: int, hi: int) -> Sequence[int]:
+        """The block hashes of ``[lo, hi)`` (chains with one unit per block)."""
+        return self.units[lo - self.base : min(hi, self.chain.known) - self.base]
+
+    def split(self, depth: int) -> _Run:
+        """Cut at ``depth``: this run keeps the deeper part; the upper part, returned, is new."""
+        head = _Run.__new__(_Run)
+        head.chain, head.base, head.parent, head.stamp = (
+            self.chain,
+            self.base,
+            self.parent,
+            self.stamp,
+        )
+        head.lo, head.hi, head.copied = self.lo, depth, self.copied
+        size = self.chain.per_unit
+        head.units = self.units[: -(-min(depth, self.chain.known) // size) - self.base]
+        self.parent.children[self.key(self.lo)] = head
+        cut = depth // size - self.base
+        self.units, self.base, self.lo, self.parent = self.units[cut:], depth // size, depth, head
+        head.children = {self.key(depth): self}
+        return head
+
+
+def shared_end(chain: Chain, run: _Run, depth: int, limit: int) -> int:
+    """How far from ``depth`` (a block both share) ``chain`` follows ``run``, up to ``limit``."""
+    end = min(run.hi, limit, chain.known, run.chain.known)
+    size = chain.per_unit
+    first, last = depth // size, -(-end // size)
+    mine = chain.units[first:last]
+    theirs = run.units[first - run.base : last - run.base]
+    if mine == theirs:
+        return end
+    return min((first + common_prefix_length(mine, theirs)) * size, end)
+
+
+class _Segment:
+    __slots__ = ("copies", "run", "stamp", "top")
+
+    def __init__(self, stamp: int, run: _Run, top: int) -> None:
+        self.stamp = stamp
+        self.run: _Run | None = run  # holds, or lies below, its deepest queued block
+        self.top = top  # its queued blocks lie below this depth
+        self.copies: set[int] = set()  # depths of its queued copies
+
+
+class RunPool:
+    """Cached blocks as runs; with ``capacity`` (in blocks), vLLM's LRU free queue.
+
+    ``on_evict(hash)`` is called when the last copy of a block leaves the pool, for
+    chains of one unit per block (the unit is then the block hash); ``hash in pool`` says
+    whether such a block is cached (a lookup with a capacity, a scan of the runs without).
+    """
+
+    def __init__(
+        self, capacity: int | None = None, on_evict: Callable[[int], None] | None = None
+    ) -> None:
+        self.capacity = capacity
+        self.on_evict = on_evict
+        self._roots: dict[int, _Run] = {}
+        self._queue: deque[_Segment] = deque()
+        self._queued = 0  # blocks in the free queue, copies included
+        # (units per block, block key) -> segments holding a copy, oldest first
+        self._copies: dict[tuple, list[_Segment]] = {}
+        self._resident: set[int] = set()
+        self._stamps = itertools.count(1)
+
+    def __contains__(self, block_hash: int) -> bool:
+        if self.capacity is not None:
+            return block_hash in self._resident
+        return any(block_hash in run.hashes(run.lo, run.hi) for run in self._runs())
+
+    def _runs(self) -> list[_Run]:
+        """Every run of one-unit-per-block chains."""
+        runs, stack = [], [self._roots[1]] if 1 in self._roots else []
+        while stack:
+            run = stack.pop()
+            runs.append(run)
+            stack.extend(run.children.values())
+        return runs
+
+    def admit(self, chain: Chain, lookup: int, held: int) -> int:
+        """Run one request and return its hit in blocks: the cached leading blocks, at most
+        ``lookup``; then make room for the ``held`` blocks it takes, cache its full blocks
+        and free them all."""
+        stamp = next(self._stamps)
+        runs, matched = self._descend(chain)
+        hit = min(matched, lookup)
+        runs = self._take(runs, hit, stamp)
+        bounded = self.capacity is not None
+        if bounded:
+            self._queued -= hit
+            excess = held - self.capacity + self._queued
+            if excess > 0:
+                self._evict(excess)
+                runs, matched = self._descend(chain)
+        runs, last = self._insert(chain, runs, matched, stamp)
+        if bounded:
+            segment = _Segment(stamp, last, chain.length)
+            if matched > hit:
+                self._add_copies(segment, chain, runs, hit, matched)
+            self._queued += chain.length
+            self._queue.append(segment)
+        return hit
+
+    def _root(self, per_unit: int) -> _Run:
+        if per_unit not in self._roots:
+            self._roots[per_unit] = _Run(Chain((), per_unit, 0, 0), 0, 0, None, 0)
+        return self._roots[per_unit]
+
+    def _descend(self, chain: Chain) -> tuple[list[_Run], int]:
+        """The runs along ``chain`` (the last one possibly in part) and the blocks matched."""
+        node, depth, runs = self._root(chain.per_unit), 0, []
+        while depth < chain.known:
+            child = node.children.get(chain.key(depth))
+            if child is None:
+                break
+            runs.append(child)
+            depth = shared_end(chain, child, depth, chain.known)
+            if depth < child.hi:
+                break
+            node = child
+        return runs, depth
+
+    @staticmethod
+    def _cut(runs: list[_Run], depth: int) -> list[_Run]:
+        """``runs`` with the one across ``depth`` split there."""
+        for index, run in enumerate(runs):
+            if run.lo < depth < run.hi:
+                return [*runs[:index], run.split(depth), *runs[index:]]
+        return runs
+
+    def _take(self, runs: list[_Run], hit: int, stamp: int) -> list[_Run]:
+        """Take the first ``hit`` blocks off the free queue: restamp their runs."""
+        runs = self._cut(runs, hit)
+        for run in runs:
+            if run.lo >= hit:
+                break
+            run.stamp = stamp
+        return runs
+
+    def _insert(
+        self, chain: Chain, runs: list[_Run], matched: int, stamp: int
+    ) -> tuple[list[_Run], _Run]:
+        """Hang the blocks after ``matched`` as a new run; return the runs and the run of
+        the chain's last block."""
+        if matched >= chain.length:
+            return runs, runs[-1] if runs else self._root(chain.per_unit)
+        runs = self._cut(runs, matched)
+        above = [run for run in runs if run.lo < matched]
+        parent = above[-1] if above else self._root(chain.per_unit)
+        leaf = _Run(chain, matched, chain.length, parent, stamp)
+        parent.children[chain.key(matched)] = leaf
+        if self.capacity is not None and chain.per_unit == 1:
+            self._resident.update(leaf.hashes(matched, chain.length))
+        return runs, leaf
+
+    def _add_copies(
+        self, segment: _Segment, chain: Chain, runs: list[_Run], lo: int, hi: int
+    ) -> None:
+        """The request computed the cached blocks ``[lo, hi)`` again: queue its copies."""
+        for run in runs:
+            if run.hi > lo and run.lo < hi:
+                run.copied = True
+        for depth in range(lo, hi):
+            self._copies.setdefault((chain.per_unit, chain.key(depth)), []).append(segment)
+        segment.copies.update(range(lo, hi))
+
+    def _evict(self, count: int) -> None:
+        """Evict ``count`` blocks from the head of the free queue."""
+        while count > 0:
+            segment = self._queue[0]
+            count -= self._drain(segment, count)
+            if segment.run is None:
+                self._queue.popleft()
+
+    def _drain(self, segment: _Segment, count: int) -> int:
+        """Evict up to ``count`` of ``segment``'s blocks, deepest first; return how many.
+        ``segment.run`` becomes ``None`` once it has none left."""
+        run, top, evicted = segment.run, segment.top, 0
+        while run.parent is not None and evicted < count:
+            end = min(run.hi, top)
+            if run.stamp == segment.stamp and end > run.lo:
+                if run.copied:
+                    done, top, run = self._drain_copied(run, end, count - evicted)
+                    evicted += done
+                    continue
+                taken = min(count - evicted, end - run.lo)
+                self._remove(run, end - taken)
+                evicted, top = evicted + taken, end - taken
+            elif segment.copies and end > run.lo:
+                done, top = self._drop_copies(segment, run, end, count - evicted)
+                evicted += done
+            else:
+                top = run.lo
+            if top <= run.lo:
+                run = run.parent
+        segment.run, segment.top = (run if run.parent is not None else None), top
+        self._queued -= evicted
+        return evicted
+
+    def _remove(self, run: _Run, depth: int) -> None:
+        """Evict the blocks of ``run`` from ``depth`` on (its deepest blocks, no copies)."""
+        if self.capacity is not None and run.chain.per_unit == 1:
+            hashes = run.hashes(depth, run.hi)
+            self._resident.difference_update(hashes)
+            if self.on_evict is not None:
+                for block_hash in reversed(hashes):
+                    self.on_evict(block_hash)
+        run.hi = depth
+        if depth == run.lo:
+            del run.parent.children[run.key(depth)]
+
+    def _drain_copied(self, run: _Run, end: int, count: int) -> tuple[int, int, _Run]:
+        """Evict the top blocks of a run that may have copies: a block with a queued copy
+        stays, now in the segment of its oldest copy. Returns the blocks evicted, the new
+        top and the run to go on from."""
+        lo, depth, done = run.lo, end, 0
+        while depth > lo and done < count:
+            depth -= 1
+            done += 1
+            key = (run.chain.per_unit, run.key(depth))
+            later = self._copies.get(key)
+            if not later:
+                self._remove(run, depth)
+                if depth == lo:
+                    run = run.parent
+                continue
+            heir = later.pop(0)
+            if not later:
+                del self._copies[key]
+            heir.copies.discard(depth)
+            if depth > lo:
+                run.split(depth)
+            run.stamp = heir.stamp
+            run = run.parent
+        return done, depth, run
+
+    def _drop_copies(self, segment: _Segment, run: _Run, end: int, count: int) -> tuple[int, int]:
+        """Evict ``segment``'s copies of blocks of ``run`` below ``end``, deepest first."""
+        depths = sorted((d for d in segment.copies if run.lo <= d < end), reverse=True)
+        for depth in depths[:count]:
+            segment.copies.discard(depth)
+            key = (run.chain.per_unit, run.key(depth))
+            self._copies[key].remove(segment)
+            if not self._copies[key]:
+                del self._copies[key]
+        if len(depths) > count:
+            return count, depths[count - 1]
+        return len(depths), run.lo
