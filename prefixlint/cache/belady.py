@@ -98,7 +98,7 @@ class BeladyCache:
         lookup = max(prompt - 1, 0) // size
         if lookup > len(hashes):
             raise InvalidQuery("belady: query differs from the prepared one")
-        seen = self._seen.admit(Chain(hashes, 1, len(hashes), len(hashes)), lookup, 0)
+        seen = self._seen.admit(Chain(hashes, 1, len(hashes), len(hashes)), lookup, 0)[1]
         if self.capacity_blocks is None:  # nothing evicted or rejected: seen means cached
             hit = available = seen
         else:

@@ -4,7 +4,8 @@ What :mod:`prefixlint.cache.vllm` describes block by block (a table of cached bl
 an LRU free queue, later copies of a recomputed hash) is held here per run: a tree whose
 nodes are runs of blocks along a request's chain, split only where a hit ends, where
 requests diverge, or where eviction or a recomputed copy cuts a run. The work of a request
-follows the runs it touches, not its blocks.
+follows the runs it touches, not its blocks. Evicted runs stay in the tree, marked so:
+the same walk gives what is cached and what an infinite cache would hold.
 
 A request's blocks are named by units (:class:`Chain`): block ``d`` is unit
 ``d // per_unit`` at offset ``d % per_unit`` (one unit per block for token prompts, one per
@@ -94,6 +95,11 @@ class _Run:
         return head
 
 
+def cached_end(runs: list[_Run], seen: int) -> int:
+    """Where the cached blocks along ``runs`` end: the first evicted run, else ``seen``."""
+    return next((run.lo for run in runs if not run.stamp), seen)
+
+
 def shared_end(chain: Chain, run: _Run, depth: int, limit: int) -> int:
     """How far from ``depth`` (a block both share) ``chain`` follows ``run``, up to ``limit``."""
     end = min(run.hi, limit, chain.known, run.chain.known)
@@ -117,7 +123,8 @@ class _Segment:
 
 
 class RunPool:
-    """Cached blocks as runs; with ``capacity`` (in blocks), vLLM's LRU free queue.
+    """Blocks seen as runs, cached or evicted; with ``capacity`` (in blocks), vLLM's LRU
+    free queue.
 
     ``on_evict(hash)`` is called when the last copy of a block leaves the pool, for
     chains of one unit per block (the unit is then the block hash); ``hash in pool`` says
@@ -140,7 +147,7 @@ class RunPool:
     def __contains__(self, block_hash: int) -> bool:
         if self.capacity is not None:
             return block_hash in self._resident
-        return any(block_hash in run.hashes(run.lo, run.hi) for run in self._runs())
+        return any(block_hash in run.hashes(run.lo, run.hi) for run in self._runs() if run.stamp)
 
     def _runs(self) -> list[_Run]:
         """Every run of one-unit-per-block chains."""
@@ -151,13 +158,13 @@ class RunPool:
             stack.extend(run.children.values())
         return runs
 
-    def admit(self, chain: Chain, lookup: int, held: int) -> int:
-        """Run one request and return its hit in blocks: the cached leading blocks, at most
-        ``lookup``; then make room for the ``held`` blocks it takes, cache its full blocks
-        and free them all."""
+    def admit(self, chain: Chain, lookup: int, held: int) -> tuple[int, int]:
+        """Run one request: hit its cached leading blocks (at most ``lookup``), make room
+        for the ``held`` blocks it takes, cache its full blocks and free them all. Returns
+        the hit and what an infinite cache would have hit, in blocks."""
         stamp = next(self._stamps)
-        runs, matched = self._descend(chain)
-        hit = min(matched, lookup)
+        runs, seen = self._descend(chain)
+        hit = min(cached_end(runs, seen), lookup)
         runs = self._take(runs, hit, stamp)
         bounded = self.capacity is not None
         if bounded:
@@ -165,15 +172,16 @@ class RunPool:
             excess = held - self.capacity + self._queued
             if excess > 0:
                 self._evict(excess)
-                runs, matched = self._descend(chain)
-        runs, last = self._insert(chain, runs, matched, stamp)
+                runs, seen = self._descend(chain)
+        cached = cached_end(runs, seen)
+        runs, last = self._insert(chain, runs, cached, seen, stamp)
         if bounded:
             segment = _Segment(stamp, last, chain.length)
-            if matched > hit:
-                self._add_copies(segment, chain, runs, hit, matched)
+            if cached > hit:
+                self._add_copies(segment, chain, runs, hit, cached)
             self._queued += chain.length
             self._queue.append(segment)
-        return hit
+        return hit, min(seen, lookup)
 
     def _root(self, per_unit: int) -> _Run:
         if per_unit not in self._roots:
@@ -181,7 +189,8 @@ class RunPool:
         return self._roots[per_unit]
 
     def _descend(self, chain: Chain) -> tuple[list[_Run], int]:
-        """The runs along ``chain`` (the last one possibly in part) and the blocks matched."""
+        """The runs along ``chain`` (the last one possibly in part), cached or evicted, and
+        the blocks matched."""
         node, depth, runs = self._root(chain.per_unit), 0, []
         while depth < chain.known:
             child = node.children.get(chain.key(depth))
@@ -212,19 +221,25 @@ class RunPool:
         return runs
 
     def _insert(
-        self, chain: Chain, runs: list[_Run], matched: int, stamp: int
+        self, chain: Chain, runs: list[_Run], cached: int, seen: int, stamp: int
     ) -> tuple[list[_Run], _Run]:
-        """Hang the blocks after ``matched`` as a new run; return the runs and the run of
-        the chain's last block."""
-        if matched >= chain.length:
-            return runs, runs[-1] if runs else self._root(chain.per_unit)
-        runs = self._cut(runs, matched)
-        above = [run for run in runs if run.lo < matched]
+        """Cache the blocks after ``cached``: the evicted runs up to ``seen`` again, the rest
+        as a new run. Returns the runs and the run of the chain's last block."""
+        runs = self._cut(runs, seen)
+        above = [run for run in runs if run.lo < seen]
+        for run in above:
+            if run.lo >= cached:
+                run.stamp = stamp
+        tracked = self.capacity is not None and chain.per_unit == 1
+        if tracked and seen > cached:
+            self._resident.update(chain.units[cached:seen])
         parent = above[-1] if above else self._root(chain.per_unit)
-        leaf = _Run(chain, matched, chain.length, parent, stamp)
-        parent.children[chain.key(matched)] = leaf
-        if self.capacity is not None and chain.per_unit == 1:
-            self._resident.update(leaf.hashes(matched, chain.length))
+        if seen >= chain.length:
+            return runs, parent
+        leaf = _Run(chain, seen, chain.length, parent, stamp)
+        parent.children[chain.key(seen)] = leaf
+        if tracked:
+            self._resident.update(leaf.hashes(seen, chain.length))
         return runs, leaf
 
     def _add_copies(
@@ -259,7 +274,7 @@ class RunPool:
                     continue
                 taken = min(count - evicted, end - run.lo)
                 self._remove(run, end - taken)
-                evicted, top = evicted + taken, end - taken
+                evicted, top = evicted + taken, run.lo
             elif segment.copies and end > run.lo:
                 done, top = self._drop_copies(segment, run, end, count - evicted)
                 evicted += done
@@ -272,16 +287,17 @@ class RunPool:
         return evicted
 
     def _remove(self, run: _Run, depth: int) -> None:
-        """Evict the blocks of ``run`` from ``depth`` on (its deepest blocks, no copies)."""
-        if self.capacity is not None and run.chain.per_unit == 1:
+        """Evict the blocks of ``run`` from ``depth`` on (its deepest blocks, no copies):
+        they become a run of their own, marked evicted, below the rest (``run.parent``)."""
+        if run.chain.per_unit == 1:
             hashes = run.hashes(depth, run.hi)
             self._resident.difference_update(hashes)
             if self.on_evict is not None:
                 for block_hash in reversed(hashes):
                     self.on_evict(block_hash)
-        run.hi = depth
-        if depth == run.lo:
-            del run.parent.children[run.key(depth)]
+        if depth > run.lo:
+            run.split(depth)
+        run.stamp = 0
 
     def _drain_copied(self, run: _Run, end: int, count: int) -> tuple[int, int, _Run]:
         """Evict the top blocks of a run that may have copies: a block with a queued copy
@@ -295,8 +311,7 @@ class RunPool:
             later = self._copies.get(key)
             if not later:
                 self._remove(run, depth)
-                if depth == lo:
-                    run = run.parent
+                run = run.parent
                 continue
             heir = later.pop(0)
             if not later:

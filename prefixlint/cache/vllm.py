@@ -183,8 +183,6 @@ class VllmCache:
 
     def reset(self) -> None:
         self._pool = RunPool(self.capacity_blocks, self.on_evict)
-        # What an infinite cache would hold: every chain seen, as runs, never evicted.
-        self._seen = None if self.capacity_blocks is None else RunPool()
         self._memos = (ChainHashMemo(self.block_size), ChainHashMemo(1, ids=True))
 
     def __contains__(self, block_hash: int) -> bool:
@@ -201,8 +199,7 @@ class VllmCache:
             )
         chain = request_chain(query, size, self._memos)
         lookup = max(prompt - 1, 0) // size
-        hit = self._pool.admit(chain, lookup, held)
-        available = hit if self._seen is None else self._seen.admit(chain, lookup, held)
+        hit, available = self._pool.admit(chain, lookup, held)
 
         cached = hit * size
         return CacheResult(
