@@ -171,8 +171,8 @@ class RunPool:
             self._queued -= hit
             excess = held - self.capacity + self._queued
             if excess > 0:
-                self._evict(excess)
-                runs, seen = self._descend(chain)
+                self._evict(excess)  # never touches the hit's runs: walk on from them
+                runs, seen = self._descend(chain, [run for run in runs if run.lo < hit])
         cached = cached_end(runs, seen)
         runs, last = self._insert(chain, runs, cached, seen, stamp)
         if bounded:
@@ -188,10 +188,12 @@ class RunPool:
             self._roots[per_unit] = _Run(Chain((), per_unit, 0, 0), 0, 0, None, 0)
         return self._roots[per_unit]
 
-    def _descend(self, chain: Chain) -> tuple[list[_Run], int]:
+    def _descend(self, chain: Chain, runs: list[_Run] | None = None) -> tuple[list[_Run], int]:
         """The runs along ``chain`` (the last one possibly in part), cached or evicted, and
-        the blocks matched."""
-        node, depth, runs = self._root(chain.per_unit), 0, []
+        the blocks matched; from the end of ``runs`` when given (the chain's first runs)."""
+        runs = runs or []
+        node = runs[-1] if runs else self._root(chain.per_unit)
+        depth = node.hi
         while depth < chain.known:
             child = node.children.get(chain.key(depth))
             if child is None:

@@ -5,8 +5,7 @@ tree of runs of whole blocks (packed token ids, as :func:`prefixlint.cache.base.
 packs them) per hashing namespace; each run keeps the chained hashes of its blocks. A
 lookup walks the tree with C-speed bytes comparisons, takes the stored hashes of the
 longest remembered prefix and hashes only the blocks after it, which it then remembers.
-The hashes are exactly those of :func:`prefixlint.cache.vllm.chain_hashes`; with
-``ids=True`` a block is one packed integer, hashed as that integer (trace block ids). Once the memo
+The hashes are exactly those of :func:`prefixlint.cache.vllm.chain_hashes`. Once the memo
 holds more than ``capacity`` bytes of token ids it forgets everything before the next lookup
 and starts again (it only saves work: what it forgets is hashed again).
 """
@@ -49,11 +48,6 @@ def extend_chain(
     return hashes
 
 
-def packed_ids(data: bytes) -> memoryview:
-    """Packed 64-bit integers, read back one by one."""
-    return memoryview(data).cast("q")
-
-
 class _Run:
     __slots__ = ("children", "data", "hashes")
 
@@ -66,16 +60,11 @@ class _Run:
 class ChainHashMemo:
     """Chained hashes of the whole blocks of packed token sequences; see the module docstring."""
 
-    def __init__(self, block_size: int, capacity: int = CAPACITY, ids: bool = False) -> None:
+    def __init__(self, block_size: int, capacity: int = CAPACITY) -> None:
         self.block_size = block_size
         self.capacity = capacity
         self._width = 8 * block_size
-        if ids:
-            if block_size != 1:
-                raise ValueError("id blocks hold one integer each")
-            self._contents = packed_ids
-        else:
-            self._contents = Struct(f"{block_size}q").iter_unpack
+        self._block = Struct(f"{block_size}q")
         self.reset()
 
     def reset(self) -> None:
@@ -114,7 +103,7 @@ class ChainHashMemo:
             break
         known = len(hashes)
         if position < end:
-            contents = self._contents(data[position:end])
+            contents = self._block.iter_unpack(data[position:end])
             extend_chain(hashes, contents, extras)
             leaf = _Run(data[position:end], hashes[known:])
             node.children[data[position : position + width]] = leaf

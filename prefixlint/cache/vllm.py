@@ -121,23 +121,22 @@ def request_hashes(
     return hashes, known
 
 
-def request_chain(query: CacheQuery, block_size: int, memos: tuple[ChainHashMemo, ...]) -> Chain:
+def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Chain:
     """A request's full blocks as :class:`prefixlint.cache.block_runs.Chain` units.
 
     Token prompts (and logged output ids) have one unit per block, its chained hash;
-    ``memos`` (for token blocks, then for trace ids) recall the hashes of earlier requests'
-    prefixes. When a trace block holds several vLLM blocks, a unit is a trace block (the
-    chained hash of the trace ids up to it), so the trace ids are hashed, not every vLLM
-    block. Blocks of output known only by its count come last and match nothing.
+    ``memo`` recalls the hashes of earlier requests' prefixes. When a trace block holds
+    several vLLM blocks, a unit is a trace block (the chained hash of the trace ids up to
+    it), so the trace ids are hashed, not every vLLM block. Blocks of output known only by
+    its count come last and match nothing.
     """
     length = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
-    tokens_memo, ids_memo = memos
     if query.tokens is not None:
         data = query.token_bytes
         output = query.output_ids
         if output:
             data += unit_bytes(output[:-1])
-        units = tokens_memo.hashes(data, query.extra_keys, query.cache_key)[0]
+        units = memo.hashes(data, query.extra_keys, query.cache_key)[0]
         return Chain(units, 1, len(units), length)
     trace_block = query.block_tokens
     if trace_block % block_size:
@@ -147,9 +146,8 @@ def request_chain(query: CacheQuery, block_size: int, memos: tuple[ChainHashMemo
         return Chain(units, 1, len(units), length)
     per_id = trace_block // block_size
     known = query.prompt_tokens // block_size
-    ids = unit_bytes(query.block_hashes[: -(-known // per_id)])
-    units = ids_memo.hashes(ids, query.extra_keys, query.cache_key)[0]
-    return Chain(units, per_id, known, length)
+    ids = query.block_hashes[: -(-known // per_id)]
+    return Chain(chain_hashes(ids, query.extra_keys, query.cache_key), per_id, known, length)
 
 
 @register
@@ -183,7 +181,7 @@ class VllmCache:
 
     def reset(self) -> None:
         self._pool = RunPool(self.capacity_blocks, self.on_evict)
-        self._memos = (ChainHashMemo(self.block_size), ChainHashMemo(1, ids=True))
+        self._memo = ChainHashMemo(self.block_size)
 
     def __contains__(self, block_hash: int) -> bool:
         return block_hash in self._pool
@@ -197,7 +195,7 @@ class VllmCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        chain = request_chain(query, size, self._memos)
+        chain = request_chain(query, size, self._memo)
         lookup = max(prompt - 1, 0) // size
         hit, available = self._pool.admit(chain, lookup, held)
 
