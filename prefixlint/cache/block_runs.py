@@ -31,63 +31,77 @@ from __future__ import annotations
 
 import itertools
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
 
 from prefixlint.sequences import common_prefix_length
 
 
-@dataclass(frozen=True, eq=False)
 class Chain:
     """A request's full blocks, named by units; see the module docstring."""
 
-    units: Sequence[int]
-    per_unit: int
-    known: int  # leading blocks with known content
-    length: int  # full blocks the request fills
+    __slots__ = ("known", "length", "per_unit", "tag", "units")
 
-    def key(self, depth: int) -> tuple:
+    def __init__(self, units: Sequence[int], per_unit: int, known: int, length: int) -> None:
+        self.units = units
+        self.per_unit = per_unit
+        self.known = known  # leading blocks with known content
+        self.length = length  # full blocks the request fills
+        self.tag = object()  # names its blocks of unknown content
+
+    def key(self, depth: int) -> Hashable:
         """What names block ``depth``: equal keys, equal blocks (under a common prefix)."""
         if depth >= self.known:
-            return (self, depth)
+            return (self.tag, depth)
+        if self.per_unit == 1:
+            return self.units[depth]
         return (self.units[depth // self.per_unit], depth % self.per_unit)
 
 
 class _Run:
-    __slots__ = ("base", "chain", "children", "copied", "hi", "lo", "parent", "stamp", "units")
+    __slots__ = (
+        "base",
+        "children",
+        "copied",
+        "hi",
+        "known",
+        "lo",
+        "parent",
+        "per_unit",
+        "stamp",
+        "tag",
+        "units",
+    )
 
     def __init__(self, chain: Chain, lo: int, hi: int, parent: _Run | None, stamp: int) -> None:
         size = chain.per_unit
-        self.chain = chain  # for the block size and where its content ends
+        self.per_unit, self.known, self.tag = size, chain.known, chain.tag
         self.base = lo // size
         self.units = chain.units[self.base : -(-min(hi, chain.known) // size)]
         self.lo, self.hi, self.parent, self.stamp = lo, hi, parent, stamp
-        self.children: dict[tuple, _Run] = {}
+        self.children: dict[Hashable, _Run] = {}
         self.copied = False  # a block of it may have copies queued
 
-    def key(self, depth: int) -> tuple:
-        chain = self.chain
-        if depth >= chain.known:
-            return (chain, depth)
-        size = chain.per_unit
+    def key(self, depth: int) -> Hashable:
+        """The key of block ``depth``, as :meth:`Chain.key` gives it."""
+        if depth >= self.known:
+            return (self.tag, depth)
+        size = self.per_unit
+        if size == 1:
+            return self.units[depth - self.base]
         return (self.units[depth // size - self.base], depth % size)
 
     def hashes(self, lo: int, hi: int) -> Sequence[int]:
         """The block hashes of ``[lo, hi)`` (chains with one unit per block)."""
-        return self.units[lo - self.base : min(hi, self.chain.known) - self.base]
+        return self.units[lo - self.base : min(hi, self.known) - self.base]
 
     def split(self, depth: int) -> _Run:
         """Cut at ``depth``: this run keeps the deeper part; the upper part, returned, is new."""
         head = _Run.__new__(_Run)
-        head.chain, head.base, head.parent, head.stamp = (
-            self.chain,
-            self.base,
-            self.parent,
-            self.stamp,
-        )
-        head.lo, head.hi, head.copied = self.lo, depth, self.copied
-        size = self.chain.per_unit
-        head.units = self.units[: -(-min(depth, self.chain.known) // size) - self.base]
+        head.per_unit, head.known, head.tag = self.per_unit, self.known, self.tag
+        head.base, head.parent, head.lo, head.hi = self.base, self.parent, self.lo, depth
+        head.stamp, head.copied = self.stamp, self.copied
+        size = self.per_unit
+        head.units = self.units[: -(-min(depth, self.known) // size) - self.base]
         self.parent.children[self.key(self.lo)] = head
         cut = depth // size - self.base
         self.units, self.base, self.lo, self.parent = self.units[cut:], depth // size, depth, head
@@ -102,7 +116,7 @@ def cached_end(runs: list[_Run], seen: int) -> int:
 
 def shared_end(chain: Chain, run: _Run, depth: int, limit: int) -> int:
     """How far from ``depth`` (a block both share) ``chain`` follows ``run``, up to ``limit``."""
-    end = min(run.hi, limit, chain.known, run.chain.known)
+    end = min(run.hi, limit, chain.known, run.known)
     size = chain.per_unit
     first, last = depth // size, -(-end // size)
     mine = chain.units[first:last]
@@ -291,7 +305,7 @@ class RunPool:
     def _remove(self, run: _Run, depth: int) -> None:
         """Evict the blocks of ``run`` from ``depth`` on (its deepest blocks, no copies):
         they become a run of their own, marked evicted, below the rest (``run.parent``)."""
-        if run.chain.per_unit == 1:
+        if run.per_unit == 1:
             hashes = run.hashes(depth, run.hi)
             self._resident.difference_update(hashes)
             if self.on_evict is not None:
@@ -309,7 +323,7 @@ class RunPool:
         while depth > lo and done < count:
             depth -= 1
             done += 1
-            key = (run.chain.per_unit, run.key(depth))
+            key = (run.per_unit, run.key(depth))
             later = self._copies.get(key)
             if not later:
                 self._remove(run, depth)
@@ -330,7 +344,7 @@ class RunPool:
         depths = sorted((d for d in segment.copies if run.lo <= d < end), reverse=True)
         for depth in depths[:count]:
             segment.copies.discard(depth)
-            key = (run.chain.per_unit, run.key(depth))
+            key = (run.per_unit, run.key(depth))
             self._copies[key].remove(segment)
             if not self._copies[key]:
                 del self._copies[key]
