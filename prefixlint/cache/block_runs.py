@@ -142,7 +142,8 @@ class RunPool:
 
     ``on_evict(hash)`` is called when the last copy of a block leaves the pool, for
     chains of one unit per block (the unit is then the block hash); ``hash in pool`` says
-    whether such a block is cached (a lookup with a capacity, a scan of the runs without).
+    whether such a block is cached: a set lookup in a pool with ``on_evict`` (which keeps
+    that set, as a caller mapping hashes to slots needs both), else a scan of the runs.
     """
 
     def __init__(
@@ -159,7 +160,7 @@ class RunPool:
         self._stamps = itertools.count(1)
 
     def __contains__(self, block_hash: int) -> bool:
-        if self.capacity is not None:
+        if self.on_evict is not None:
             return block_hash in self._resident
         return any(block_hash in run.hashes(run.lo, run.hi) for run in self._runs() if run.stamp)
 
@@ -246,7 +247,7 @@ class RunPool:
         for run in above:
             if run.lo >= cached:
                 run.stamp = stamp
-        tracked = self.capacity is not None and chain.per_unit == 1
+        tracked = self.on_evict is not None and chain.per_unit == 1
         if tracked and seen > cached:
             self._resident.update(chain.units[cached:seen])
         parent = above[-1] if above else self._root(chain.per_unit)
@@ -305,12 +306,11 @@ class RunPool:
     def _remove(self, run: _Run, depth: int) -> None:
         """Evict the blocks of ``run`` from ``depth`` on (its deepest blocks, no copies):
         they become a run of their own, marked evicted, below the rest (``run.parent``)."""
-        if run.per_unit == 1:
+        if self.on_evict is not None and run.per_unit == 1:
             hashes = run.hashes(depth, run.hi)
             self._resident.difference_update(hashes)
-            if self.on_evict is not None:
-                for block_hash in reversed(hashes):
-                    self.on_evict(block_hash)
+            for block_hash in reversed(hashes):
+                self.on_evict(block_hash)
         if depth > run.lo:
             run.split(depth)
         run.stamp = 0
