@@ -12,7 +12,8 @@ prefixlint's ``vllm`` (block 512 and the default 16), ``sglang`` (page 1), ``bel
 kvcache-simulator's warm-up (the first half by default), with the cache warmed by all
 earlier requests, as kvcache-simulator measures them.
 
-The C++ core runs as a child process (compiled on first use, before timing); its time is
+Each timed run starts with a garbage collection, so that none pays for an earlier run's
+objects. The C++ core runs as a child process (compiled on first use, before timing); its time is
 that process's CPU time plus the parent's for writing its binary input, as its Python
 wrapper does for every run. After each capacity, a line gives the ``vllm`` times as
 multiples of the C++ LRU time. ``--repeat N`` then times those three N more times, each
@@ -44,6 +45,7 @@ conversations of 10 turns under a shared 8,000-token head, each turn appending 2
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
 import resource
@@ -93,6 +95,7 @@ def measured_rate(results, start: int) -> float:
 
 
 def replay(name: str, params: dict, trace: list[CacheQuery], start: int) -> tuple[float, float]:
+    gc.collect()  # the garbage of earlier runs is theirs
     began = time.process_time()
     if name == "belady":
         results = BeladyCache(**params).run(trace)
@@ -136,6 +139,7 @@ def time_models(count: int) -> None:
 
 def simulator(plan, policy: str, capacity: int | None) -> tuple[float, float, str]:
     """kvcache-simulator's Python backend."""
+    gc.collect()
     began = time.process_time()
     result = simulate_ceiling(plan) if capacity is None else simulate_policy(plan, policy, capacity)
     return time.process_time() - began, result.hitRate, result.measurementMode
@@ -149,6 +153,7 @@ def cpu_with_children() -> float:
 
 def cpp_simulator(data, warmup: int, policy: str, capacity: int) -> tuple[float, float, str]:
     """kvcache-simulator's C++ core on one policy and capacity."""
+    gc.collect()
     began = cpu_with_children()
     result = run_cpp_sweep(data, capacities=[capacity], policies=[policy], warmup_requests=warmup)
     point = result.results[(policy, capacity)]
