@@ -111,7 +111,10 @@ class _Run:
 
 def cached_end(runs: list[_Run], seen: int) -> int:
     """Where the cached blocks along ``runs`` end: the first evicted run, else ``seen``."""
-    return next((run.lo for run in runs if not run.stamp), seen)
+    for run in runs:
+        if not run.stamp:
+            return run.lo
+    return seen
 
 
 def shared_end(chain: Chain, run: _Run, depth: int, limit: int) -> int:
