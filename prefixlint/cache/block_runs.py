@@ -117,9 +117,9 @@ def cached_end(runs: list[_Run], seen: int) -> int:
     return seen
 
 
-def shared_end(chain: Chain, run: _Run, depth: int, limit: int) -> int:
-    """How far from ``depth`` (a block both share) ``chain`` follows ``run``, up to ``limit``."""
-    end = min(run.hi, limit, chain.known, run.known)
+def shared_end(chain: Chain, run: _Run, depth: int) -> int:
+    """How far from ``depth`` (a block both share) ``chain`` follows ``run``."""
+    end = min(run.hi, chain.known, run.known)
     size = chain.per_unit
     first, last = depth // size, -(-end // size)
     mine = chain.units[first:last]
@@ -217,7 +217,7 @@ class RunPool:
             if child is None:
                 break
             runs.append(child)
-            depth = shared_end(chain, child, depth, chain.known)
+            depth = shared_end(chain, child, depth)
             if depth < child.hi:
                 break
             node = child
@@ -284,17 +284,17 @@ class RunPool:
     def _drain(self, segment: _Segment, count: int) -> int:
         """Evict up to ``count`` of ``segment``'s blocks, deepest first; return how many.
         ``segment.run`` becomes ``None`` once it has none left."""
-        run, top, evicted = segment.run, segment.top, 0
+        run, top, evicted, stamp = segment.run, segment.top, 0, segment.stamp
         while run.parent is not None and evicted < count:
-            end = min(run.hi, top)
-            if run.stamp == segment.stamp and end > run.lo:
+            end = run.hi if run.hi < top else top  # (min() costs a call)
+            if run.stamp == stamp and end > run.lo:
                 if run.copied:
                     done, top, run = self._drain_copied(run, end, count - evicted)
                     evicted += done
                     continue
-                taken = min(count - evicted, end - run.lo)
-                self._remove(run, end - taken)
-                evicted, top = evicted + taken, run.lo
+                cut = end - count + evicted
+                self._remove(run, cut if cut > run.lo else run.lo)
+                evicted, top = evicted + end - run.lo, run.lo
             elif segment.copies and end > run.lo:
                 done, top = self._drop_copies(segment, run, end, count - evicted)
                 evicted += done
