@@ -136,7 +136,7 @@ class _Segment:
         self.stamp = stamp
         self.run: _Run | None = run  # holds, or lies below, its deepest queued block
         self.top = top  # its queued blocks lie below this depth
-        self.copies: set[int] = set()  # depths of its queued copies
+        self.copies: set[int] | None = None  # depths of its queued copies, once it has any
 
 
 class RunPool:
@@ -271,7 +271,7 @@ class RunPool:
                 run.copied = True
         for depth in range(lo, hi):
             self._copies.setdefault((chain.per_unit, chain.key(depth)), []).append(segment)
-        segment.copies.update(range(lo, hi))
+        segment.copies = set(range(lo, hi))
 
     def _evict(self, count: int) -> None:
         """Evict ``count`` blocks from the head of the free queue."""
