@@ -81,7 +81,7 @@ class BeladyCache:
         self.reset()
         memo, unknown = ChainHashMemo(self.block_size), itertools.count()
         size = self.block_size
-        self._plan = [request_hashes(query, size, memo, unknown)[0] for query in queries]
+        self._plan = [request_hashes(query, size, memo, unknown) for query in queries]
         if self.capacity_blocks is not None:  # without eviction the future is not needed
             lookups = [max(query.prompt_tokens - 1, 0) // size for query in queries]
             self._nexts = next_lookups(self._plan, lookups)

@@ -25,8 +25,8 @@ tail block first. Output token ids, when logged, are hashed like prompt tokens; 
 known only by its count fills blocks that nothing can hit but that take capacity.
 Hashes are Python's 64-bit tuple hash of integers (deterministic across processes), not
 vLLM's SHA-256; the hit counts are the same up to hash collisions. A request hashes only the
-blocks no earlier request hashed (:mod:`prefixlint.cache.chain_memo`); without a capacity
-nothing is ever evicted, so no free queue is kept.
+blocks no earlier request hashed (:mod:`prefixlint.cache.chain_memo`); the pool and its free
+queue are kept as runs of blocks (:mod:`prefixlint.cache.block_runs`).
 
 Block-hash queries (Mooncake traces) are split into vLLM blocks: a vLLM block is identified
 by the trace ids it overlaps and its offset in the first one; the trace's last, partial
@@ -35,7 +35,6 @@ block contributes only the vLLM blocks it fills completely.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable, Hashable, Iterator, Sequence
 
 from prefixlint.cache.base import (
@@ -96,29 +95,34 @@ def block_hashes(query: CacheQuery, block_size: int = 16) -> list[int]:
     return chain_hashes(block_contents(query, block_size), query.extra_keys, query.cache_key)
 
 
+def token_hashes(query: CacheQuery, memo: ChainHashMemo) -> list[int]:
+    """The hashes of a token request's known full blocks (prompt, then logged output),
+    recalled by ``memo`` where an earlier request hashed them."""
+    data = query.token_bytes
+    output = query.output_ids
+    if output:
+        data += unit_bytes(output[:-1])
+    return memo.hashes(data, query.extra_keys, query.cache_key)[0]
+
+
 def request_hashes(
     query: CacheQuery, block_size: int, memo: ChainHashMemo, unknown_blocks: Iterator[int]
-) -> tuple[list[int], int]:
-    """The hashes of every full block a request fills, and how many of the first ones an
-    earlier request hashed (recalled by ``memo``).
+) -> list[int]:
+    """The hashes of every full block a request fills.
 
     Blocks of known content (prompt, then logged output) come first; blocks of output known
     only by its count are numbered from ``unknown_blocks`` so that nothing can hit them.
     """
     if query.tokens is None:
         contents = _trace_block_contents(query, block_size)
-        hashes, known = chain_hashes(contents, query.extra_keys, query.cache_key), 0
+        hashes = chain_hashes(contents, query.extra_keys, query.cache_key)
     else:
-        data = query.token_bytes
-        output = query.output_ids
-        if output:
-            data += unit_bytes(output[:-1])
-        hashes, known = memo.hashes(data, query.extra_keys, query.cache_key)
+        hashes = token_hashes(query, memo)
     blocks = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
     if blocks > len(hashes):
         unknown = [(-1, next(unknown_blocks)) for _ in range(blocks - len(hashes))]
         extend_chain(hashes, unknown, block_extras(query.extra_keys, query.cache_key))
-    return hashes, known
+    return hashes
 
 
 def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Chain:
@@ -132,11 +136,7 @@ def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Ch
     """
     length = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
     if query.tokens is not None:
-        data = query.token_bytes
-        output = query.output_ids
-        if output:
-            data += unit_bytes(output[:-1])
-        units = memo.hashes(data, query.extra_keys, query.cache_key)[0]
+        units = token_hashes(query, memo)
         return Chain(units, 1, len(units), length)
     trace_block = query.block_tokens
     if trace_block % block_size:
@@ -206,10 +206,3 @@ class VllmCache:
             miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
             longest_available=available * size,
         )
-
-
-def leading_run(hashes: Sequence[int], limit: int, present: dict | set, known: int = 0) -> int:
-    """How many of the first ``limit`` hashes are present, counting from the start; the first
-    ``known`` are known to be."""
-    rest = itertools.islice(hashes, known, limit)
-    return known + len(list(itertools.takewhile(present.__contains__, rest)))
