@@ -117,6 +117,18 @@ def cached_end(runs: list[_Run], seen: int) -> int:
     return seen
 
 
+def path_to(run: _Run, end: int) -> list[_Run]:
+    """The runs from the root down to ``run`` that start above depth ``end``. Splitting
+    keeps a run's object for its deeper part, so ``run`` still ends the path it ended."""
+    path = []
+    while run.parent is not None:
+        if run.lo < end:
+            path.append(run)
+        run = run.parent
+    path.reverse()
+    return path
+
+
 def shared_end(chain: Chain, run: _Run, depth: int) -> int:
     """How far from ``depth`` (a block both share) ``chain`` follows ``run``."""
     end = min(run.hi, chain.known, run.known)
@@ -189,8 +201,8 @@ class RunPool:
             self._queued -= hit
             excess = held - self.capacity + self._queued
             if excess > 0:
-                self._evict(excess)  # never touches the hit's runs: walk on from them
-                runs, seen = self._descend(chain, [run for run in runs if run.lo < hit])
+                self._evict(excess)  # it may split runs along the chain: find them again
+                runs = path_to(runs[-1], seen) if runs else runs
         cached = cached_end(runs, seen)
         runs, last = self._insert(chain, runs, cached, seen, stamp)
         if bounded:
@@ -206,12 +218,12 @@ class RunPool:
             self._roots[per_unit] = _Run(Chain((), per_unit, 0, 0), 0, 0, None, 0)
         return self._roots[per_unit]
 
-    def _descend(self, chain: Chain, runs: list[_Run] | None = None) -> tuple[list[_Run], int]:
+    def _descend(self, chain: Chain) -> tuple[list[_Run], int]:
         """The runs along ``chain`` (the last one possibly in part), cached or evicted, and
-        the blocks matched; from the end of ``runs`` when given (the chain's first runs)."""
-        runs = runs or []
-        node = runs[-1] if runs else self._root(chain.per_unit)
-        depth = node.hi
+        the blocks matched."""
+        runs: list[_Run] = []
+        node = self._root(chain.per_unit)
+        depth = 0
         while depth < chain.known:
             child = node.children.get(chain.key(depth))
             if child is None:
