@@ -1,14 +1,24 @@
 """Replay a Mooncake trace through prefixlint's cache models and kvcache-simulator.
 
     .venv/bin/python bench/cache_models.py [TRACE] [--capacities 4000,16000] [--limit N]
+    .venv/bin/python bench/cache_models.py TRACE --repeat 5
     .venv/bin/python bench/cache_models.py --synthetic 10000
 
 Capacities are in trace blocks (512 tokens). For each capacity it prints, side by side, the
 CPU time and the hit rate (cached prompt tokens / prompt tokens) of kvcache-simulator's
-LRU and optimal policies and of prefixlint's ``vllm`` (block 512 and the default 16),
-``sglang`` (page 1), ``belady`` (block 512) and, once, the unlimited ceilings. Rates are
-measured over the requests after kvcache-simulator's warm-up (the first half by default),
-with the cache warmed by all earlier requests, as kvcache-simulator measures them.
+LRU and optimal policies, each on its C++ core and on its Python backend, and of
+prefixlint's ``vllm`` (block 512 and the default 16), ``sglang`` (page 1), ``belady``
+(block 512) and, once, the unlimited ceilings. Rates are measured over the requests after
+kvcache-simulator's warm-up (the first half by default), with the cache warmed by all
+earlier requests, as kvcache-simulator measures them.
+
+Each timed run starts with a garbage collection, so that none pays for an earlier run's
+objects. The C++ core runs as a child process (compiled on first use, before timing); its time is
+that process's CPU time plus the parent's for writing its binary input, as its Python
+wrapper does for every run. After each capacity, a line gives the ``vllm`` times as
+multiples of the C++ LRU time. ``--repeat N`` then times those three N more times, each
+round in one go, and prints each round's multiples and their spread (the machine may be
+shared: the multiples of one round are measured side by side).
 
 Why the rates differ (all on the same trace and capacity):
 
@@ -35,12 +45,15 @@ conversations of 10 turns under a shared 8,000-token head, each turn appending 2
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import random
+import resource
 import sys
 import time
 from pathlib import Path
 
+from kvcache_sim.cpp_backend import ensure_cpp_simulator, run_cpp_sweep
 from kvcache_sim.plan import build_execution_plan
 from kvcache_sim.policies import simulate_ceiling, simulate_policy
 from kvcache_sim.trace import parse_trace_lines
@@ -82,6 +95,7 @@ def measured_rate(results, start: int) -> float:
 
 
 def replay(name: str, params: dict, trace: list[CacheQuery], start: int) -> tuple[float, float]:
+    gc.collect()  # the garbage of earlier runs is theirs
     began = time.process_time()
     if name == "belady":
         results = BeladyCache(**params).run(trace)
@@ -124,9 +138,49 @@ def time_models(count: int) -> None:
 
 
 def simulator(plan, policy: str, capacity: int | None) -> tuple[float, float, str]:
+    """kvcache-simulator's Python backend."""
+    gc.collect()
     began = time.process_time()
     result = simulate_ceiling(plan) if capacity is None else simulate_policy(plan, policy, capacity)
     return time.process_time() - began, result.hitRate, result.measurementMode
+
+
+def cpu_with_children() -> float:
+    """CPU seconds of this process and of its finished children."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def cpp_simulator(data, warmup: int, policy: str, capacity: int) -> tuple[float, float, str]:
+    """kvcache-simulator's C++ core on one policy and capacity."""
+    gc.collect()
+    began = cpu_with_children()
+    result = run_cpp_sweep(data, capacities=[capacity], policies=[policy], warmup_requests=warmup)
+    point = result.results[(policy, capacity)]
+    return cpu_with_children() - began, point.hitRate, point.measurementMode
+
+
+ENGINES = (
+    ("vllm", {"block_size": TRACE_BLOCK}),
+    ("vllm", {"block_size": 16}),
+    ("sglang", {"page_size": 1}),
+)
+VLLM_SIZES = (TRACE_BLOCK, 16)
+
+
+def versus_cpp_lru(data, warmup: int, trace: list[CacheQuery], capacity: int) -> list[float]:
+    """One round: C++ LRU, then ``vllm`` at each block size; the latter as multiples."""
+    base = cpp_simulator(data, warmup, "lru", capacity)[0]
+    tokens = capacity * TRACE_BLOCK
+    return [
+        replay("vllm", {"block_size": size, "capacity_tokens": tokens}, trace, warmup)[0] / base
+        for size in VLLM_SIZES
+    ]
+
+
+def show_multiples(capacity: int, multiples: list[float]) -> None:
+    shown = ", ".join(f"vllm@{s} {m:.2f}x" for s, m in zip(VLLM_SIZES, multiples, strict=True))
+    print(f"{capacity:>10}  of C++ LRU time: {shown}")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -137,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--warmup", type=float, default=0.5)
     parser.add_argument("--outputs", action="store_true", help="also feed output lengths")
     parser.add_argument("--synthetic", type=int, metavar="N", help="time N token requests")
+    parser.add_argument("--repeat", type=int, default=0, help="rounds of C++ LRU vs vllm")
     args = parser.parse_args(argv)
     if args.synthetic:
         time_models(args.synthetic)
@@ -145,9 +200,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{args.trace}: no such trace file", file=sys.stderr)
         return 2
     lines = read_trace(args.trace, args.limit)
-    plan = build_execution_plan(
-        parse_trace_lines(lines, block_size=TRACE_BLOCK), warmup_fraction=args.warmup
-    )
+    data = parse_trace_lines(lines, block_size=TRACE_BLOCK)
+    plan = build_execution_plan(data, warmup_fraction=args.warmup)
+    ensure_cpp_simulator()  # compiles it once, untimed
     trace = queries(lines, args.outputs)
     start = plan.warmup_requests
     print(
@@ -156,32 +211,38 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"{'capacity':>10}  {'model':<34} {'cpu s':>8}  {'hit rate':>8}")
 
-    rows = [("kvcache-simulator ceiling", *simulator(plan, "ceiling", None)[:2])]
-    for name, params in (
-        ("unlimited", {}),
-        ("vllm", {"block_size": TRACE_BLOCK}),
-        ("vllm", {"block_size": 16}),
-        ("sglang", {"page_size": 1}),
-    ):
+    rows = [("kvcache-simulator Python ceiling", *simulator(plan, "ceiling", None)[:2])]
+    for name, params in (("unlimited", {}), *ENGINES):
         rows.append((label(name, params), *replay(name, params, trace, start)))
     show("inf", rows)
 
-    for capacity in (int(value) for value in args.capacities.split(",")):
+    capacities = [int(value) for value in args.capacities.split(",")]
+    for capacity in capacities:
         tokens = capacity * TRACE_BLOCK
         rows = []
-        for policy in ("lru", "optimal"):
-            seconds, rate, mode = simulator(plan, policy, capacity)
-            note = "" if mode == "fixed_window" else f" ({mode})"
-            rows.append((f"kvcache-simulator {policy}{note}", seconds, rate))
-        for name, params in (
-            ("vllm", {"block_size": TRACE_BLOCK}),
-            ("vllm", {"block_size": 16}),
-            ("sglang", {"page_size": 1}),
-            ("belady", {"block_size": TRACE_BLOCK}),
-        ):
+        for backend, run in (("C++", cpp_simulator), ("Python", None)):
+            for policy in ("lru", "optimal"):
+                if run is None:
+                    seconds, rate, mode = simulator(plan, policy, capacity)
+                else:
+                    seconds, rate, mode = run(data, start, policy, capacity)
+                note = "" if mode == "fixed_window" else f" ({mode})"
+                rows.append((f"kvcache-simulator {backend} {policy}{note}", seconds, rate))
+        for name, params in (*ENGINES, ("belady", {"block_size": TRACE_BLOCK})):
             params = {**params, "capacity_tokens": tokens}
             rows.append((label(name, params), *replay(name, params, trace, start)))
         show(str(capacity), rows)
+        show_multiples(capacity, [rows[4 + i][1] / rows[0][1] for i in range(len(VLLM_SIZES))])
+
+    for capacity in capacities if args.repeat else ():
+        rounds = [versus_cpp_lru(data, start, trace, capacity) for _ in range(args.repeat)]
+        for multiples in rounds:
+            show_multiples(capacity, multiples)
+        spread = ", ".join(
+            f"vllm@{size} {min(column):.2f}-{max(column):.2f}x"
+            for size, column in zip(VLLM_SIZES, zip(*rounds, strict=True), strict=True)
+        )
+        print(f"{capacity:>10}  spread over {args.repeat} rounds: {spread}")
     return 0
 
 

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from prefixlint import engine, textio
+from prefixlint import textio
 from prefixlint.cli import main
+from prefixlint.linting import engine
 from prefixlint.linting.config import ConfigError, Settings, load_settings
 from prefixlint.linting.engine import FixMode, check_file, fix_text
 from prefixlint.linting.files import collect_files

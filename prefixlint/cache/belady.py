@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from bisect import bisect_right
+from collections import deque
 from collections.abc import Sequence
+from functools import partial
+from operator import neg
 
 from prefixlint.cache.base import (
     CacheQuery,
@@ -27,10 +29,23 @@ from prefixlint.cache.base import (
     register,
     resolve_capacity,
 )
+from prefixlint.cache.block_runs import Chain, RunPool
 from prefixlint.cache.chain_memo import ChainHashMemo
-from prefixlint.cache.vllm import leading_run, request_hashes
+from prefixlint.cache.vllm import request_hashes
 
 NEVER = float("inf")
+
+
+def next_lookups(plan: Sequence[list[int]], lookups: Sequence[int]) -> list[list[float]]:
+    """For each request's blocks, the index of the next request whose lookup reaches them
+    (``NEVER`` when none does): one pass from the last request back."""
+    upcoming: dict[int, float] = {}
+    nexts: list[list[float]] = [[] for _ in plan]
+    for index in range(len(plan) - 1, -1, -1):
+        hashes = plan[index]
+        nexts[index] = list(map(upcoming.get, hashes, itertools.repeat(NEVER)))
+        upcoming.update(zip(hashes[: lookups[index]], itertools.repeat(index)))
+    return nexts
 
 
 @register
@@ -46,13 +61,15 @@ class BeladyCache:
         self.block_size = block_size
         tokens = resolve_capacity(capacity_tokens, geometry)
         self.capacity_blocks = None if tokens is None else tokens // block_size - bool(geometry)
-        self._plan: list[tuple[list[int], int]] = []
+        self._plan: list[list[int]] = []
+        self._nexts: list[list[float]] = []
         self.reset()
 
     def reset(self) -> None:
         self._position = 0
-        self._cached: dict[int, float] = {}  # block hash -> index of its next lookup
-        self._seen: set[int] = set()
+        # block hash -> its heap entry (-next lookup, -depth, hash); other entries are stale
+        self._cached: dict[int, tuple[float, int, int]] = {}
+        self._seen = RunPool()  # every chain so far, as runs: what an infinite cache holds
         self._heap: list[tuple[float, int, int]] = []
 
     def run(self, queries: Sequence[CacheQuery]) -> list[CacheResult]:
@@ -65,15 +82,10 @@ class BeladyCache:
         self.reset()
         memo, unknown = ChainHashMemo(self.block_size), itertools.count()
         size = self.block_size
-        self._plan = []
-        self._uses: dict[int, list[int]] = {}
-        for index, query in enumerate(queries):
-            hashes, known = request_hashes(query, size, memo, unknown)
-            lookup = max(query.prompt_tokens - 1, 0) // size
-            self._plan.append((hashes, min(known, lookup)))
-            if self.capacity_blocks is not None:  # without eviction the future is not needed
-                for block_hash in hashes[:lookup]:
-                    self._uses.setdefault(block_hash, []).append(index)
+        self._plan = [request_hashes(query, size, memo, unknown) for query in queries]
+        if self.capacity_blocks is not None:  # without eviction the future is not needed
+            lookups = [max(query.prompt_tokens - 1, 0) // size for query in queries]
+            self._nexts = next_lookups(self._plan, lookups)
 
     def process(self, query: CacheQuery) -> CacheResult:
         """The next prepared query; it must be the one ``prepare`` saw at this position."""
@@ -81,20 +93,19 @@ class BeladyCache:
         if index >= len(self._plan):
             raise InvalidQuery("belady: call prepare() with the whole sequence first")
         self._position += 1
-        hashes, known = self._plan[index]  # known: hashed for an earlier query
+        hashes = self._plan[index]
         size = self.block_size
         prompt = query.prompt_tokens
         lookup = max(prompt - 1, 0) // size
         if lookup > len(hashes):
             raise InvalidQuery("belady: query differs from the prepared one")
-        if self.capacity_blocks is None:  # nothing evicted or rejected: known means cached
-            hit = available = leading_run(hashes, lookup, self._seen, known)
-            self._seen.update(hashes[hit:])
+        seen = self._seen.admit(Chain(hashes, 1, len(hashes), len(hashes)), lookup, 0)[1]
+        if self.capacity_blocks is None:  # nothing evicted or rejected: seen means cached
+            hit = available = seen
         else:
-            hit = leading_run(hashes, lookup, self._cached)
-            available = leading_run(hashes, lookup, self._seen, hit)  # rejected ones unseen
+            hit = len(list(itertools.takewhile(self._cached.__contains__, hashes[:lookup])))
+            available = seen  # rejected blocks are cached again by the request that has them
             self._hold(index, hashes, -(-(prompt + max(query.output_count - 1, 0)) // size))
-            self._seen.update(hashes)
 
         cached = hit * size
         return CacheResult(
@@ -110,22 +121,26 @@ class BeladyCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        resident = sum(map(self._cached.__contains__, hashes))
-        self._evict(held - resident - (self.capacity_blocks - len(self._cached)), hashes)
-        for depth, block_hash in enumerate(hashes):
-            uses = self._uses.get(block_hash, ())
-            later = bisect_right(uses, index)
-            upcoming = uses[later] if later < len(uses) else NEVER
-            self._cached[block_hash] = upcoming
-            heapq.heappush(self._heap, (-upcoming, -depth, block_hash))
+        cached, heap = self._cached, self._heap
+        resident = sum(map(cached.__contains__, hashes))
+        self._evict(held - resident - (self.capacity_blocks - len(cached)), hashes)
+        entries = list(
+            zip(map(neg, self._nexts[index]), range(0, -len(hashes), -1), hashes, strict=True)
+        )
+        cached.update(zip(hashes, entries, strict=True))
+        deque(map(partial(heapq.heappush, heap), entries), maxlen=0)
+        if len(heap) > 2 * len(cached) + 1024:  # drop the stale entries
+            heap[:] = cached.values()
+            heapq.heapify(heap)
 
     def _evict(self, count: int, pinned: Sequence[int]) -> None:
+        """Drop ``count`` blocks, those looked up furthest ahead first, never ``pinned``."""
         pinned_set = set(pinned)
         skipped = []
         while count > 0:
             entry = heapq.heappop(self._heap)
-            upcoming, block_hash = -entry[0], entry[2]
-            if self._cached.get(block_hash) != upcoming:
+            block_hash = entry[2]
+            if self._cached.get(block_hash) is not entry:
                 continue
             if block_hash in pinned_set:
                 skipped.append(entry)

@@ -25,8 +25,8 @@ tail block first. Output token ids, when logged, are hashed like prompt tokens; 
 known only by its count fills blocks that nothing can hit but that take capacity.
 Hashes are Python's 64-bit tuple hash of integers (deterministic across processes), not
 vLLM's SHA-256; the hit counts are the same up to hash collisions. A request hashes only the
-blocks no earlier request hashed (:mod:`prefixlint.cache.chain_memo`); without a capacity
-nothing is ever evicted, so no free queue is kept.
+blocks no earlier request hashed (:mod:`prefixlint.cache.chain_memo`); the pool and its free
+queue are kept as runs of blocks (:mod:`prefixlint.cache.block_runs`).
 
 Block-hash queries (Mooncake traces) are split into vLLM blocks: a vLLM block is identified
 by the trace ids it overlaps and its offset in the first one; the trace's last, partial
@@ -35,10 +35,7 @@ block contributes only the vLLM blocks it fills completely.
 
 from __future__ import annotations
 
-import itertools
-from collections import deque
 from collections.abc import Callable, Hashable, Iterator, Sequence
-from operator import itemgetter
 
 from prefixlint.cache.base import (
     CacheQuery,
@@ -49,6 +46,7 @@ from prefixlint.cache.base import (
     resolve_capacity,
     unit_bytes,
 )
+from prefixlint.cache.block_runs import Chain, RunPool
 from prefixlint.cache.chain_memo import ChainHashMemo, block_extras, extend_chain
 
 
@@ -97,29 +95,59 @@ def block_hashes(query: CacheQuery, block_size: int = 16) -> list[int]:
     return chain_hashes(block_contents(query, block_size), query.extra_keys, query.cache_key)
 
 
+def token_hashes(query: CacheQuery, memo: ChainHashMemo) -> list[int]:
+    """The hashes of a token request's known full blocks (prompt, then logged output),
+    recalled by ``memo`` where an earlier request hashed them."""
+    data = query.token_bytes
+    output = query.output_ids
+    if output:
+        data += unit_bytes(output[:-1])
+    return memo.hashes(data, query.extra_keys, query.cache_key)[0]
+
+
 def request_hashes(
     query: CacheQuery, block_size: int, memo: ChainHashMemo, unknown_blocks: Iterator[int]
-) -> tuple[list[int], int]:
-    """The hashes of every full block a request fills, and how many of the first ones an
-    earlier request hashed (recalled by ``memo``).
+) -> list[int]:
+    """The hashes of every full block a request fills.
 
     Blocks of known content (prompt, then logged output) come first; blocks of output known
     only by its count are numbered from ``unknown_blocks`` so that nothing can hit them.
     """
     if query.tokens is None:
         contents = _trace_block_contents(query, block_size)
-        hashes, known = chain_hashes(contents, query.extra_keys, query.cache_key), 0
+        hashes = chain_hashes(contents, query.extra_keys, query.cache_key)
     else:
-        data = query.token_bytes
-        output = query.output_ids
-        if output:
-            data += unit_bytes(output[:-1])
-        hashes, known = memo.hashes(data, query.extra_keys, query.cache_key)
+        hashes = token_hashes(query, memo)
     blocks = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
     if blocks > len(hashes):
         unknown = [(-1, next(unknown_blocks)) for _ in range(blocks - len(hashes))]
         extend_chain(hashes, unknown, block_extras(query.extra_keys, query.cache_key))
-    return hashes, known
+    return hashes
+
+
+def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Chain:
+    """A request's full blocks as :class:`prefixlint.cache.block_runs.Chain` units.
+
+    Token prompts (and logged output ids) have one unit per block, its chained hash;
+    ``memo`` recalls the hashes of earlier requests' prefixes. When a trace block holds
+    several vLLM blocks, a unit is a trace block (the chained hash of the trace ids up to
+    it), so the trace ids are hashed, not every vLLM block. Blocks of output known only by
+    its count come last and match nothing.
+    """
+    length = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
+    if query.tokens is not None:
+        units = token_hashes(query, memo)
+        return Chain(units, 1, len(units), length)
+    trace_block = query.block_tokens
+    if trace_block % block_size:
+        units = chain_hashes(
+            _trace_block_contents(query, block_size), query.extra_keys, query.cache_key
+        )
+        return Chain(units, 1, len(units), length)
+    per_id = trace_block // block_size
+    known = query.prompt_tokens // block_size
+    ids = query.block_hashes[: -(-known // per_id)]
+    return Chain(chain_hashes(ids, query.extra_keys, query.cache_key), per_id, known, length)
 
 
 @register
@@ -129,7 +157,9 @@ class VllmCache:
     ``capacity_tokens`` is the usable cache size (``None``: unlimited); KV geometry keyword
     arguments (``memory_bytes``, ``num_layers``, ``num_kv_heads``, ``head_dim``,
     ``dtype_bytes``) give the pool size instead, less vLLM's reserved null block.
-    ``on_evict(hash)`` is called when the last copy of a block hash leaves the cache.
+    ``on_evict(hash)`` is called when the last copy of a block hash leaves the cache, and
+    ``hash in model`` says whether one is cached (for blocks with a hash of their own:
+    token prompts, and trace blocks not split into several vLLM blocks).
     """
 
     name = "vllm"
@@ -151,22 +181,11 @@ class VllmCache:
         self.reset()
 
     def reset(self) -> None:
-        # hash -> its oldest cached block (the one a hit uses); later copies of a hash (a
-        # recomputed block cached again) wait in _copies, oldest first.
-        self._by_hash: dict[int, int] = {}
-        self._copies: dict[int, list[int]] = {}
-        # The free queue, oldest first: block -> hash (a dict keeps insertion order, and
-        # between requests every cached block is free).
-        self._free: dict[int, int] = {}
-        self._seen: set[int] = set()
-        self._next_block = 0
-        self._unknown_blocks = itertools.count()
+        self._pool = RunPool(self.capacity_blocks, self.on_evict)
         self._memo = ChainHashMemo(self.block_size)
 
     def __contains__(self, block_hash: int) -> bool:
-        if self.capacity_blocks is None:
-            return block_hash in self._seen  # nothing is ever evicted
-        return block_hash in self._by_hash
+        return block_hash in self._pool
 
     def process(self, query: CacheQuery) -> CacheResult:
         size = self.block_size
@@ -177,16 +196,9 @@ class VllmCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        hashes, known = request_hashes(query, size, self._memo, self._unknown_blocks)
+        chain = request_chain(query, size, self._memo)
         lookup = max(prompt - 1, 0) // size
-        known = min(known, lookup)  # hashed for an earlier request: seen, so far cached
-        if self.capacity_blocks is None:
-            hit = available = leading_run(hashes, lookup, self._seen, known)
-        else:
-            hit = leading_run(hashes, lookup, self._by_hash)
-            available = leading_run(hashes, lookup, self._seen, max(hit, known))
-            self._hold_and_free(hashes, hit, held)
-        self._seen.update(hashes[hit:])
+        hit, available = self._pool.admit(chain, lookup, held)
 
         cached = hit * size
         return CacheResult(
@@ -195,60 +207,3 @@ class VllmCache:
             miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
             longest_available=available * size,
         )
-
-    def _hold_and_free(self, hashes: list[int], hit: int, held: int) -> None:
-        """Run a request with a bounded pool: take its hit blocks off the free queue, evict
-        for the rest, cache its new blocks, then free all its blocks, tail block first.
-
-        The common cases run at C speed: new hashes that no cached block has, and victims
-        whose hash has a single copy."""
-        by_hash, free = self._by_hash, self._free
-        blocks = list(map(by_hash.__getitem__, hashes[:hit]))
-        deque(map(free.pop, blocks), maxlen=0)
-        unhashed_free = self.capacity_blocks - hit - len(free)
-        self._evict(held - hit - unhashed_free)
-        first_new = self._next_block
-        new_hashes = hashes[hit:]
-        self._next_block += len(new_hashes)
-        new_blocks = range(first_new, self._next_block)
-        distinct = set(new_hashes)
-        if len(distinct) == len(new_hashes) and by_hash.keys().isdisjoint(distinct):
-            by_hash.update(zip(new_hashes, new_blocks, strict=True))
-        else:
-            for block, block_hash in zip(new_blocks, new_hashes, strict=True):
-                if block_hash in by_hash:
-                    self._copies.setdefault(block_hash, []).append(block)
-                else:
-                    by_hash[block_hash] = block
-        blocks.extend(new_blocks)
-        free.update(zip(reversed(blocks), reversed(hashes), strict=True))
-
-    def _evict(self, count: int) -> None:
-        """Evict the ``count`` blocks at the head of the free queue."""
-        free, by_hash, copies = self._free, self._by_hash, self._copies
-        victims = list(itertools.islice(free.items(), max(count, 0)))
-        deque(map(free.pop, map(itemgetter(0), victims)), maxlen=0)
-        victim_hashes = list(map(itemgetter(1), victims))
-        if self.on_evict is None and copies.keys().isdisjoint(victim_hashes):
-            deque(map(by_hash.pop, victim_hashes), maxlen=0)  # each the only copy
-            return
-        for block, block_hash in victims:
-            later = copies.get(block_hash)
-            if later is None:
-                del by_hash[block_hash]
-                if self.on_evict is not None:
-                    self.on_evict(block_hash)
-                continue
-            if by_hash[block_hash] == block:
-                by_hash[block_hash] = later.pop(0)
-            else:
-                later.remove(block)
-            if not later:
-                del copies[block_hash]
-
-
-def leading_run(hashes: Sequence[int], limit: int, present: dict | set, known: int = 0) -> int:
-    """How many of the first ``limit`` hashes are present, counting from the start; the first
-    ``known`` are known to be."""
-    rest = itertools.islice(hashes, known, limit)
-    return known + len(list(itertools.takewhile(present.__contains__, rest)))
