@@ -13,7 +13,13 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefixlint.auditing.attribution import Attributor, Divergence, cause_for, example_views
+from prefixlint.auditing.attribution import (
+    Attributor,
+    Divergence,
+    MissCause,
+    cause_for,
+    example_views,
+)
 from prefixlint.auditing.canonical import canonicalisers
 from prefixlint.auditing.options import AuditError, AuditOptions, new_cache_model
 from prefixlint.auditing.prices import PriceTable
@@ -124,8 +130,8 @@ class Auditor:
         unmarked = not prepared.query.breakpoints
         for name, result in results.items():
             no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
-            cause, cost = cause_for(divergence, result, no_breakpoint=no_breakpoint)
-            record = self._record(file, request, session, name, result, cause, cost, divergence)
+            cause = cause_for(divergence, result, no_breakpoint=no_breakpoint)
+            record = self._record(file, request, session, name, result, cause, divergence)
             record.observed_cached = observed
             if price is not None:
                 record.cost_usd = price.cost(
@@ -147,16 +153,10 @@ class Auditor:
         session: str | None,
         name: str,
         result: CacheResult,
-        cause: str | None,
-        cost: int,
+        cause: MissCause,
         divergence: Divergence,
     ) -> RequestRecord:
-        located = divergence.diverged and cause == divergence.code
-        component = divergence.component if located else None
-        if cause == "PFX601" and not located:
-            component = divergence.routing_changed
-        elif cause == "PFX303":
-            component = "cache_control"
+        located = cause.located
         record = RequestRecord(
             file=file,
             line=request.line,
@@ -166,12 +166,12 @@ class Auditor:
             prompt_tokens=result.prompt_tokens,
             cached_tokens=result.cached_tokens,
             cache_write_tokens=result.cache_write_tokens,
-            cause=cause,
-            component=component,
+            cause=cause.code,
+            component=cause.component,
             divergence_char=divergence.char if located else None,
             divergence_token=divergence.token if located else None,
-            predecessor_line=divergence.predecessor_line if cause and cost else None,
-            cost_tokens=cost,
+            predecessor_line=divergence.predecessor_line if cause.code and cause.cost else None,
+            cost_tokens=cause.cost,
             observed_cached=None,
         )
         if located:
