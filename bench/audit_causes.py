@@ -37,7 +37,7 @@ def measure(seed: int, sessions: int, fmt: str, cache: str) -> tuple[Counter, Co
     """Counts of breaks, right causes, quiet requests and false alarms; wrong answers."""
     from audit_logs import log_line
 
-    planned = plan(seed, sessions)
+    planned = plan(seed, sessions, fmt=fmt)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"{fmt}-{seed}.jsonl"
         path.write_text("\n".join(log_line(p, fmt) for p in planned) + "\n", encoding="utf-8")

@@ -317,6 +317,23 @@ def _first_tool_result_elided(state: State, ctx: Context) -> State:
     return replace(state, messages=tuple(messages))
 
 
+def _arguments_compacted(state: State, ctx: Context) -> State:
+    """Every tool call's arguments re-serialised without spaces, as another JSON library
+    writes them."""
+    messages = []
+    for message in state.messages:
+        if message.get("tool_calls"):
+            calls = []
+            for call in message["tool_calls"]:
+                arguments = json.dumps(
+                    json.loads(call["function"]["arguments"]), separators=(",", ":")
+                )
+                calls.append({**call, "function": {**call["function"], "arguments": arguments}})
+            message = {**message, "tool_calls": calls}
+        messages.append(message)
+    return replace(state, messages=tuple(messages))
+
+
 def _sliding_window(state: State, ctx: Context) -> State:
     return replace(state, messages=state.messages[-4:])
 
@@ -333,6 +350,8 @@ class Breaker:
     code: str
     start: int
     apply: Transform
+    # The log formats that can carry it (Anthropic tool calls hold objects, not strings).
+    formats: tuple[str, ...] = ("openai", "anthropic")
 
 
 def _time(ctx: Context) -> str:
@@ -443,6 +462,13 @@ BREAKERS: tuple[Breaker, ...] = (
     Breaker("edited-answer", "PFX501", 4, _onwards(_first_answer_edited)),
     Breaker("deleted-history", "PFX501", 4, _onwards(_first_answer_deleted)),
     Breaker("rewritten-tool-result", "PFX504", 3, _onwards(_first_tool_result_elided)),
+    Breaker(
+        "arguments-reserialised",
+        "tool-arguments-reserialised",
+        3,
+        _onwards(_arguments_compacted),
+        formats=("openai",),
+    ),
     Breaker("sliding-window", "PFX502", 4, _onwards(_sliding_window)),
     # Parameters.
     Breaker("model-switch-once", "PFX601", 2, _once(_other_model)),
@@ -532,12 +558,15 @@ def _expected(state: State, previous: State | None, seen: set[str], code: str | 
     return None if continues and same_head else code
 
 
-def plan(seed: int, sessions: int, breakers: tuple[Breaker, ...] = BREAKERS) -> list[Planned]:
-    """The requests of a log of ``sessions`` sessions, interleaved by time.
+def plan(
+    seed: int, sessions: int, breakers: tuple[Breaker, ...] = BREAKERS, fmt: str = "openai"
+) -> list[Planned]:
+    """The requests of a log of ``sessions`` sessions in format ``fmt``, interleaved by time.
 
-    Session 0 has no breaker; the others take the breakers in turn (every breaker once in
-    every ``len(breakers) + 1`` sessions, the rest clean).
+    Session 0 has no breaker; the others take the breakers that ``fmt`` can carry in turn
+    (every breaker once in every ``len(breakers) + 1`` sessions, the rest clean).
     """
+    breakers = tuple(b for b in breakers if fmt in b.formats)
     rng = random.Random(seed)
     events = []
     for session in range(sessions):
@@ -580,5 +609,5 @@ def log_line(request: Planned, fmt: str) -> str:
 
 def generate_log(seed: int, sessions: int, fmt: str) -> tuple[list[str], list[str | None]]:
     """JSONL lines of a generated log and the expected cause of each (``None``: no break)."""
-    planned = plan(seed, sessions)
+    planned = plan(seed, sessions, fmt=fmt)
     return [log_line(p, fmt) for p in planned], [p.expected for p in planned]

@@ -22,11 +22,13 @@ def audited_causes(tmp_path, planned, fmt):
     return {record.line: (record.cause, record.component) for record in report.records}
 
 
-@pytest.mark.parametrize("fmt", ["openai", "anthropic"])
-@pytest.mark.parametrize("breaker", BREAKERS, ids=[b.name for b in BREAKERS])
+CASES = [(b, fmt) for b in BREAKERS for fmt in b.formats]
+
+
+@pytest.mark.parametrize(("breaker", "fmt"), CASES, ids=[f"{b.name}-{f}" for b, f in CASES])
 def test_every_break_gets_its_cause(tmp_path, breaker, fmt):
     # Sessions 0 and 2 are clean, 1 and 3 carry the breaker.
-    planned = plan(seed=7, sessions=4, breakers=(breaker,))
+    planned = plan(seed=7, sessions=4, breakers=(breaker,), fmt=fmt)
     breaks = [p for p in planned if p.expected is not None]
     assert breaks and all(p.expected == breaker.code for p in breaks)
     causes = audited_causes(tmp_path, planned, fmt)

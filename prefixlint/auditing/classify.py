@@ -22,6 +22,8 @@ from prefixlint.sequences import common_prefix_length
 
 CONTENT_CHANGED = "content-changed"
 FIRST_SEEN = "first-seen"
+# A client sent an earlier tool call's arguments serialised another way (spacing, key order).
+ARGUMENTS_RESERIALISED = "tool-arguments-reserialised"
 RESYNC_CHARS = 40
 # The most text, besides its volatile value, of a line that holds one labelled value.
 MAX_LABEL_CHARS = 48
@@ -172,6 +174,12 @@ def _parse_json(text: str):
         return None
 
 
+def same_json(a: str, b: str) -> bool:
+    """Whether two JSON texts hold equal values (other spacing or key order)."""
+    value_a = _parse_json(a)
+    return value_a is not None and value_a == _parse_json(b)
+
+
 def json_key_order_changed(a: str, b: str) -> bool:
     """Whether two JSON texts hold equal values serialised with a different key order."""
     value_a = _parse_json(a)
@@ -247,7 +255,7 @@ def _edited_message_code(old: dict, new: dict) -> str | None:
     if old_args != new_args and len(old_args) == len(new_args):
         for a, b in zip(old_args, new_args, strict=True):
             if a != b:
-                return "PFX202" if json_key_order_changed(a, b) else text_change_code(a, b)
+                return ARGUMENTS_RESERIALISED if same_json(a, b) else text_change_code(a, b)
     return None
 
 
