@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from prefixlint.auditing.prices import PriceTable
 from prefixlint.cache import CACHE_MODELS, CacheModel, make_configured_model
-from prefixlint.chat import DEFAULT_TEMPLATE
+from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE
 
 MOONCAKE_BLOCK_TOKENS = 512
 
@@ -25,6 +25,7 @@ class AuditOptions:
     capacity_tokens: int | None = None
     tokenizer: str = "qwen"
     template: str = DEFAULT_TEMPLATE
+    engine: str = DEFAULT_ENGINE
     log_format: str = "auto"
     session_key: str | None = None
     what_if: bool = True

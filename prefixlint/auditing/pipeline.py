@@ -28,7 +28,7 @@ from prefixlint.auditing.whatif import WhatIfRunner
 from prefixlint.cache import CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.cache.query import build_query
-from prefixlint.chat import TemplateError, get_renderer
+from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE, TemplateError, get_renderer
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
@@ -84,11 +84,18 @@ class Auditor:
         )
         self.what_if: WhatIfRunner | None = None
         self.conversations: list[int] = []
+        if options.template != DEFAULT_TEMPLATE or options.engine != DEFAULT_ENGINE:
+            # A template or engine that cannot be used fails the audit, not every line.
+            self._renderer()
+
+    def _renderer(self):
+        if self.renderer is None:
+            options = self.options
+            self.renderer = get_renderer(options.template, options.tokenizer, engine=options.engine)
+        return self.renderer
 
     def render(self, request: ChatRequest) -> Rendered:
-        if self.renderer is None:
-            self.renderer = get_renderer(self.options.template, self.options.tokenizer)
-        return self.renderer.render(request)
+        return self._renderer().render(request)
 
     def prepare(self, request: ChatRequest) -> Prepared:
         """Render ``request`` (or take its block hashes) and build its cache query."""

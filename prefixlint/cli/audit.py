@@ -25,7 +25,7 @@ from prefixlint.auditing.report_json import render_json
 from prefixlint.auditing.report_terminal import print_report
 from prefixlint.auditing.results import AuditReport
 from prefixlint.cache.base import InvalidQuery
-from prefixlint.chat import TemplateError
+from prefixlint.chat import DEFAULT_ENGINE, ENGINES, TemplateError, engine_tokenizer
 from prefixlint.sources.logs import LogReadError
 from prefixlint.tokenizers import TokenizerError
 
@@ -96,8 +96,15 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
 @click.option("--block-size", type=click.IntRange(min=1), help="Engine block size (vllm, belady).")
 @click.option("--page-size", type=click.IntRange(min=1), help="SGLang page size.")
 @click.option("--capacity-tokens", type=click.IntRange(min=0), help="Cache capacity in tokens.")
-@click.option("--tokenizer", default="qwen", show_default=True, help="Tokenizer spec.")
+@click.option("--tokenizer", help="Tokenizer spec (default: qwen; qwen-raw for llamacpp).")
 @click.option("--template", default="qwen3", show_default=True, help="qwen3 or hf:PATH.")
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default=DEFAULT_ENGINE,
+    show_default=True,
+    help="Render requests as this engine's OpenAI server does.",
+)
 @click.option("--log-format", default="auto", show_default=True, help="Format of LOGS.")
 @click.option(
     "--trace-block-size",
@@ -171,8 +178,9 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
             block_size=options["block_size"],
             page_size=options["page_size"],
             capacity_tokens=options["capacity_tokens"],
-            tokenizer=options["tokenizer"],
+            tokenizer=engine_tokenizer(options["tokenizer"], options["engine"]),
             template=options["template"],
+            engine=options["engine"],
             log_format=options["log_format"],
             session_key=options["session_key"],
             what_if=options["what_if"],
@@ -188,6 +196,9 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
                 on_prepared = dump.write
             on_line = stack.enter_context(_progress(logs))
             report = run_audit(logs, audit_options, on_line=on_line, on_prepared=on_prepared)
+        if report.skipped and not report.records:
+            first = report.skipped[0]
+            raise AuditFailure(f"{first.file}:{first.line}: {first.reason} (no line could be read)")
         _write_reports(report, options)
     except (
         AuditError,

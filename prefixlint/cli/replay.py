@@ -15,7 +15,7 @@ from pathlib import Path
 
 import click
 
-from prefixlint.chat import TemplateError
+from prefixlint.chat import DEFAULT_ENGINE, ENGINES, TemplateError, engine_tokenizer
 from prefixlint.replay import ReplayError
 from prefixlint.replay.report import RENDERERS
 from prefixlint.tokenizers import TokenizerError, get_tokenizer
@@ -37,7 +37,14 @@ def _fail(message: str) -> None:
 @click.option(
     "--template", default="qwen3", show_default=True, help="Chat template: qwen3, hf:PATH."
 )
-@click.option("--tokenizer", default="qwen", show_default=True, help="Tokenizer spec.")
+@click.option("--tokenizer", help="Tokenizer spec (default: qwen; qwen-raw for llamacpp).")
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default=DEFAULT_ENGINE,
+    show_default=True,
+    help="Render requests as this engine's OpenAI server does.",
+)
 @click.option(
     "--cache", default="vllm", show_default=True, help="Cache model (sim and server backends)."
 )
@@ -109,6 +116,7 @@ def _run(options: dict):
     from prefixlint.replay.sim import cache_params
 
     backend = options["backend"]
+    options["tokenizer"] = engine_tokenizer(options["tokenizer"], options["engine"])
     if backend == "server" and not options["url"]:
         raise ReplayError("--backend server needs --url")
     if backend != "server" and options["url"]:
@@ -132,6 +140,7 @@ def _run(options: dict):
         log_format=options["log_format"],
         template=options["template"],
         tokenizer=options["tokenizer"],
+        engine=options["engine"],
         max_prompt_tokens=options["max_prompt_tokens"],
         limit=options["limit"],
     )
@@ -169,4 +178,5 @@ def _run(options: dict):
         params=params,
         template=options["template"],
         tokenizer=options["tokenizer"],
+        engine=options["engine"],
     )
