@@ -268,6 +268,10 @@ def _shuffled_tools(state: State, ctx: Context) -> State:
     return replace(state, tools=tuple(tools))
 
 
+def _reversed_tools(state: State, ctx: Context) -> State:
+    return replace(state, tools=tuple(reversed(state.tools)))
+
+
 def _reordered_keys(state: State, ctx: Context) -> State:
     tools = copy.deepcopy(list(state.tools))
     function = tools[2]["function"]
@@ -331,6 +335,13 @@ def _arguments_compacted(state: State, ctx: Context) -> State:
                 calls.append({**call, "function": {**call["function"], "arguments": arguments}})
             message = {**message, "tool_calls": calls}
         messages.append(message)
+    return replace(state, messages=tuple(messages))
+
+
+def _first_tool_result_cut(state: State, ctx: Context) -> State:
+    messages = list(state.messages)
+    index = next(i for i, m in enumerate(messages) if m["role"] == "tool")
+    messages[index] = {**messages[index], "content": messages[index]["content"][:20]}
     return replace(state, messages=tuple(messages))
 
 
@@ -418,6 +429,18 @@ BREAKERS: tuple[Breaker, ...] = (
         1,
         _from_start(lambda c: f"Trace: {c.rng.getrandbits(64):016x}"),
     ),
+    Breaker(
+        "conversation-id",
+        "PFX102",
+        2,
+        _from_start(lambda c: f"Conversation ID: conv_{c.rng.getrandbits(40):010x}", -1),
+    ),
+    Breaker(
+        "release-path",
+        "PFX104",
+        0,
+        _replica_line("Working directory: /srv/app/releases/{}", ("20260301", "20260302")),
+    ),
     Breaker("remove-date", "PFX101", 3, _until_start("Today's date: 2026-03-02.")),
     Breaker("remove-request-id", "PFX102", 2, _until_start("Request ID: req_8fJ2kL9xQ")),
     # Values that differ between replicas: host names, replica names, hex ids.
@@ -436,6 +459,12 @@ BREAKERS: tuple[Breaker, ...] = (
         0,
         _replica_line("This conversation runs on ip-10-0-{}-17.ec2.internal.", ("3", "4", "9")),
     ),
+    Breaker(
+        "server-ip",
+        "PFX104",
+        0,
+        _replica_line("Server: ip-172-31-{}-10", ("5", "6", "7")),
+    ),
     Breaker("replica-name", "PFX104", 0, _replica_line("Replica: {}", ("billing-2", "billing-3"))),
     Breaker(
         "worker-name",
@@ -449,6 +478,10 @@ BREAKERS: tuple[Breaker, ...] = (
     # Tools.
     Breaker("tool-order", "PFX201", 2, _once(_shuffled_tools)),
     Breaker("tool-key-order", "PFX202", 2, _once(_reordered_keys)),
+    # A whole session that differs from the others from its first request on.
+    Breaker("session-tool-order", "PFX201", 0, _onwards(_reversed_tools)),
+    Breaker("session-key-order", "PFX202", 0, _onwards(_reordered_keys)),
+    Breaker("session-blank-line-lost", "PFX402", 0, _onwards(_first_blank_lost)),
     Breaker("tool-added", "PFX204", 3, _onwards(_tool_added)),
     Breaker("tool-removed", "PFX204", 2, _onwards(_tool_removed)),
     Breaker("tool-description-spaces", "PFX402", 1, _once(_tool_description_spaces)),
@@ -469,6 +502,7 @@ BREAKERS: tuple[Breaker, ...] = (
         _onwards(_arguments_compacted),
         formats=("openai",),
     ),
+    Breaker("truncated-tool-result", "PFX504", 4, _onwards(_first_tool_result_cut)),
     Breaker("sliding-window", "PFX502", 4, _onwards(_sliding_window)),
     # Parameters.
     Breaker("model-switch-once", "PFX601", 2, _once(_other_model)),
