@@ -114,3 +114,37 @@ def test_idle_slots_are_saved_and_cleared_when_a_task_starts():
     model = make_cache_model("llamacpp", slots=2, kv_unified=False)
     serve(model, A, B)
     assert [slot.tokens for slot in model.slots] == [held(B), held(A)]
+
+
+def test_server_settings_reach_the_model_from_audit_and_replay():
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from prefixlint.auditing import AuditOptions
+    from prefixlint.auditing.options import new_cache_model
+    from prefixlint.cli import main
+    from prefixlint.replay.sim import cache_params
+
+    assert cache_params("llamacpp", slots=2, cache_ram_mib=0, slot_prompt_similarity=None) == {
+        "slots": 2,
+        "cache_ram_mib": 0,
+    }
+    # Other models do not take them.
+    assert cache_params("vllm", slots=2, cache_ram_mib=0) == {}
+    options = AuditOptions(slots=2, slot_prompt_similarity=0.5, cache_ram_mib=0)
+    model = new_cache_model("llamacpp", options)
+    assert (model.slot_count, model.similarity, model.cache_ram_mib) == (2, 0.5, 0)
+    assert not model.cache_idle_slots  # they need the prompt cache
+    log = Path(__file__).parent.parent / "fixtures" / "logs" / "tau_openai_clean.jsonl"
+    args = ["audit", str(log), "--cache", "llamacpp", "--parallel", "2", "--cache-ram", "0"]
+    assert CliRunner().invoke(main, [*args, "--no-what-if"]).exit_code == 0
+
+
+def test_a_shared_system_prompt_puts_every_session_on_one_slot():
+    # Four slots, but a new conversation shares 90 of its 100 tokens with the slot holding
+    # another one: similarity 0.9 > 0.10 picks that slot, which keeps 90/100 (>= 0.5), so
+    # nothing is saved and the first conversation's tokens are overwritten.
+    model = make_cache_model("llamacpp", cache_ram_mib=0)
+    first, second = [*A[:90], *range(300, 310)], [*A[:90], *range(400, 410)]
+    assert serve(model, first, second, [*first, 1]) == [0, 90, 90]

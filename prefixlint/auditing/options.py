@@ -34,6 +34,10 @@ class AuditOptions:
     examples_per_cause: int = 3
     full_text: bool = False
     prices: PriceTable | None = None
+    # llama-server settings (``--parallel``, ``--slot-prompt-similarity``, ``--cache-ram``).
+    slots: int | None = None
+    slot_prompt_similarity: float | None = None
+    cache_ram_mib: int | None = None
 
 
 def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
@@ -47,6 +51,9 @@ def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
             block_size=options.block_size,
             page_size=options.page_size,
             capacity_tokens=options.capacity_tokens,
+            slots=options.slots,
+            slot_prompt_similarity=options.slot_prompt_similarity,
+            cache_ram_mib=options.cache_ram_mib,
         )
     except ValueError as exc:
         raise AuditError(f"cache model {name}: {exc}") from None

@@ -62,7 +62,7 @@ class LlamaCppCache:
     """llama-server's slots and host-RAM prompt cache; see the module docstring."""
 
     name = "llamacpp"
-    settings = ()
+    settings = ("slots", "slot_prompt_similarity", "cache_ram_mib")
 
     def __init__(
         self,

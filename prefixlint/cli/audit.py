@@ -26,6 +26,7 @@ from prefixlint.auditing.report_terminal import print_report
 from prefixlint.auditing.results import AuditReport
 from prefixlint.cache.base import InvalidQuery
 from prefixlint.chat import DEFAULT_ENGINE, ENGINES, TemplateError, engine_tokenizer
+from prefixlint.cli.llama_server import llama_server_options, llama_server_settings
 from prefixlint.sources.logs import LogReadError
 from prefixlint.tokenizers import TokenizerError
 
@@ -96,6 +97,7 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
 @click.option("--block-size", type=click.IntRange(min=1), help="Engine block size (vllm, belady).")
 @click.option("--page-size", type=click.IntRange(min=1), help="SGLang page size.")
 @click.option("--capacity-tokens", type=click.IntRange(min=0), help="Cache capacity in tokens.")
+@llama_server_options
 @click.option("--tokenizer", help="Tokenizer spec (default: qwen; qwen-raw for llamacpp).")
 @click.option("--template", default="qwen3", show_default=True, help="qwen3 or hf:PATH.")
 @click.option(
@@ -178,6 +180,7 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
             block_size=options["block_size"],
             page_size=options["page_size"],
             capacity_tokens=options["capacity_tokens"],
+            **llama_server_settings(options),
             tokenizer=engine_tokenizer(options["tokenizer"], options["engine"]),
             template=options["template"],
             engine=options["engine"],

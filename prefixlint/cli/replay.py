@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from prefixlint.chat import DEFAULT_ENGINE, ENGINES, TemplateError, engine_tokenizer
+from prefixlint.cli.llama_server import llama_server_options, llama_server_settings
 from prefixlint.replay import ReplayError
 from prefixlint.replay.report import RENDERERS
 from prefixlint.tokenizers import TokenizerError, get_tokenizer
@@ -53,6 +54,7 @@ def _fail(message: str) -> None:
 @click.option(
     "--capacity-tokens", type=click.IntRange(min=1), help="Cache capacity (sim and server)."
 )
+@llama_server_options
 @click.option("--limit", type=click.IntRange(min=1), help="Replay only the first N requests.")
 @click.option(
     "--max-prompt-tokens",
@@ -128,6 +130,7 @@ def _run(options: dict):
         block_size=options["block_size"],
         page_size=options["page_size"],
         capacity_tokens=options["capacity_tokens"],
+        **llama_server_settings(options),
     )
     if backend == "torch" and (
         options["cache"] != "vllm" or options["capacity_tokens"] or options["page_size"]
