@@ -89,8 +89,8 @@ def with_line(line, text=SYSTEM, at=2):
         (SYSTEM, with_line("- Offer a voucher."), None),
     ],
 )
-def test_system_text_code(before, after, expected):
-    assert classify.system_text_code(before, after) == expected
+def test_system_prompt_change_code(before, after, expected):
+    assert classify.text_change_code(before, after, system=True) == expected
 
 
 @pytest.mark.parametrize(

@@ -140,24 +140,14 @@ def _kept_lines(lines: list[str]) -> list[str]:
     return [line for line in lines if volatile_lines_code(line) is None]
 
 
-def text_change_code(a: str, b: str) -> str | None:
-    """The code for how text ``a`` became ``b`` (whitespace drift, a volatile value replaced,
-    or a line holding one added or removed)."""
+def text_change_code(a: str, b: str, *, system: bool = False) -> str | None:
+    """The code for how text ``a`` became ``b``: whitespace drift, a volatile value replaced,
+    or a line holding one added or removed. In a ``system`` prompt a short opaque token that
+    changed (a host or replica name, a hex id) is a value of the serving environment too."""
     offset = common_prefix_length(a, b)
     return (
         whitespace_code(a, b, offset)
-        or volatile_code(a, b, offset)
-        or changed_lines_code(a, b, offset)
-    )
-
-
-def system_text_code(a: str, b: str) -> str | None:
-    """:func:`text_change_code` for a system prompt, where a short opaque token that changed
-    (a host or replica name, a hex id) is a value of the serving environment, not an edit."""
-    offset = common_prefix_length(a, b)
-    return (
-        whitespace_code(a, b, offset)
-        or opaque_code(a, b, offset, RESYNC_CHARS)
+        or (opaque_code(a, b, offset, RESYNC_CHARS) if system else None)
         or volatile_code(a, b, offset)
         or changed_lines_code(a, b, offset)
     )
@@ -285,7 +275,7 @@ def messages_code(
         return "PFX501"
     if old.get("role") in SYSTEM_ROLES and new.get("role") in SYSTEM_ROLES:
         old_text, new_text = content_text(old.get("content")), content_text(new.get("content"))
-        return system_text_code(old_text, new_text) or CONTENT_CHANGED
+        return text_change_code(old_text, new_text, system=True) or CONTENT_CHANGED
     if old.get("role") == new.get("role"):
         code = _edited_message_code(old, new)
         if code:
@@ -351,7 +341,10 @@ def classify(
         if before.system != after.system:
             if before.system is None or after.system is None:
                 return CONTENT_CHANGED, component
-            return system_text_code(before.system, after.system) or CONTENT_CHANGED, component
+            return (
+                text_change_code(before.system, after.system, system=True) or CONTENT_CHANGED,
+                component,
+            )
     elif component.startswith("messages["):
         index = int(component[len("messages[") : -1])
         code = messages_code(before.messages, after.messages, index, same_conversation)
