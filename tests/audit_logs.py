@@ -126,6 +126,8 @@ class State:
     messages: tuple[dict, ...]
     model: str = MODEL
     params: dict = field(default_factory=dict)
+    # Further system messages after the system prompt (OpenAI), or system blocks (Anthropic).
+    extra_system: tuple[str, ...] = ()
 
     def system_text(self) -> str:
         return "\n".join(self.system)
@@ -199,6 +201,15 @@ def _from_start(make_line: Callable[[Context], str], at: int = INSERT_AT) -> Tra
         if k < start:
             return state
         return _with_line(state, make_line(ctx), len(state.system) if at < 0 else at)
+
+    return apply
+
+
+def _system_message(make_text: Callable[[Context], str]) -> Transform:
+    """A second system message (an Anthropic system block) from the start turn on."""
+
+    def apply(state: State, k: int, start: int, ctx: Context) -> State:
+        return replace(state, extra_system=(make_text(ctx),)) if k >= start else state
 
     return apply
 
@@ -369,6 +380,10 @@ def _time(ctx: Context) -> str:
     return ctx.when.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _time_line(ctx: Context) -> str:
+    return f"Current date and time: {_time(ctx)}"
+
+
 BREAKERS: tuple[Breaker, ...] = (
     # Volatile values inserted into the system prompt (from the first request or later),
     # replaced on every request, or removed.
@@ -441,6 +456,7 @@ BREAKERS: tuple[Breaker, ...] = (
         0,
         _replica_line("Working directory: /srv/app/releases/{}", ("20260301", "20260302")),
     ),
+    Breaker("system-message-time-later", "PFX101", 2, _system_message(_time_line)),
     Breaker("remove-date", "PFX101", 3, _until_start("Today's date: 2026-03-02.")),
     Breaker("remove-request-id", "PFX102", 2, _until_start("Request ID: req_8fJ2kL9xQ")),
     # Values that differ between replicas: host names, replica names, hex ids.
@@ -518,7 +534,8 @@ def breaker(name: str) -> Breaker:
 
 
 def openai_body(state: State) -> dict:
-    body = {"model": state.model, "messages": [{"role": "system", "content": state.system_text()}]}
+    system = [state.system_text(), *state.extra_system]
+    body = {"model": state.model, "messages": [{"role": "system", "content": t} for t in system]}
     body["messages"] += [dict(m) for m in state.messages]
     body["tools"] = list(state.tools)
     body.update(state.params)
@@ -555,7 +572,7 @@ def anthropic_body(state: State) -> dict:
     return {
         "model": state.model.replace("gpt-4o", "claude-sonnet-4-5"),
         "max_tokens": 1024,
-        "system": state.system_text(),
+        "system": [{"type": "text", "text": t} for t in (state.system_text(), *state.extra_system)],
         "tools": tools,
         "messages": [_anthropic_message(m) for m in state.messages],
         **state.params,
@@ -584,11 +601,13 @@ class Planned:
 
 def _expected(state: State, previous: State | None, seen: set[str], code: str | None) -> str | None:
     """The breaker's code when ``state`` breaks from ``previous`` (see the module doc)."""
-    head = json.dumps([state.system, state.tools, state.model])
+    head = json.dumps([state.system, state.extra_system, state.tools, state.model])
     if previous is None:
         return None if head in seen or not seen else code
     continues = state.messages[: len(previous.messages)] == previous.messages
-    same_head = json.dumps([previous.system, previous.tools, previous.model]) == head
+    same_head = (
+        json.dumps([previous.system, previous.extra_system, previous.tools, previous.model]) == head
+    )
     return None if continues and same_head else code
 
 
@@ -623,7 +642,7 @@ def plan(
             state = chosen.apply(state, k, chosen.start, ctx)
         code = chosen.code if chosen else None
         expected = _expected(state, previous.get(session), seen, code)
-        seen.add(json.dumps([state.system, state.tools, state.model]))
+        seen.add(json.dumps([state.system, state.extra_system, state.tools, state.model]))
         previous[session] = state
         planned.append(Planned(when, session, chosen, state, expected))
     return planned

@@ -140,6 +140,19 @@ def test_an_opaque_token_in_history_is_an_edit():
     )
 
 
+@pytest.mark.parametrize("same", [True, False])
+def test_a_system_message_holding_a_date_inserted_or_removed(same):
+    system = {"role": "system", "content": SYSTEM}
+    dated = {"role": "system", "content": "Current date and time: 2026-03-02 09:00:01 UTC"}
+    user, answer = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}
+    before, after = [system, user, answer], [system, dated, user, answer, user]
+    assert classify.messages_code(before, after, 1, same) == "PFX101"
+    assert classify.messages_code(after, [system, user, answer, user], 1, same) == "PFX101"
+    # A system message with rules, not values: not a volatile value.
+    rules = {"role": "system", "content": "Be brief and never promise refunds."}
+    assert classify.messages_code(before, [system, rules, user, answer], 1, True) == "PFX501"
+
+
 def test_a_system_message_edit_is_not_history():
     before = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hi"}]
     after = [

@@ -28,7 +28,7 @@ from prefixlint.auditing.prefix_index import PrefixIndex
 from prefixlint.auditing.volatile import without_values
 from prefixlint.cache.base import CacheResult
 from prefixlint.chat import content_text
-from prefixlint.request import ChatRequest, Rendered
+from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import common_prefix_length
 
 # The longest-prefix index keys every 16-token block (a request that shares a few more tokens
@@ -203,7 +203,8 @@ class Attributor:
         alike = self.snapshots.get(self.heads.get(head)) if head is not None else None
         if alike is None or alike is predecessor or shared >= _head_tokens(request, rendered):
             return predecessor, shared
-        return alike, _shared_units(alike, units, rendered)
+        shared_alike = _shared_units(alike, units, rendered)
+        return (alike, shared_alike) if shared_alike >= shared else (predecessor, shared)
 
     def _session_predecessor(self, session: str | None) -> Snapshot | None:
         """The last request of a known session, if remembered: the session is the
@@ -260,7 +261,11 @@ class Attributor:
         divergence = Divergence(
             predecessor_line=predecessor.line,
             predecessor_tokens=_reusable_tokens(
-                predecessor, unit_tokens, same_conversation, shared_units * unit_tokens
+                predecessor,
+                unit_tokens,
+                same_conversation,
+                shared_units * unit_tokens,
+                _head_tokens(request, rendered) if rendered is not None else None,
             ),
             shared_tokens=min(shared_units * unit_tokens, _tokens_of(request, units, unit_tokens)),
             same_conversation=same_conversation,
@@ -294,6 +299,12 @@ class Attributor:
             divergence.component = _component_at(rendered, char)
             return divergence
         component = _component_at(rendered, char) or "generation_prompt"
+        first = _first_message(request, rendered)
+        if not same_conversation and first is not None and component == first.name:
+            # Another conversation, which differs from here on: this one's own first message
+            # is new content, whatever the predecessor has in its place.
+            divergence.code, divergence.component = classify.FIRST_SEEN, component
+            return divergence
         divergence.code, divergence.component = classify.classify(
             predecessor.request, request, component, same_conversation
         )
@@ -341,34 +352,40 @@ def masked_system(text: str) -> str:
     return "\n".join(_DIGIT_TOKEN.sub("#", without_values(line)[0]) for line in kept)
 
 
+def _first_message(request: ChatRequest, rendered: Rendered) -> Component | None:
+    """The rendered component of the request's first conversation (non-system) message."""
+    for index, message in enumerate(request.messages):
+        if message.get("role") not in classify.SYSTEM_ROLES:
+            name = f"messages[{index}]"
+            return next((c for c in rendered.components if c.name == name), None)
+    return None
+
+
 def _head_tokens(request: ChatRequest, rendered: Rendered) -> int:
     """Where the request's first conversation message starts, in tokens (the end of its
     system prompt and tools); the whole prompt when it has none."""
-    for index, message in enumerate(request.messages):
-        if message.get("role") not in classify.SYSTEM_ROLES:
-            for component in rendered.components:
-                if component.name == f"messages[{index}]":
-                    return component.token_start
-            break
-    return len(rendered.tokens)
+    first = _first_message(request, rendered)
+    return first.token_start if first is not None else len(rendered.tokens)
 
 
 def _reusable_tokens(
-    snapshot: Snapshot, unit_tokens: int, same_conversation: bool, shared: int
+    snapshot: Snapshot,
+    unit_tokens: int,
+    same_conversation: bool,
+    shared: int,
+    own_head: int | None,
 ) -> int:
     """What the predecessor could supply: all of it within a conversation. A predecessor not
     known to be of the same conversation counts as one when the two share the conversation's
-    first message; otherwise only what comes before that message (the shared head)."""
+    first message; otherwise only the head both have: what comes before that message in the
+    predecessor, at most this request's own head (``own_head``, in tokens)."""
     total = _tokens_of(snapshot.request, snapshot.units, unit_tokens)
     if same_conversation or snapshot.rendered is None:
         return total
-    for index, message in enumerate(snapshot.request.messages):
-        if message.get("role") not in classify.SYSTEM_ROLES:
-            for component in snapshot.rendered.components:
-                if component.name == f"messages[{index}]":
-                    return total if shared >= component.token_end else component.token_start
-            break
-    return total
+    first = _first_message(snapshot.request, snapshot.rendered)
+    if first is None or shared >= first.token_end:
+        return total
+    return first.token_start if own_head is None else min(first.token_start, own_head)
 
 
 def _shared_units(before: Snapshot, units: tuple[int, ...], rendered: Rendered | None) -> int:

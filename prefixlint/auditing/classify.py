@@ -263,6 +263,9 @@ def messages_code(
     old, new = before[index], after[index] if index < len(after) else None
     if old == new:
         return None
+    code = _volatile_system_message_code(before, after, index)
+    if code:
+        return code
     opens_conversation = old.get("role") not in SYSTEM_ROLES and all(
         m.get("role") in SYSTEM_ROLES for m in before[:index]
     )
@@ -286,6 +289,21 @@ def messages_code(
     if removed or inserted:
         return "PFX501"
     return _rewrite_code(before, after, index)
+
+
+def _volatile_system_message_code(
+    before: Sequence[dict], after: Sequence[dict], index: int
+) -> str | None:
+    """PFX101-104 when a system message holding only volatile values (``Current date and
+    time: ...``) was inserted at ``index`` or removed from there, the next messages kept."""
+    for added, rest in ((after, before), (before, after)):
+        message = added[index] if index < len(added) else None
+        if message is None or message.get("role") not in SYSTEM_ROLES:
+            continue
+        kept = list(rest[index : index + 3])
+        if kept and list(added[index + 1 : index + 1 + len(kept)]) == kept:
+            return volatile_lines_code(content_text(message.get("content")))
+    return None
 
 
 def _rewrite_code(before: Sequence[dict], after: Sequence[dict], index: int) -> str:
