@@ -20,6 +20,7 @@ from prefixlint.auditing.attribution import (
     Snapshot,
     _shared_units,
     block_keys,
+    head_key,
     index_block,
 )
 from prefixlint.auditing.message_chain import message_chain, signature
@@ -68,11 +69,15 @@ class ReferenceAttributor(Attributor):
         block = index_block(unit_tokens)
         predecessor = self._predecessor(session, talk)
         same_conversation = predecessor is not None
+        head = head_key(request) if rendered is not None else None
         if predecessor is None:
             keys = block_keys(units, block)
             for seq in self.keys.holders(keys):
                 predecessor = self.snapshots.get(seq) or predecessor
             shared = common_prefix_length(predecessor.units, units) if predecessor else 0
+            predecessor, shared = self._alike_head(
+                head, request, rendered, units, predecessor, shared
+            )
         else:
             shared = common_prefix_length(predecessor.units, units)
             keys = block_keys(units, block, predecessor.keys, shared)
@@ -92,6 +97,8 @@ class ReferenceAttributor(Attributor):
         if talk:
             self.conversations.put(talk[-1], self.seq)
         self.keys.put_all(keys, self.seq)
+        if head is not None:
+            self.heads.put(head, self.seq)
         return divergence, conversation
 
     def _predecessor(self, session, talk):

@@ -124,6 +124,14 @@ CALL = m(
 RESULT = m("tool", '{"x": 1, "y": 2}', tool_call_id="c1")
 
 
+def call(arguments):
+    return m(
+        "assistant",
+        "",
+        tool_calls=[{"id": "c1", "function": {"name": "f", "arguments": arguments}}],
+    )
+
+
 @pytest.mark.parametrize(
     ("before", "after", "index", "same", "expected"),
     [
@@ -148,24 +156,28 @@ RESULT = m("tool", '{"x": 1, "y": 2}', tool_call_id="c1")
             True,
             "PFX202",
         ),
-        # Tool-call arguments re-serialised.
+        # Tool-call arguments re-serialised, with another key order or other spacing.
         (
             [SYSTEM, U1, CALL, RESULT],
-            [
-                SYSTEM,
-                U1,
-                m(
-                    "assistant",
-                    "",
-                    tool_calls=[
-                        {"id": "c1", "function": {"name": "f", "arguments": '{"b": 2, "a": 1}'}}
-                    ],
-                ),
-                RESULT,
-            ],
+            [SYSTEM, U1, call('{"b": 2, "a": 1}'), RESULT],
             2,
             True,
-            "PFX202",
+            "tool-arguments-reserialised",
+        ),
+        (
+            [SYSTEM, U1, CALL, RESULT],
+            [SYSTEM, U1, call('{"a":1,"b":2}'), RESULT],
+            2,
+            True,
+            "tool-arguments-reserialised",
+        ),
+        # Other arguments: an edit.
+        (
+            [SYSTEM, U1, CALL, RESULT],
+            [SYSTEM, U1, call('{"a": 3, "b": 2}'), RESULT],
+            2,
+            True,
+            "PFX501",
         ),
         # Whitespace drift in an earlier message.
         ([SYSTEM, m("user", "hi\n"), A1, U2], [SYSTEM, m("user", "hi"), A1, U2], 1, True, "PFX402"),

@@ -150,8 +150,9 @@ def test_breaker_summary_openai():
     # Causes by line, from the tables above: six PFX101 turns plus the first one (line 4),
     # lines 13 and 15 (PFX201), 24 and 27 (PFX202), 31 and 34 (PFX402), 38 (PFX501), 44, 48,
     # 53 (PFX502), 54 (PFX504); line 59 sends the session to another model, whose engine has
-    # none of the conversation cached (KV states belong to one model): PFX601. Every other
-    # request is a plain new turn.
+    # none of the conversation cached (KV states belong to one model): PFX601, and line 61
+    # comes back to the first model, whose cache lacks line 59's turn: PFX601 again (like the
+    # request after every other one-off breaker). Every other request is a plain new turn.
     records, report = audit("tau_openai_breakers.jsonl", "vllm")
     counts = {cause: entry.requests for cause, entry in report.by_cause("vllm").items()}
     assert counts == {
@@ -162,10 +163,11 @@ def test_breaker_summary_openai():
         "PFX501": 1,
         "PFX502": 3,
         "PFX504": 1,
-        "PFX601": 1,
-        "first-seen": 44,
+        "PFX601": 2,
+        "first-seen": 43,
     }
     assert (records[59].cause, records[59].component) == ("PFX601", "model")
+    assert (records[61].cause, records[61].component) == ("PFX601", "model")
     assert records[59].cached_tokens == 0
     # Back on the first model, line 60 reads the session's prefix from that model's cache.
     assert records[60].cached_tokens > 0
@@ -199,9 +201,10 @@ def test_anthropic_breakers_attribution_and_usage():
     for line, cause in expected.items():
         assert records[line].cause == cause, line
     # Line 59 switches to claude-haiku-4-5, whose minimum cacheable prefix is 4,096 tokens:
-    # its 3,084-token prompt cannot be cached at all.
+    # its 3,084-token prompt cannot be cached at all. The switch is what cost the tokens the
+    # session's cache held: PFX601.
     assert (records[59].prompt_tokens, records[59].cached_tokens) == (3084, 0)
-    assert records[59].cause == "below-minimum"
+    assert (records[59].cause, records[59].component) == ("PFX601", "model")
     # The fixture's usage was simulated with the same documented rules: every request
     # reports its cached tokens, and the prediction equals them.
     usage = report.usage("anthropic")

@@ -15,6 +15,10 @@ MOONCAKE = (
 )
 
 
+# llama-server with one slot and no host-RAM prompt cache (-np 1 --cache-ram 0).
+ONE_SLOT = {"slots": 1, "cache_ram_mib": 0}
+
+
 def cached(model, *prompts):
     return [model.process(CacheQuery(tokens=list(p))).cached_tokens for p in prompts]
 
@@ -30,19 +34,19 @@ def cached(model, *prompts):
     ),
 )
 def test_llamacpp_common_prefix_with_the_slot(previous, prompt, expected):
-    model = make_cache_model("llamacpp")
+    model = make_cache_model("llamacpp", **ONE_SLOT)
     assert cached(model, previous, prompt)[1] == expected
 
 
-def test_llamacpp_has_one_slot():
-    model = make_cache_model("llamacpp")
+def test_llamacpp_with_one_slot_and_no_prompt_cache():
+    model = make_cache_model("llamacpp", **ONE_SLOT)
     results = [model.process(CacheQuery(tokens=p)) for p in ([1, 2, 3, 4], [5, 6], [1, 2, 3, 4])]
     assert results[2].cached_tokens == 0
     assert (results[2].miss_reason, results[2].longest_available) == ("evicted", 3)
 
 
 def test_llamacpp_slot_holds_generated_tokens():
-    model = make_cache_model("llamacpp")
+    model = make_cache_model("llamacpp", **ONE_SLOT)
     model.process(CacheQuery(tokens=[1, 2], output_tokens=[3, 4, 5]))
     assert cached(model, [1, 2, 3, 4, 9]) == [4]
 
@@ -126,7 +130,7 @@ def mooncake_queries():
         ("vllm", {"block_size": 16}),
         ("sglang", {"page_size": 1}),
         ("sglang", {"page_size": 512}),
-        ("llamacpp", {}),
+        ("llamacpp", ONE_SLOT),
     ),
 )
 def test_mooncake_excerpt(name, params):

@@ -122,7 +122,7 @@ class PairTokenizer:
 def test_inseparable_blocks_render_whole():
     renderer = Renderer(tokenizer=PairTokenizer())
     request = CASES["multi-turn"]
-    assert not separable(renderer._blocks(request)[0])
+    assert not separable(renderer._blocks(request, False)[0])
     assert_same(renderer.render(request), Renderer(tokenizer=PairTokenizer()).render_whole(request))
 
 

@@ -15,16 +15,20 @@ search, and a bounded index of conversation hashes.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
 from prefixlint.auditing.message_chain import MessageChain, message_chain, opening
 from prefixlint.auditing.prefix_index import PrefixIndex
+from prefixlint.auditing.volatile import without_values
 from prefixlint.cache.base import CacheResult
-from prefixlint.request import ChatRequest, Rendered
+from prefixlint.chat import content_text
+from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import common_prefix_length
 
 # The longest-prefix index keys every 16-token block (a request that shares a few more tokens
@@ -34,6 +38,7 @@ INDEX_BLOCK = 16
 PACKED_WIDTH = 8
 # How far before its end a predecessor's tokens or text usually stop being repeated.
 NEAR_END = 512
+_DIGIT_TOKEN = re.compile(r"[\w.\-]*\d[\w.\-]*")
 ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
 
 
@@ -84,6 +89,7 @@ class Divergence:
     char: int | None = None
     token: int | None = None
     routing_changed: str | None = None
+    same_conversation: bool = False
     renderings: tuple[Rendered, Rendered] | None = None
 
     @property
@@ -125,6 +131,8 @@ class Attributor:
         # How a conversation opens -> the latest request that opened so and had no session
         # predecessor: the next such request reuses its conversation hashes.
         self.openings: LRU = LRU(max_snapshots * 4)
+        # A request's head with its volatile values masked -> the latest request with it.
+        self.heads: LRU = LRU(max_snapshots * 4)
         self.seq = 0
 
     def observe(
@@ -149,10 +157,14 @@ class Attributor:
             predecessor = self._inferred_predecessor(talk)
         same_conversation = predecessor is not None
         block = index_block(unit_tokens)
+        head = head_key(request) if rendered is not None else None
         if predecessor is None:
             keys = block_keys(units, block)
             predecessor = self._longest_prefix(keys)
             shared = _shared_units(predecessor, units, rendered) if predecessor else 0
+            predecessor, shared = self._alike_head(
+                head, request, rendered, units, predecessor, shared
+            )
         else:
             shared = _shared_units(predecessor, units, rendered)
             keys = block_keys(units, block, predecessor.keys, shared)
@@ -172,7 +184,27 @@ class Attributor:
         if talk:
             self.conversations.put(talk[-1], self.seq)
         self.prefixes.put(keys, self.seq)
+        if head is not None:
+            self.heads.put(head, self.seq)
         return divergence, conversation
+
+    def _alike_head(
+        self,
+        head: Hashable | None,
+        request: ChatRequest,
+        rendered: Rendered | None,
+        units: tuple[int, ...],
+        predecessor: Snapshot | None,
+        shared: int,
+    ) -> tuple[Snapshot | None, int]:
+        """When ``predecessor`` (the longest shared prefix) does not share the request's whole
+        head (system prompt and tools), the latest request whose head differs only in volatile
+        values (:func:`head_key`), if remembered: that is what the request should have reused."""
+        alike = self.snapshots.get(self.heads.get(head)) if head is not None else None
+        if alike is None or alike is predecessor or shared >= _head_tokens(request, rendered):
+            return predecessor, shared
+        shared_alike = _shared_units(alike, units, rendered)
+        return (alike, shared_alike) if shared_alike >= shared else (predecessor, shared)
 
     def _session_predecessor(self, session: str | None) -> Snapshot | None:
         """The last request of a known session, if remembered: the session is the
@@ -229,9 +261,14 @@ class Attributor:
         divergence = Divergence(
             predecessor_line=predecessor.line,
             predecessor_tokens=_reusable_tokens(
-                predecessor, unit_tokens, same_conversation, shared_units * unit_tokens
+                predecessor,
+                unit_tokens,
+                same_conversation,
+                shared_units * unit_tokens,
+                _head_tokens(request, rendered) if rendered is not None else None,
             ),
             shared_tokens=min(shared_units * unit_tokens, _tokens_of(request, units, unit_tokens)),
+            same_conversation=same_conversation,
         )
         routing = [
             p for p in classify.changed_params(predecessor.request, request) if p in ROUTING_PARAMS
@@ -262,6 +299,12 @@ class Attributor:
             divergence.component = _component_at(rendered, char)
             return divergence
         component = _component_at(rendered, char) or "generation_prompt"
+        first = _first_message(request, rendered)
+        if not same_conversation and first is not None and component == first.name:
+            # Another conversation, which differs from here on: this one's own first message
+            # is new content, whatever the predecessor has in its place.
+            divergence.code, divergence.component = classify.FIRST_SEEN, component
+            return divergence
         divergence.code, divergence.component = classify.classify(
             predecessor.request, request, component, same_conversation
         )
@@ -289,22 +332,60 @@ def _component_at(rendered: Rendered, char: int) -> str | None:
     return component.name if component else None
 
 
+def head_key(request: ChatRequest) -> Hashable:
+    """The request's system prompt masked (:func:`masked_system`), its tool names and its
+    model: equal for requests whose heads differ only in volatile values."""
+    texts = [request.system or ""]
+    for message in request.messages:
+        if message.get("role") not in classify.SYSTEM_ROLES:
+            break
+        texts.append(content_text(message.get("content")))
+    masked = tuple(masked_system(text) for text in texts)
+    return masked, tuple(classify.tool_name(t) for t in request.tools), request.model
+
+
+@lru_cache(maxsize=1024)
+def masked_system(text: str) -> str:
+    """``text`` without its volatile-value lines (``Current date and time: ...``), with
+    dates, ids and every token holding a digit masked in the other lines."""
+    kept = [line for line in text.split("\n") if classify.volatile_lines_code(line) is None]
+    return "\n".join(_DIGIT_TOKEN.sub("#", without_values(line)[0]) for line in kept)
+
+
+def _first_message(request: ChatRequest, rendered: Rendered) -> Component | None:
+    """The rendered component of the request's first conversation (non-system) message."""
+    for index, message in enumerate(request.messages):
+        if message.get("role") not in classify.SYSTEM_ROLES:
+            name = f"messages[{index}]"
+            return next((c for c in rendered.components if c.name == name), None)
+    return None
+
+
+def _head_tokens(request: ChatRequest, rendered: Rendered) -> int:
+    """Where the request's first conversation message starts, in tokens (the end of its
+    system prompt and tools); the whole prompt when it has none."""
+    first = _first_message(request, rendered)
+    return first.token_start if first is not None else len(rendered.tokens)
+
+
 def _reusable_tokens(
-    snapshot: Snapshot, unit_tokens: int, same_conversation: bool, shared: int
+    snapshot: Snapshot,
+    unit_tokens: int,
+    same_conversation: bool,
+    shared: int,
+    own_head: int | None,
 ) -> int:
     """What the predecessor could supply: all of it within a conversation. A predecessor not
     known to be of the same conversation counts as one when the two share the conversation's
-    first message; otherwise only what comes before that message (the shared head)."""
+    first message; otherwise only the head both have: what comes before that message in the
+    predecessor, at most this request's own head (``own_head``, in tokens)."""
     total = _tokens_of(snapshot.request, snapshot.units, unit_tokens)
     if same_conversation or snapshot.rendered is None:
         return total
-    for index, message in enumerate(snapshot.request.messages):
-        if message.get("role") not in classify.SYSTEM_ROLES:
-            for component in snapshot.rendered.components:
-                if component.name == f"messages[{index}]":
-                    return total if shared >= component.token_end else component.token_start
-            break
-    return total
+    first = _first_message(snapshot.request, snapshot.rendered)
+    if first is None or shared >= first.token_end:
+        return total
+    return first.token_start if own_head is None else min(first.token_start, own_head)
 
 
 def _shared_units(before: Snapshot, units: tuple[int, ...], rendered: Rendered | None) -> int:
@@ -332,35 +413,52 @@ def _tokens_of(request: ChatRequest, units: Sequence[int], unit_tokens: int) -> 
     return request.input_length or len(units) * unit_tokens
 
 
+@dataclass(frozen=True, slots=True)
+class MissCause:
+    """Why one request missed on one cache model: the cause, the tokens it cost, the
+    component or parameter it names, and whether the divergence located it (so its
+    character and token places apply)."""
+
+    code: str | None
+    cost: int = 0
+    component: str | None = None
+    located: bool = False
+
+
 def cause_for(
     divergence: Divergence, result: CacheResult, *, no_breakpoint: bool = False
-) -> tuple[str | None, int]:
-    """``(cause, cost tokens)`` for one request on one cache model.
+) -> MissCause:
+    """The cause of one request's miss on one cache model; the one place that decides it.
 
-    A divergence names the cause when it cost tokens; otherwise the cache's own reason
-    (``first-seen`` for new content, ``evicted``, ``ttl-expired``, ``below-minimum``) does,
-    or a routing change (model, ``prompt_cache_key``) when the predecessor's tokens were all
-    still there but not served, or PFX303 when ``no_breakpoint`` says the request marked no
-    breakpoint on a model that caches only at breakpoints.
+    In order: PFX303 when ``no_breakpoint`` says the request marked no breakpoint on a model
+    that caches only at breakpoints; PFX601 when the model or cache key changed within a
+    conversation and that cost tokens (the predecessor's entries are in another namespace,
+    whatever else changed); the divergence's cause when it cost tokens; the cache's own reason
+    (``evicted``, ``ttl-expired``, ``below-minimum``, ``first-seen``). A predecessor from
+    another conversation counts a routing change only when the cache served less than half
+    the prefix the two share.
     """
     supplied = min(divergence.predecessor_tokens, result.prompt_tokens)
     cost = max(0, supplied - result.cached_tokens)
     if no_breakpoint:
         # Nothing could have been cached, whatever else changed.
         if cost > 0:
-            return "PFX303", cost
-        return ("first-seen" if result.uncached_tokens else None), 0
+            return MissCause("PFX303", cost, "cache_control")
+        return MissCause(classify.FIRST_SEEN if result.uncached_tokens else None)
+    routing = divergence.routing_changed
+    if routing and cost > 0 and divergence.same_conversation:
+        return MissCause("PFX601", cost, routing)
     if divergence.diverged and cost > 0:
-        return divergence.code, cost
+        return MissCause(divergence.code, cost, divergence.component, located=True)
     reason = result.miss_reason
     if reason in ("evicted", "ttl-expired", "below-minimum"):
-        return reason, cost
+        return MissCause(reason, cost)
     if (
-        reason == "first-seen"
-        and divergence.routing_changed
+        reason == classify.FIRST_SEEN
+        and routing
         and result.cached_tokens < divergence.shared_tokens / 2
     ):
         # The same tokens, but the cache that held them was not searched: a cache that
         # isolates models or keys serves little or nothing of the shared prefix.
-        return "PFX601", cost
-    return reason, 0
+        return MissCause("PFX601", cost, routing)
+    return MissCause(reason)

@@ -14,14 +14,19 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from prefixlint.auditing.volatile import value_at
+from prefixlint.auditing.opaque import opaque_code, opaque_line_code
+from prefixlint.auditing.volatile import find_values, value_at, without_values
 from prefixlint.chat import content_text
 from prefixlint.request import ChatRequest
 from prefixlint.sequences import common_prefix_length
 
 CONTENT_CHANGED = "content-changed"
 FIRST_SEEN = "first-seen"
+# A client sent an earlier tool call's arguments serialised another way (spacing, key order).
+ARGUMENTS_RESERIALISED = "tool-arguments-reserialised"
 RESYNC_CHARS = 40
+# The most text, besides its volatile value, of a line that holds one labelled value.
+MAX_LABEL_CHARS = 48
 SYSTEM_ROLES = frozenset({"system", "developer"})
 _INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
 _WHITESPACE_RUN = re.compile(r"\s+")
@@ -92,10 +97,60 @@ def volatile_code(a: str, b: str, offset: int) -> str | None:
     return value_b.code
 
 
-def text_change_code(a: str, b: str) -> str | None:
-    """The code for how text ``a`` became ``b`` (whitespace drift or a volatile value)."""
+def volatile_lines_code(lines: str) -> str | None:
+    """PFX101-104 when every non-blank line of ``lines`` is one volatile value with a short
+    label (``Current date and time: ...``, ``Request ID: ...``, ``Served by host: ...``);
+    the code of the first."""
+    codes = []
+    for line in lines.splitlines():
+        if not line.strip():
+            continue
+        code = opaque_line_code(line, MAX_LABEL_CHARS)
+        residue, values = without_values(line)
+        if code is None and values and len(residue.strip()) <= MAX_LABEL_CHARS:
+            code = next(find_values(line)).code
+        codes.append(code)
+    return codes[0] if codes and all(codes) else None
+
+
+def changed_lines_code(a: str, b: str, offset: int) -> str | None:
+    """PFX101-104 when ``a`` and ``b`` differ only in volatile-value lines (lines added,
+    removed or replaced: equal once those lines are dropped), and the first difference (at
+    ``offset``) is in one of them; the code of ``b``'s line there, else of ``a``'s. A line
+    replaced by another counts only in a text of several lines (one sentence that changed
+    around its date is not a value swapped)."""
+    lines_a, lines_b = a.split("\n"), b.split("\n")
+    if _kept_lines(lines_a) != _kept_lines(lines_b):
+        return None
+    # The line holding the first difference, or the next one when that difference is a line
+    # break (a line added or removed after it).
+    first = b.count("\n", 0, offset)
+    for index in (first, first + 1):
+        code_b = volatile_lines_code(lines_b[index]) if index < len(lines_b) else None
+        code_a = volatile_lines_code(lines_a[index]) if index < len(lines_a) else None
+        if code_a and code_b and len(lines_a) == 1:
+            return None
+        if code_b or code_a:
+            return code_b or code_a
+    return None
+
+
+def _kept_lines(lines: list[str]) -> list[str]:
+    """The lines that are not volatile-value lines."""
+    return [line for line in lines if volatile_lines_code(line) is None]
+
+
+def text_change_code(a: str, b: str, *, system: bool = False) -> str | None:
+    """The code for how text ``a`` became ``b``: whitespace drift, a volatile value replaced,
+    or a line holding one added or removed. In a ``system`` prompt a short opaque token that
+    changed (a host or replica name, a hex id) is a value of the serving environment too."""
     offset = common_prefix_length(a, b)
-    return whitespace_code(a, b, offset) or volatile_code(a, b, offset)
+    return (
+        whitespace_code(a, b, offset)
+        or (opaque_code(a, b, offset, RESYNC_CHARS) if system else None)
+        or volatile_code(a, b, offset)
+        or changed_lines_code(a, b, offset)
+    )
 
 
 def _dump(value) -> str:
@@ -107,6 +162,12 @@ def _parse_json(text: str):
         return json.loads(text)
     except (TypeError, ValueError):
         return None
+
+
+def same_json(a: str, b: str) -> bool:
+    """Whether two JSON texts hold equal values (other spacing or key order)."""
+    value_a = _parse_json(a)
+    return value_a is not None and value_a == _parse_json(b)
 
 
 def json_key_order_changed(a: str, b: str) -> bool:
@@ -184,7 +245,7 @@ def _edited_message_code(old: dict, new: dict) -> str | None:
     if old_args != new_args and len(old_args) == len(new_args):
         for a, b in zip(old_args, new_args, strict=True):
             if a != b:
-                return "PFX202" if json_key_order_changed(a, b) else text_change_code(a, b)
+                return ARGUMENTS_RESERIALISED if same_json(a, b) else text_change_code(a, b)
     return None
 
 
@@ -202,6 +263,9 @@ def messages_code(
     old, new = before[index], after[index] if index < len(after) else None
     if old == new:
         return None
+    code = _volatile_system_message_code(before, after, index)
+    if code:
+        return code
     opens_conversation = old.get("role") not in SYSTEM_ROLES and all(
         m.get("role") in SYSTEM_ROLES for m in before[:index]
     )
@@ -212,6 +276,9 @@ def messages_code(
         return "PFX502"
     if new is None:
         return "PFX501"
+    if old.get("role") in SYSTEM_ROLES and new.get("role") in SYSTEM_ROLES:
+        old_text, new_text = content_text(old.get("content")), content_text(new.get("content"))
+        return text_change_code(old_text, new_text, system=True) or CONTENT_CHANGED
     if old.get("role") == new.get("role"):
         code = _edited_message_code(old, new)
         if code:
@@ -222,6 +289,21 @@ def messages_code(
     if removed or inserted:
         return "PFX501"
     return _rewrite_code(before, after, index)
+
+
+def _volatile_system_message_code(
+    before: Sequence[dict], after: Sequence[dict], index: int
+) -> str | None:
+    """PFX101-104 when a system message holding only volatile values (``Current date and
+    time: ...``) was inserted at ``index`` or removed from there, the next messages kept."""
+    for added, rest in ((after, before), (before, after)):
+        message = added[index] if index < len(added) else None
+        if message is None or message.get("role") not in SYSTEM_ROLES:
+            continue
+        kept = list(rest[index : index + 3])
+        if kept and list(added[index + 1 : index + 1 + len(kept)]) == kept:
+            return volatile_lines_code(content_text(message.get("content")))
+    return None
 
 
 def _rewrite_code(before: Sequence[dict], after: Sequence[dict], index: int) -> str:
@@ -277,7 +359,10 @@ def classify(
         if before.system != after.system:
             if before.system is None or after.system is None:
                 return CONTENT_CHANGED, component
-            return text_change_code(before.system, after.system) or CONTENT_CHANGED, component
+            return (
+                text_change_code(before.system, after.system, system=True) or CONTENT_CHANGED,
+                component,
+            )
     elif component.startswith("messages["):
         index = int(component[len("messages[") : -1])
         code = messages_code(before.messages, after.messages, index, same_conversation)

@@ -13,6 +13,7 @@ CAUSE_TEXT = {
     "ttl-expired": "was cached, expired",
     "below-minimum": "shorter than the smallest cacheable prefix (PFX302)",
     "content-changed": "earlier content changed (no specific pattern proven)",
+    "tool-arguments-reserialised": "an earlier tool call's arguments serialised another way",
 }
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from prefixlint.auditing.prices import GpuTimePrice, PriceTable
 from prefixlint.cache import CACHE_MODELS, CacheModel, make_configured_model
-from prefixlint.chat import DEFAULT_TEMPLATE
+from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE
 from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 
 MOONCAKE_BLOCK_TOKENS = 512
@@ -28,6 +28,7 @@ class AuditOptions:
     capacity_tokens: int | None = None
     tokenizer: str = "qwen"
     template: str = DEFAULT_TEMPLATE
+    engine: str = DEFAULT_ENGINE
     log_format: str = "auto"
     session_key: str | None = None
     what_if: bool = True
@@ -36,6 +37,10 @@ class AuditOptions:
     examples_per_cause: int = 3
     full_text: bool = False
     prices: PriceTable | None = None
+    # llama-server settings (``--parallel``, ``--slot-prompt-similarity``, ``--cache-ram``).
+    slots: int | None = None
+    slot_prompt_similarity: float | None = None
+    cache_ram_mib: int | None = None
     log_limits: LogLimits = DEFAULT_LIMITS
     # Folders and files whose templates and Python built the logged prompts (audit --source).
     source_paths: tuple[str, ...] = ()
@@ -63,6 +68,9 @@ def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
             block_size=options.block_size,
             page_size=options.page_size,
             capacity_tokens=options.capacity_tokens,
+            slots=options.slots,
+            slot_prompt_similarity=options.slot_prompt_similarity,
+            cache_ram_mib=options.cache_ram_mib,
         )
     except ValueError as exc:
         raise AuditError(f"cache model {name}: {exc}") from None

@@ -14,7 +14,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefixlint.auditing.advice import assumptions, fix_first
-from prefixlint.auditing.attribution import Attributor, Divergence, cause_for, example_views
+from prefixlint.auditing.attribution import (
+    Attributor,
+    Divergence,
+    MissCause,
+    cause_for,
+    example_views,
+)
 from prefixlint.auditing.canonical import canonicalisers
 from prefixlint.auditing.options import ENGINE_MODELS, AuditError, AuditOptions, new_cache_model
 from prefixlint.auditing.prices import GpuTimePrice, Price, PriceTable
@@ -24,7 +30,7 @@ from prefixlint.auditing.whatif import WhatIfRunner
 from prefixlint.cache import CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.cache.query import build_query
-from prefixlint.chat import TemplateError, get_renderer
+from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE, TemplateError, get_renderer
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
@@ -89,11 +95,18 @@ class Auditor:
             sources = SourceIndex.build(options.source_paths)
         self.sources = sources
         self.conversations: list[int] = []
+        if options.template != DEFAULT_TEMPLATE or options.engine != DEFAULT_ENGINE:
+            # A template or engine that cannot be used fails the audit, not every line.
+            self._renderer()
+
+    def _renderer(self):
+        if self.renderer is None:
+            options = self.options
+            self.renderer = get_renderer(options.template, options.tokenizer, engine=options.engine)
+        return self.renderer
 
     def render(self, request: ChatRequest) -> Rendered:
-        if self.renderer is None:
-            self.renderer = get_renderer(self.options.template, self.options.tokenizer)
-        return self.renderer.render(request)
+        return self._renderer().render(request)
 
     def prepare(self, request: ChatRequest) -> Prepared:
         """Render ``request`` (or take its block hashes) and build its cache query."""
@@ -147,8 +160,8 @@ class Auditor:
         unmarked = not prepared.query.breakpoints
         for name, result in results.items():
             no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
-            cause, cost = cause_for(divergence, result, no_breakpoint=no_breakpoint)
-            record = self._record(file, request, session, name, result, cause, cost, divergence)
+            cause = cause_for(divergence, result, no_breakpoint=no_breakpoint)
+            record = self._record(file, request, session, name, result, cause, divergence)
             if self.sources is not None:
                 self._link_source(record, divergence)
             record.observed_cached = observed
@@ -191,16 +204,10 @@ class Auditor:
         session: str | None,
         name: str,
         result: CacheResult,
-        cause: str | None,
-        cost: int,
+        cause: MissCause,
         divergence: Divergence,
     ) -> RequestRecord:
-        located = divergence.diverged and cause == divergence.code
-        component = divergence.component if located else None
-        if cause == "PFX601" and not located:
-            component = divergence.routing_changed
-        elif cause == "PFX303":
-            component = "cache_control"
+        located = cause.located
         record = RequestRecord(
             file=file,
             line=request.line,
@@ -210,12 +217,12 @@ class Auditor:
             prompt_tokens=result.prompt_tokens,
             cached_tokens=result.cached_tokens,
             cache_write_tokens=result.cache_write_tokens,
-            cause=cause,
-            component=component,
+            cause=cause.code,
+            component=cause.component,
             divergence_char=divergence.char if located else None,
             divergence_token=divergence.token if located else None,
-            predecessor_line=divergence.predecessor_line if cause and cost else None,
-            cost_tokens=cost,
+            predecessor_line=divergence.predecessor_line if cause.code and cause.cost else None,
+            cost_tokens=cause.cost,
             observed_cached=None,
         )
         if located:

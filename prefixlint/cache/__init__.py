@@ -59,7 +59,7 @@ def make_cache_model(name: str, **params) -> CacheModel:
     return cls(**params)
 
 
-def given_settings(name: str, **settings: int | None) -> dict[str, int]:
+def given_settings(name: str, **settings: float | None) -> dict[str, float]:
     """The engine settings a user gave (``None``: not given) that model ``name`` takes.
 
     Settings the model does not take (a ``page_size`` for vLLM) are left out, so one set of
@@ -72,6 +72,6 @@ def given_settings(name: str, **settings: int | None) -> dict[str, int]:
     return {k: v for k, v in settings.items() if v is not None and k in accepted}
 
 
-def make_configured_model(name: str, **settings: int | None) -> CacheModel:
+def make_configured_model(name: str, **settings: float | None) -> CacheModel:
     """A fresh model from the engine settings a user gave (see :func:`given_settings`)."""
     return make_cache_model(name, **given_settings(name, **settings))

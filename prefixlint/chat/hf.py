@@ -68,51 +68,57 @@ class HFChatTemplate:
         self.name = f"hf:{path}"
         self.enable_thinking = enable_thinking
 
-    def apply(self, messages: list[dict], tools, *, generation_prompt: bool) -> str:
+    def apply(self, messages: list[dict], tools, *, generation_prompt: bool, kwargs=None) -> str:
+        """The template's text; ``kwargs`` are the template variables (default:
+        ``enable_thinking`` as configured)."""
+        if kwargs is None:
+            kwargs = {"enable_thinking": self.enable_thinking}
         try:
             return self.hf.apply_chat_template(
                 messages,
                 tools=list(tools) or None,
                 add_generation_prompt=generation_prompt,
                 tokenize=False,
-                enable_thinking=self.enable_thinking,
+                **kwargs,
             )
         except Exception as exc:  # the template's own errors (raise_exception, TypeError, ...)
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise TemplateError(f"{self.name}: chat template failed: {first_line}") from None
 
-    def _partial(self, text: str, messages: list[dict], tools, generation_prompt: bool):
+    def _partial(self, text: str, messages: list[dict], tools, generation_prompt: bool, kwargs):
         """Where a partial rendering departs from ``text``; None when it cannot render."""
         try:
-            partial = self.apply(messages, tools, generation_prompt=generation_prompt)
+            partial = self.apply(
+                messages, tools, generation_prompt=generation_prompt, kwargs=kwargs
+            )
         except TemplateError:
             return None
         return common_prefix_length(text, partial), partial
 
-    def boundaries(self, text: str, messages: list[dict], tools, names: list[str]):
+    def boundaries(self, text: str, messages: list[dict], tools, names: list[str], kwargs=None):
         """``(position, component)`` starts, ordered, for ``text``."""
         starts = [(0, names[0])] if names else []
         for k in range(1, len(messages)):
-            found = self._partial(text, messages[:k], tools, False)
+            found = self._partial(text, messages[:k], tools, False, kwargs)
             if found is not None:
                 starts.append((found[0], names[k]))
-        found = self._partial(text, messages, tools, False)
+        found = self._partial(text, messages, tools, False, kwargs)
         generation_start = found[0] if found is not None else len(text)
         starts.append((generation_start, "generation_prompt"))
         starts = clamp(starts)
         if tools:
-            starts = self._tool_boundaries(text, messages, tools, starts)
+            starts = self._tool_boundaries(text, messages, tools, starts, kwargs)
         return starts
 
-    def _tool_boundaries(self, text, messages, tools, starts):
-        found = self._partial(text, messages, (), True)
+    def _tool_boundaries(self, text, messages, tools, starts, kwargs):
+        found = self._partial(text, messages, (), True, kwargs)
         if found is None:
             return starts
         block_start, without = found
         block_end = len(text) - common_suffix(text, without, block_start)
         tool_starts = [(block_start, "tools[0]")]
         for j in range(1, len(tools)):
-            partial = self._partial(text, messages, tools[:j], True)
+            partial = self._partial(text, messages, tools[:j], True, kwargs)
             if partial is not None:
                 tool_starts.append((partial[0], f"tools[{j}]"))
         resume = [name for position, name in starts if position <= block_end][-1:]
@@ -124,11 +130,12 @@ class HFChatTemplate:
             )
         )
 
-    def render(self, request: ChatRequest) -> Rendered:
+    def render(self, request: ChatRequest, kwargs: dict | None = None) -> Rendered:
+        """Render ``request``; ``kwargs`` are the template variables (see :meth:`apply`)."""
         messages = template_messages(request)
         names = component_names(request)
-        text = self.apply(messages, request.tools, generation_prompt=True)
-        starts = self.boundaries(text, messages, request.tools, names)
+        text = self.apply(messages, request.tools, generation_prompt=True, kwargs=kwargs)
+        starts = self.boundaries(text, messages, request.tools, names, kwargs)
         if starts[0][0] > 0:
             starts.insert(0, (0, "template"))
         ends = [position for position, _ in starts[1:]] + [len(text)]

@@ -51,6 +51,13 @@ requests (see :class:`Renderer`; ``tests/test_render_speedpaths.py`` checks it).
 
 from __future__ import annotations
 
+from prefixlint.chat.engines import (
+    DEFAULT_ENGINE,
+    EngineView,
+    check_engine,
+    engine_view,
+    logged_template_kwargs,
+)
 from prefixlint.chat.errors import TemplateError
 from prefixlint.chat.memo import LRU, SegmentEncoder
 from prefixlint.chat.messages import (
@@ -72,7 +79,7 @@ from prefixlint.chat.qwen3 import (
     turn_context,
     turn_text,
 )
-from prefixlint.request import ChatRequest, Rendered
+from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import SameItemsMemo
 from prefixlint.tokenizers import Tokenizer, get_tokenizer
 
@@ -96,10 +103,13 @@ class Renderer:
         tokenizer: Tokenizer | str | None = None,
         *,
         enable_thinking: bool = False,
+        engine: str = DEFAULT_ENGINE,
         cache_size: int = 4096,
     ) -> None:
         self.template = template
-        self.enable_thinking = enable_thinking
+        self.engine = check_engine(engine)
+        # A server runs the template as the request says; Qwen3 thinks unless told not to.
+        self.enable_thinking = enable_thinking if engine == DEFAULT_ENGINE else True
         if template.startswith("hf:"):
             from prefixlint.chat.hf import HFChatTemplate
 
@@ -116,29 +126,65 @@ class Renderer:
         self.encoder = SegmentEncoder(tokenizer, cache_size=cache_size)
         self.turns = LRU(cache_size)
         self._placed = LRU(cache_size)
-        self._prompt = encode_block([generation_prompt(enable_thinking)], self.encoder)
+        self._prompts = {
+            thinking: encode_block([generation_prompt(thinking)], self.encoder)
+            for thinking in (False, True)
+        }
         self._tools_key = SameItemsMemo(lambda tools: marshalled(tuple(tools)))
 
     def render(self, request: ChatRequest) -> Rendered:
+        """The request as the engine's server renders it (see :mod:`prefixlint.chat.engines`)."""
+        view = engine_view(request, self.engine)
         if self._hf is not None:
-            return self._hf.render(request)
-        blocks, names = self._blocks(request)
+            kwargs = view.template_kwargs
+            if self.engine == DEFAULT_ENGINE:
+                kwargs = {"enable_thinking": self.enable_thinking}
+            return self._finish(self._hf.render(view.request, kwargs), view)
+        thinking = view.enable_thinking(self.enable_thinking)
+        blocks, names = self._blocks(view.request, thinking)
         if separable(blocks):
-            return join_blocks(blocks, names, _template_name(request), self._placed)
-        return self.render_whole(request)
+            rendered = join_blocks(blocks, names, _template_name(request), self._placed)
+        else:
+            rendered = self.render_whole(view.request, thinking)
+        return self._finish(rendered, view)
 
-    def render_whole(self, request: ChatRequest) -> Rendered:
+    def template_kwargs(self, request: ChatRequest) -> dict:
+        """The ``chat_template_kwargs`` a server needs to render ``request`` as this renderer
+        does: the logged ones, with ``enable_thinking`` as assumed (the transformers default
+        assumes ``false``; an engine reads the request's own)."""
+        logged = logged_template_kwargs(request)
+        if self.engine != DEFAULT_ENGINE:
+            return logged
+        return {**logged, "enable_thinking": self.enable_thinking}
+
+    def render_whole(self, request: ChatRequest, thinking: bool | None = None) -> Rendered:
         """Render with the Qwen3 template, encoding the prompt as one block."""
         pieces = qwen3_pieces(
             template_messages(request),
             component_names(request),
             request.tools,
-            enable_thinking=self.enable_thinking,
+            enable_thinking=self.enable_thinking if thinking is None else thinking,
             tools_first=request.format == "anthropic",
         )
         return assemble(pieces, self.encoder, _template_name(request))
 
-    def _blocks(self, request: ChatRequest) -> tuple[list[Block], list[str]]:
+    def _finish(self, rendered: Rendered, view: EngineView) -> Rendered:
+        """``rendered`` with the engine's changes after the template: no generation prompt,
+        the final message left open, or text appended (see :class:`EngineView`)."""
+        if view.add_generation_prompt and not view.continue_final_message and not view.suffix:
+            return rendered
+        pieces = [(c.name, rendered.text[c.char_start : c.char_end]) for c in rendered.components]
+        if not view.add_generation_prompt:
+            pieces = [piece for piece in pieces if piece[0] != "generation_prompt"]
+        if view.continue_final_message:
+            pieces = open_final_message(pieces, view.request)
+        if not view.suffix:
+            return assemble(pieces, self.encoder, rendered.template)
+        # SGLang encodes the appended text on its own and joins the ids.
+        name = message_name(len(view.request.messages))
+        return append_encoded(rendered, name, view.suffix, self.tokenizer)
+
+    def _blocks(self, request: ChatRequest, thinking: bool) -> tuple[list[Block], list[str]]:
         """The request's non-empty blocks (system turn, messages, generation prompt), and
         the component name of each block's unnamed part."""
         messages = request.messages
@@ -161,7 +207,7 @@ class Renderer:
             if block.text:
                 blocks.append(block)
                 names.append(message_name(index - offset))
-        blocks.append(self._prompt)
+        blocks.append(self._prompts[thinking])
         names.append("")
         return blocks, names
 
@@ -195,6 +241,42 @@ class Renderer:
         return block
 
 
+def open_final_message(
+    pieces: list[tuple[str, str]], request: ChatRequest
+) -> list[tuple[str, str]]:
+    """The pieces cut right after the final message's text, as transformers'
+    ``continue_final_message`` cuts the rendered prompt (at the last occurrence of the
+    message's stripped content)."""
+    final = content_text(request.messages[-1].get("content")).strip() if request.messages else ""
+    text = "".join(piece for _, piece in pieces)
+    end = text.rfind(final) + len(final) if final and final in text else len(text)
+    kept, position = [], 0
+    for name, piece in pieces:
+        if position >= end:
+            break
+        kept.append((name, piece[: end - position]))
+        position += len(piece)
+    return kept
+
+
+def append_encoded(rendered: Rendered, name: str, text: str, tokenizer: Tokenizer) -> Rendered:
+    """``rendered`` followed by ``text`` encoded on its own, as component ``name``."""
+    ids = tuple(tokenizer.encode(text))
+    component = Component(
+        name,
+        len(rendered.text),
+        len(rendered.text) + len(text),
+        len(rendered.tokens),
+        len(rendered.tokens) + len(ids),
+    )
+    return Rendered(
+        rendered.text + text,
+        rendered.tokens + ids,
+        (*rendered.components, component),
+        rendered.template,
+    )
+
+
 def _template_name(request: ChatRequest) -> str:
     return "qwen3+anthropic-order" if request.format == "anthropic" else "qwen3"
 
@@ -207,11 +289,14 @@ def get_renderer(
     tokenizer: Tokenizer | str | None = None,
     *,
     enable_thinking: bool = False,
+    engine: str = DEFAULT_ENGINE,
 ) -> Renderer:
-    """A renderer shared per (template, tokenizer, thinking), so its memo is shared too."""
-    key = (template, tokenizer, enable_thinking)
+    """A renderer shared per (template, tokenizer, thinking, engine), so its memo is too."""
+    key = (template, tokenizer, enable_thinking, engine)
     if key not in _RENDERERS:
-        _RENDERERS[key] = Renderer(template, tokenizer, enable_thinking=enable_thinking)
+        _RENDERERS[key] = Renderer(
+            template, tokenizer, enable_thinking=enable_thinking, engine=engine
+        )
     return _RENDERERS[key]
 
 
@@ -221,6 +306,8 @@ def render(
     template: str = DEFAULT_TEMPLATE,
     tokenizer: Tokenizer | str | None = None,
     enable_thinking: bool = False,
+    engine: str = DEFAULT_ENGINE,
 ) -> Rendered:
     """Render ``request`` to text, tokens and components (see the module docstring)."""
-    return get_renderer(template, tokenizer, enable_thinking=enable_thinking).render(request)
+    renderer = get_renderer(template, tokenizer, enable_thinking=enable_thinking, engine=engine)
+    return renderer.render(request)

@@ -26,7 +26,15 @@ from prefixlint.auditing.report_json import render_json
 from prefixlint.auditing.report_terminal import print_report
 from prefixlint.auditing.results import AuditReport
 from prefixlint.cache.base import InvalidQuery
-from prefixlint.chat import DEFAULT_TEMPLATE, TemplateError, get_renderer
+from prefixlint.chat import (
+    DEFAULT_ENGINE,
+    DEFAULT_TEMPLATE,
+    ENGINES,
+    TemplateError,
+    engine_tokenizer,
+    get_renderer,
+)
+from prefixlint.cli.llama_server import llama_server_options, llama_server_settings
 from prefixlint.sources.logs import LogReadError
 from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 from prefixlint.tokenizers import TokenizerError
@@ -109,8 +117,16 @@ def _limit_option(field: str, text: str):
 @click.option("--block-size", type=click.IntRange(min=1), help="Engine block size (vllm, belady).")
 @click.option("--page-size", type=click.IntRange(min=1), help="SGLang page size.")
 @click.option("--capacity-tokens", type=click.IntRange(min=0), help="Cache capacity in tokens.")
-@click.option("--tokenizer", default="qwen", show_default=True, help="Tokenizer spec.")
+@llama_server_options
+@click.option("--tokenizer", help="Tokenizer spec (default: qwen; qwen-raw for llamacpp).")
 @click.option("--template", default="qwen3", show_default=True, help="qwen3 or hf:PATH.")
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default=DEFAULT_ENGINE,
+    show_default=True,
+    help="Render requests as this engine's OpenAI server does.",
+)
 @click.option("--log-format", default="auto", show_default=True, help="Format of LOGS.")
 @click.option(
     "--trace-block-size",
@@ -211,8 +227,10 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
             block_size=options["block_size"],
             page_size=options["page_size"],
             capacity_tokens=options["capacity_tokens"],
-            tokenizer=options["tokenizer"],
+            **llama_server_settings(options),
+            tokenizer=engine_tokenizer(options["tokenizer"], options["engine"]),
             template=options["template"],
+            engine=options["engine"],
             log_format=options["log_format"],
             session_key=options["session_key"],
             what_if=options["what_if"],
@@ -229,9 +247,11 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
                 max_gzip_ratio=options["max_gzip_ratio"],
             ),
         )
-        if options["template"] != DEFAULT_TEMPLATE:
+        if audit_options.template != DEFAULT_TEMPLATE:
             # Load it now: a template that cannot load is a usage error, not a skipped line.
-            get_renderer(options["template"], options["tokenizer"])
+            get_renderer(
+                audit_options.template, audit_options.tokenizer, engine=audit_options.engine
+            )
         with contextlib.ExitStack() as stack:
             on_prepared = None
             if options["dump_tokens"]:
@@ -241,6 +261,9 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
                 on_prepared = dump.write
             on_line = stack.enter_context(_progress(logs))
             report = run_audit(logs, audit_options, on_line=on_line, on_prepared=on_prepared)
+        if report.skipped and not report.records:
+            first = next(iter(report.skipped))
+            raise AuditFailure(f"{first.file}:{first.line}: {first.reason} (no line could be read)")
         _write_reports(report, options)
     except (
         AuditError,

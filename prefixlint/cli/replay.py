@@ -15,7 +15,8 @@ from pathlib import Path
 
 import click
 
-from prefixlint.chat import TemplateError
+from prefixlint.chat import DEFAULT_ENGINE, ENGINES, TemplateError, engine_tokenizer
+from prefixlint.cli.llama_server import llama_server_options, llama_server_settings
 from prefixlint.replay import ReplayError
 from prefixlint.replay.report import RENDERERS
 from prefixlint.tokenizers import TokenizerError, get_tokenizer
@@ -37,7 +38,14 @@ def _fail(message: str) -> None:
 @click.option(
     "--template", default="qwen3", show_default=True, help="Chat template: qwen3, hf:PATH."
 )
-@click.option("--tokenizer", default="qwen", show_default=True, help="Tokenizer spec.")
+@click.option("--tokenizer", help="Tokenizer spec (default: qwen; qwen-raw for llamacpp).")
+@click.option(
+    "--engine",
+    type=click.Choice(ENGINES),
+    default=DEFAULT_ENGINE,
+    show_default=True,
+    help="Render requests as this engine's OpenAI server does.",
+)
 @click.option(
     "--cache", default="vllm", show_default=True, help="Cache model (sim and server backends)."
 )
@@ -46,6 +54,7 @@ def _fail(message: str) -> None:
 @click.option(
     "--capacity-tokens", type=click.IntRange(min=1), help="Cache capacity (sim and server)."
 )
+@llama_server_options
 @click.option("--limit", type=click.IntRange(min=1), help="Replay only the first N requests.")
 @click.option(
     "--max-prompt-tokens",
@@ -120,6 +129,7 @@ def _run(options: dict):
     from prefixlint.replay.sim import cache_params
 
     backend = options["backend"]
+    options["tokenizer"] = engine_tokenizer(options["tokenizer"], options["engine"])
     if backend == "server" and not options["url"]:
         raise ReplayError("--backend server needs --url")
     if backend != "server" and options["url"]:
@@ -131,6 +141,7 @@ def _run(options: dict):
         block_size=options["block_size"],
         page_size=options["page_size"],
         capacity_tokens=options["capacity_tokens"],
+        **llama_server_settings(options),
     )
     if backend == "torch" and (
         options["cache"] != "vllm" or options["capacity_tokens"] or options["page_size"]
@@ -143,6 +154,7 @@ def _run(options: dict):
         log_format=options["log_format"],
         template=options["template"],
         tokenizer=options["tokenizer"],
+        engine=options["engine"],
         max_prompt_tokens=options["max_prompt_tokens"],
         limit=options["limit"],
     )
@@ -181,4 +193,5 @@ def _run(options: dict):
         params=params,
         template=options["template"],
         tokenizer=options["tokenizer"],
+        engine=options["engine"],
     )

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefixlint.cache.base import CacheQuery
-from prefixlint.chat import get_renderer
+from prefixlint.chat import DEFAULT_ENGINE, get_renderer
 from prefixlint.replay.inputs import Inputs
 from prefixlint.replay.report import ReplayReport, percentile, token_summary
 from prefixlint.replay.sim import cache_params, simulate
@@ -188,8 +188,12 @@ def run_server(
     params: dict[str, Any],
     template: str,
     tokenizer: str,
+    engine: str = DEFAULT_ENGINE,
 ) -> ReplayReport:
-    """Send the requests to ``options.url`` and compare what it reused with ``cache``'s model."""
+    """Send the requests to ``options.url`` and compare what it reused with ``cache``'s model.
+
+    Each request carries the ``chat_template_kwargs`` the rendering assumed, so the server's
+    prompt is the one the model is fed."""
     from prefixlint.replay.server import (
         MAX_RESPONSE_BYTES,
         EngineClient,
@@ -210,10 +214,13 @@ def run_server(
         model = options.served_model or client.served_model()
         reset = client.reset_cache() if options.reset_cache else None
         before = client.prefix_cache_counters() if options.scrape_metrics else None
-        bodies = [request_body(p.request, model) for p in inputs.prompts]
+        renderer = get_renderer(template, tokenizer, engine=engine)
+        bodies = [
+            request_body(p.request, model, renderer.template_kwargs(p.request))
+            for p in inputs.prompts
+        ]
         replies = list(send_in_order(client, bodies, options.concurrency))
         after = client.prefix_cache_counters() if options.scrape_metrics else None
-    renderer = get_renderer(template, tokenizer)
     sent = [renderer.render(request_from_body(body)).tokens for body in bodies]
     predicted = simulate(
         cache,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.query import build_query
-from prefixlint.chat import TemplateError, get_renderer
+from prefixlint.chat import DEFAULT_ENGINE, TemplateError, get_renderer
 from prefixlint.replay import ReplayError
 from prefixlint.request import ChatRequest
 from prefixlint.sources.logs import LogReadError, read_log
@@ -64,11 +64,15 @@ def load_prompts(
     log_format: str = "auto",
     template: str = "qwen3",
     tokenizer: str = "qwen",
+    engine: str = DEFAULT_ENGINE,
     max_prompt_tokens: int | None = None,
     limit: int | None = None,
 ) -> Inputs:
-    """Read, render and tokenize the requests of ``paths`` in order; skip what cannot be read."""
-    renderer = get_renderer(template, tokenizer)
+    """Read, render and tokenize the requests of ``paths`` in order; skip what cannot be read.
+
+    Rendered as ``engine``'s server renders them. When not one line yields a request, that
+    is an error naming the first line and why."""
+    renderer = get_renderer(template, tokenizer, engine=engine)
     prompts: list[Prompt] = []
     skipped: list[dict] = []
     for path in paths:
@@ -89,4 +93,9 @@ def load_prompts(
                 continue
             query = _cut(build_query(item, rendered), max_prompt_tokens)
             prompts.append(Prompt(path, item.line, item, tuple(query.tokens), query))
+    if skipped and not prompts:
+        first = skipped[0]
+        raise ReplayError(
+            f"{first['path']}:{first['line']}: {first['reason']} (no line could be read)"
+        )
     return Inputs(prompts, skipped)

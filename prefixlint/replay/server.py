@@ -47,6 +47,9 @@ FORWARDED_PARAMS = (
     "response_format",
     "reasoning_effort",
     "chat_template_kwargs",
+    "add_generation_prompt",
+    "continue_final_message",
+    "cache_salt",
 )
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_WAIT_S = 30.0
@@ -66,8 +69,11 @@ def request_from_body(body: dict[str, Any], line: int = 0) -> ChatRequest:
     return item
 
 
-def request_body(request: ChatRequest, model: str | None) -> dict[str, Any]:
-    """The chat-completions body that replays ``request`` as one prefill."""
+def request_body(
+    request: ChatRequest, model: str | None, template_kwargs: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """The chat-completions body that replays ``request`` as one prefill; ``template_kwargs``,
+    when given, are sent as its ``chat_template_kwargs``."""
     messages = list(request.messages)
     if request.system is not None:
         messages.insert(0, {"role": "system", "content": request.system})
@@ -77,6 +83,8 @@ def request_body(request: ChatRequest, model: str | None) -> dict[str, Any]:
     if request.tools:
         body["tools"] = list(request.tools)
     body.update({k: request.params[k] for k in FORWARDED_PARAMS if k in request.params})
+    if template_kwargs is not None:
+        body["chat_template_kwargs"] = template_kwargs
     body.update({"max_tokens": 1, "temperature": 0, "stream": False})
     return body
 

@@ -21,11 +21,17 @@ def cache_params(
     block_size: int | None = None,
     page_size: int | None = None,
     capacity_tokens: int | None = None,
+    **engine_settings: float | None,
 ) -> dict[str, Any]:
-    """The options among those given that ``cache``'s model takes."""
+    """The options among those given that ``cache``'s model takes (``engine_settings``: the
+    llama-server ones, for ``llamacpp``)."""
     try:
         return given_settings(
-            cache, block_size=block_size, page_size=page_size, capacity_tokens=capacity_tokens
+            cache,
+            block_size=block_size,
+            page_size=page_size,
+            capacity_tokens=capacity_tokens,
+            **engine_settings,
         )
     except ValueError as exc:
         raise ReplayError(str(exc)) from None

@@ -1,0 +1,107 @@
+"""Short opaque tokens that differ between two requests: host names, replica names, hex ids.
+
+``api-1.prod.internal`` / ``api-2.prod.internal``, ``billing-2`` / ``billing-3`` or
+``9f3ab2`` / ``c41d07`` in a system prompt are values of the machine or deployment that
+served the request, or ids: never an edit of the conversation. The code comes from the
+words before the token on its line (``host:``, ``replica``, ``request id``), else from the
+token's shape.
+"""
+
+from __future__ import annotations
+
+import re
+
+from prefixlint import vocabulary
+
+MAX_TOKEN_CHARS = 64
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
+_HOST = re.compile(r"(?=.*[A-Za-z])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+")
+_NUMBERED_NAME = re.compile(r"[A-Za-z][A-Za-z_]*[-_]\d+")
+_HEX = re.compile(r"(?=.*\d)(?=.*[a-fA-F])[0-9a-fA-F]{6,}")
+_ID = re.compile(r"(?=(?:.*\d){3})(?=.*[A-Za-z])[A-Za-z0-9][\w-]{5,}")
+_LABEL_WORD = re.compile(r"[A-Za-z]+")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_.\-]+")
+# A token worth a look holds a digit, or is dotted like a host name.
+_OPAQUE = re.compile(r"\d|[A-Za-z]\.[A-Za-z]")
+# Words before a token that say it names the machine or deployment that served the request.
+ENVIRONMENT_WORDS = frozenset(
+    {
+        "host", "hostname", "server", "node", "replica", "pod", "instance", "machine",
+        "worker", "region", "zone", "cluster", "shard", "datacenter", "container", "runner",
+        "deployment", "backend",
+    }
+)  # fmt: skip
+ID_WORDS = frozenset(
+    {"id", "ids", "token", "nonce", "trace", "span", "request", "uuid", "guid", "tag", "key"}
+)
+
+
+def token_span(text: str, offset: int) -> tuple[int, int]:
+    """The run of token characters (letters, digits, ``_.-``) around ``offset``, without
+    trailing punctuation."""
+    start = offset
+    while start > 0 and _TOKEN_CHAR.match(text[start - 1]):
+        start -= 1
+    end = offset
+    while end < len(text) and _TOKEN_CHAR.match(text[end]):
+        end += 1
+    while end > start and text[end - 1] in ".-_":
+        end -= 1
+    return start, max(end, start)
+
+
+def context_code(label: str) -> str | None:
+    """PFX102/PFX104 from the words before a token on its line (at most the last three)."""
+    words = [w.lower() for w in _LABEL_WORD.findall(label)][-3:]
+    for size in range(len(words), 0, -1):
+        code = vocabulary.classify_name(" ".join(words[-size:]))
+        if code in (vocabulary.UNIQUE_ID, vocabulary.ENVIRONMENT):
+            return code
+    if words and words[-1] in ENVIRONMENT_WORDS:
+        return vocabulary.ENVIRONMENT
+    if words and words[-1] in ID_WORDS:
+        return vocabulary.UNIQUE_ID
+    return None
+
+
+def shape_code(token: str) -> str | None:
+    """PFX104 for a host name or a numbered name (``web-3``), PFX102 for a hex or mixed id."""
+    if _HOST.fullmatch(token) or _NUMBERED_NAME.fullmatch(token):
+        return vocabulary.ENVIRONMENT
+    if _HEX.fullmatch(token) or _ID.fullmatch(token):
+        return vocabulary.UNIQUE_ID
+    return None
+
+
+def opaque_code(a: str, b: str, offset: int, resync: int) -> str | None:
+    """PFX102/PFX104 when ``a`` and ``b`` first differ (at ``offset``) inside one short token
+    each, the texts agree again for ``resync`` characters after them (or to the end), and the
+    context or shape of both tokens says what they are."""
+    start, end_a = token_span(a, offset)
+    _, end_b = token_span(b, offset)
+    token_a, token_b = a[start:end_a], b[start:end_b]
+    if not token_a or not token_b or max(len(token_a), len(token_b)) > MAX_TOKEN_CHARS:
+        return None
+    if a[end_a : end_a + resync] != b[end_b : end_b + resync]:
+        return None
+    label = a[a.rfind("\n", 0, start) + 1 : start]
+    code = context_code(label)
+    if code is not None:
+        return code
+    shape = shape_code(token_a)
+    return shape if shape is not None and shape == shape_code(token_b) else None
+
+
+def opaque_line_code(line: str, max_label: int) -> str | None:
+    """PFX102/PFX104 when ``line`` is a short label and one opaque token (``Served by host:
+    api-1.prod.internal``, ``Replica: billing-2``), by the label or else the token's shape."""
+    tokens = [m for m in _TOKEN_RUN.finditer(line) if _OPAQUE.search(m.group())]
+    if len(tokens) != 1:
+        return None
+    token = tokens[0]
+    start, end = token.start(), token.end()
+    while end > start and line[end - 1] in ".-_":
+        end -= 1
+    if len(line) - (end - start) > max_label or end - start > MAX_TOKEN_CHARS:
+        return None
+    return context_code(line[:start]) or shape_code(line[start:end])

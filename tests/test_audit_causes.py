@@ -1,0 +1,201 @@
+"""Miss causes from the content of the change, on generated logs with known causes.
+
+``audit_logs.py`` builds sessions with one cache breaker each (volatile values inserted,
+replaced or removed, host and replica names, tools, whitespace, history, model switches) and
+knows, from the data, which requests break and why. Every break must get its breaker's cause
+and every other request ``first-seen``, in OpenAI and in Anthropic form.
+"""
+
+import pytest
+from audit_logs import BREAKERS, breaker, log_line, plan
+
+from prefixlint.auditing import AuditOptions, classify, run_audit
+from prefixlint.auditing.attribution import Divergence, cause_for
+from prefixlint.auditing.opaque import context_code, shape_code
+from prefixlint.cache.base import CacheResult
+
+
+def audited_causes(tmp_path, planned, fmt):
+    path = tmp_path / f"{fmt}.jsonl"
+    path.write_text("\n".join(log_line(p, fmt) for p in planned) + "\n", encoding="utf-8")
+    report = run_audit([str(path)], AuditOptions(caches=("vllm",), what_if=False))
+    return {record.line: (record.cause, record.component) for record in report.records}
+
+
+CASES = [(b, fmt) for b in BREAKERS for fmt in b.formats]
+
+
+@pytest.mark.parametrize(("breaker", "fmt"), CASES, ids=[f"{b.name}-{f}" for b, f in CASES])
+def test_every_break_gets_its_cause(tmp_path, breaker, fmt):
+    # Sessions 0 and 2 are clean, 1 and 3 carry the breaker.
+    planned = plan(seed=7, sessions=4, breakers=(breaker,), fmt=fmt)
+    breaks = [p for p in planned if p.expected is not None]
+    assert breaks and all(p.expected == breaker.code for p in breaks)
+    causes = audited_causes(tmp_path, planned, fmt)
+    for line, request in enumerate(planned, start=1):
+        cause, component = causes[line]
+        if request.expected is None:
+            assert cause in (None, "first-seen"), (line, cause, component)
+        else:
+            assert cause == request.expected, (line, cause, component)
+
+
+def test_a_model_switch_names_the_model(tmp_path):
+    planned = plan(seed=3, sessions=2, breakers=(breaker("model-switch-once"),))
+    causes = audited_causes(tmp_path, planned, "openai")
+    switched = [causes[i + 1] for i, p in enumerate(planned) if p.expected]
+    # The switch and the way back.
+    assert switched == [("PFX601", "model"), ("PFX601", "model")]
+
+
+SYSTEM = "# Policy\n\nYou help travellers.\n\n- Be brief.\n- Confirm first."
+
+
+def with_line(line, text=SYSTEM, at=2):
+    lines = text.split("\n")
+    return "\n".join([*lines[:at], line, *lines[at:]])
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        # A line holding a volatile value added or removed.
+        (SYSTEM, with_line("Current date and time: 2026-03-02 09:00:01 UTC"), "PFX101"),
+        (with_line("Current date and time: 2026-03-02 09:00:01 UTC"), SYSTEM, "PFX101"),
+        (SYSTEM, with_line("The time now is 09:14:07."), "PFX101"),
+        (SYSTEM, with_line("Request ID: 7f3a2b1c-1111-2222-3333-444455556666"), "PFX102"),
+        (SYSTEM, with_line("Served by host: api-2.prod.internal"), "PFX104"),
+        (SYSTEM, with_line("Replica: billing-2"), "PFX104"),
+        # A value line replaced by another value line (another variant of the prompt).
+        (with_line("Today's date: 2026-03-02."), with_line("Replica: billing-3"), "PFX104"),
+        # Short opaque tokens, by context and by shape.
+        (with_line("Replica: billing-2"), with_line("Replica: billing-3"), "PFX104"),
+        (with_line("Host: web-a"), with_line("Host: web-b"), "PFX104"),
+        (
+            with_line("Runs on ip-10-0-3-17.ec2.internal."),
+            with_line("Runs on ip-10-0-4-17.ec2.internal."),
+            "PFX104",
+        ),
+        (with_line("Session token 9f3ab2 ok"), with_line("Session token c41d07 ok"), "PFX102"),
+        (with_line("Build 9f3ab2 ok"), with_line("Build c41d07 ok"), "PFX102"),
+        # Not a value: a rule added or rewritten, a counter, a word changed.
+        (
+            SYSTEM,
+            with_line("- Never promise refunds before 2026-01-01 unless the fare allows it."),
+            None,
+        ),
+        (with_line("You have 5 turns left."), with_line("You have 4 turns left."), None),
+        (with_line("Tone: formal"), with_line("Tone: casual"), None),
+        (SYSTEM, with_line("- Offer a voucher."), None),
+    ],
+)
+def test_system_prompt_change_code(before, after, expected):
+    assert classify.text_change_code(before, after, system=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("label", "expected"),
+    [
+        ("Served by host: ", "PFX104"),
+        ("Worker ", "PFX104"),
+        ("Request ID: ", "PFX102"),
+        ("Tone: ", None),
+    ],
+)
+def test_context_code(label, expected):
+    assert context_code(label) == expected
+
+
+@pytest.mark.parametrize(
+    ("token", "expected"),
+    [
+        ("api-1.prod.internal", "PFX104"),
+        ("billing-2", "PFX104"),
+        ("c41d07", "PFX102"),
+        ("req_8fJ2kL9x", "PFX102"),
+        ("formal", None),
+        ("42", None),
+    ],
+)
+def test_shape_code(token, expected):
+    assert shape_code(token) == expected
+
+
+def test_an_opaque_token_in_history_is_an_edit():
+    # Outside the system prompt a changed booking reference is the conversation edited.
+    system = {"role": "system", "content": "Help."}
+    before = [
+        system,
+        {"role": "user", "content": "Booking ZF4A07."},
+        {"role": "assistant", "content": "ok"},
+    ]
+    after = [
+        system,
+        {"role": "user", "content": "Booking ZF4A08."},
+        {"role": "assistant", "content": "ok"},
+    ]
+    assert (
+        classify.messages_code(before, [*after, {"role": "user", "content": "x"}], 1, True)
+        == "PFX501"
+    )
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_a_system_message_holding_a_date_inserted_or_removed(same):
+    system = {"role": "system", "content": SYSTEM}
+    dated = {"role": "system", "content": "Current date and time: 2026-03-02 09:00:01 UTC"}
+    user, answer = {"role": "user", "content": "hi"}, {"role": "assistant", "content": "ok"}
+    before, after = [system, user, answer], [system, dated, user, answer, user]
+    assert classify.messages_code(before, after, 1, same) == "PFX101"
+    assert classify.messages_code(after, [system, user, answer, user], 1, same) == "PFX101"
+    # A system message with rules, not values: not a volatile value.
+    rules = {"role": "system", "content": "Be brief and never promise refunds."}
+    assert classify.messages_code(before, [system, rules, user, answer], 1, True) == "PFX501"
+
+
+def test_a_system_message_edit_is_not_history():
+    before = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "hi"}]
+    after = [
+        {"role": "system", "content": SYSTEM + "\n- Be kind."},
+        {"role": "user", "content": "hi"},
+    ]
+    assert classify.messages_code(before, after, 0, True) == "content-changed"
+
+
+def result(prompt, cached, reason="first-seen"):
+    return CacheResult(prompt_tokens=prompt, cached_tokens=cached, miss_reason=reason)
+
+
+@pytest.mark.parametrize(
+    ("same_conversation", "cached", "expected"),
+    [
+        # Within a conversation, a model switch that cost tokens is PFX601, even when the
+        # new model's cache already held most of the shared prefix.
+        (True, 700, ("PFX601", 300, "model")),
+        (True, 1000, ("first-seen", 0, None)),
+        # Another conversation's request: only when the shared prefix was mostly not served.
+        (False, 700, ("first-seen", 0, None)),
+        (False, 100, ("PFX601", 900, "model")),
+    ],
+)
+def test_cause_for_a_routing_change(same_conversation, cached, expected):
+    divergence = Divergence(
+        predecessor_line=1,
+        predecessor_tokens=1000,
+        shared_tokens=1000,
+        routing_changed="model",
+        same_conversation=same_conversation,
+    )
+    cause = cause_for(divergence, result(1200, cached))
+    assert (cause.code, cause.cost, cause.component) == expected
+
+
+def test_cause_for_no_breakpoint_names_cache_control():
+    divergence = Divergence(predecessor_line=1, predecessor_tokens=1000, shared_tokens=1000)
+    cause = cause_for(divergence, result(1200, 0), no_breakpoint=True)
+    assert (cause.code, cause.cost, cause.component, cause.located) == (
+        "PFX303",
+        1000,
+        "cache_control",
+        False,
+    )

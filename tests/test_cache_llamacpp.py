@@ -1,0 +1,150 @@
+"""llama-server's slots and host-RAM prompt cache, on hand-computed cases.
+
+Tokens are small integers; ``cached`` is the server's ``n_past`` (the longest common prefix
+with the slot it picks, one less when that covers the whole prompt).
+"""
+
+from prefixlint.cache import CacheQuery, make_cache_model
+from prefixlint.cache.base import unit_bytes
+
+A = list(range(1, 101))  # 100 tokens
+B = list(range(1001, 1101))
+C = list(range(2001, 2101))
+
+
+def serve(model, *prompts):
+    return [model.process(CacheQuery(tokens=p)).cached_tokens for p in prompts]
+
+
+def held(tokens):
+    return unit_bytes(tokens)
+
+
+def test_defaults_are_the_servers():
+    model = make_cache_model("llamacpp")
+    assert (model.slot_count, model.similarity, model.cache_ram_mib) == (4, 0.10, 8192)
+    assert model.cache_idle_slots and model.kv_unified
+
+
+def test_an_exact_repeat_reuses_all_but_the_last_token():
+    assert serve(make_cache_model("llamacpp"), [1, 2, 3, 4], [1, 2, 3, 4]) == [0, 3]
+
+
+def test_lru_takes_the_last_of_equally_old_slots():
+    model = make_cache_model("llamacpp", slots=3, cache_ram_mib=0)
+    serve(model, A)
+    assert [slot.tokens == held(A) for slot in model.slots] == [False, False, True]
+
+
+def test_slot_chosen_by_similarity():
+    # Two slots, no prompt cache: each conversation keeps its slot.
+    model = make_cache_model("llamacpp", slots=2, cache_ram_mib=0)
+    assert serve(model, A, B, [*A, 7, 8], [*B, 9]) == [0, 0, 100, 100]
+
+
+def test_below_the_similarity_threshold_the_lru_slot_is_taken():
+    # The slot holds A; the prompt shares 1 token of 20 (0.05 <= 0.10): the other, empty,
+    # slot is the least recently used one, and nothing is reused.
+    model = make_cache_model("llamacpp", slots=2, cache_ram_mib=0)
+    prompt = [1, *list(range(500, 519))]
+    assert serve(model, A, prompt) == [0, 0]
+    # With one slot, LRU gives the same slot back, and its common prefix still counts.
+    model = make_cache_model("llamacpp", slots=1, cache_ram_mib=0)
+    assert serve(model, A, prompt) == [0, 1]
+
+
+def test_the_prompt_cache_restores_a_saved_prompt_for_a_new_session():
+    # One slot. B evicts A from the slot (saved to RAM: nothing there fits B); A + [7]
+    # comes back: the slot holds B (no similarity), B is saved and A restored: 100 reused.
+    model = make_cache_model("llamacpp", slots=1)
+    assert serve(model, A, B, [*A, 7]) == [0, 0, 100]
+    assert list(model.entries) == [held(B)]
+    # Without the prompt cache, A is lost.
+    model = make_cache_model("llamacpp", slots=1, cache_ram_mib=0)
+    results = [model.process(CacheQuery(tokens=p)) for p in (A, B, [*A, 7])]
+    assert results[2].cached_tokens == 0
+    assert (results[2].miss_reason, results[2].longest_available) == ("evicted", 100)
+
+
+def test_a_slot_that_would_keep_under_half_is_saved_and_a_better_entry_restored():
+    model = make_cache_model("llamacpp", slots=1)
+    short = A[:20] + list(range(200, 230))  # 50 tokens sharing 20 with A
+    # short: similarity 20/50 = 0.4 picks the slot, which keeps 20/100 < 0.5: A is saved;
+    # A keeps only 0.2 of itself for short (< 0.25): not restored; 20 reused.
+    assert serve(model, A, short) == [0, 20]
+    assert list(model.entries) == [held(A)]
+    # A + [7]: similarity 20/101 picks the slot, which keeps 20/50 < 0.5: short is saved and
+    # A (keeps 1.0, similarity 100/101, both better than the slot's) restored.
+    assert serve(model, [*A, 7]) == [100]
+    assert list(model.entries) == [held(short)]
+
+
+def test_saving_skips_what_the_cache_holds_and_drops_what_the_slot_extends():
+    model = make_cache_model("llamacpp", slots=1)
+    serve(model, A[:50], B)  # A[:50] saved when B takes the slot
+    serve(model, A)  # B saved, A[:50] restored (50 reused), then the slot holds A
+    assert list(model.entries) == [held(B)]
+    serve(model, C)  # A saved
+    assert list(model.entries) == [held(B), held(A)]
+    serve(model, [*A[:50], 5])  # C saved; A restored (keeps 0.5, similarity 50/51)
+    assert list(model.entries) == [held(B), held(C)]
+    serve(model, B)  # the slot (A[:50] + [5]) is saved, B restored
+    assert list(model.entries) == [held(C), held([*A[:50], 5])]
+
+
+def test_the_size_limit_drops_the_oldest_entries():
+    # 1 MiB per token and 150 MiB: two 100-token entries do not fit, one does.
+    model = make_cache_model(
+        "llamacpp", slots=1, cache_ram_mib=150, kv_bytes_per_token=1024 * 1024, ctx_tokens=0
+    )
+    assert serve(model, A, B, C, A) == [0, 0, 0, 0]
+    # A was saved at B, B at C (A dropped), C at the second A (B dropped).
+    assert list(model.entries) == [held(C)]
+
+
+def test_idle_slots_are_saved_and_cleared_when_a_task_starts():
+    model = make_cache_model("llamacpp", slots=2)
+    serve(model, A)  # slot 1 (LRU tie: the last)
+    serve(model, B)  # slot 0; slot 1 is idle: A saved and, with the unified KV, cleared
+    assert [slot.tokens for slot in model.slots] == [held(B), b""]
+    assert list(model.entries) == [held(A)]
+    # A's next turn: no slot is similar, slot 1 is the LRU one, A is restored from RAM.
+    assert serve(model, [*A, 7]) == [100]
+    # Without a unified KV cache the idle slot keeps its tokens.
+    model = make_cache_model("llamacpp", slots=2, kv_unified=False)
+    serve(model, A, B)
+    assert [slot.tokens for slot in model.slots] == [held(B), held(A)]
+
+
+def test_server_settings_reach_the_model_from_audit_and_replay():
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from prefixlint.auditing import AuditOptions
+    from prefixlint.auditing.options import new_cache_model
+    from prefixlint.cli import main
+    from prefixlint.replay.sim import cache_params
+
+    assert cache_params("llamacpp", slots=2, cache_ram_mib=0, slot_prompt_similarity=None) == {
+        "slots": 2,
+        "cache_ram_mib": 0,
+    }
+    # Other models do not take them.
+    assert cache_params("vllm", slots=2, cache_ram_mib=0) == {}
+    options = AuditOptions(slots=2, slot_prompt_similarity=0.5, cache_ram_mib=0)
+    model = new_cache_model("llamacpp", options)
+    assert (model.slot_count, model.similarity, model.cache_ram_mib) == (2, 0.5, 0)
+    assert not model.cache_idle_slots  # they need the prompt cache
+    log = Path(__file__).parent.parent / "fixtures" / "logs" / "tau_openai_clean.jsonl"
+    args = ["audit", str(log), "--cache", "llamacpp", "--parallel", "2", "--cache-ram", "0"]
+    assert CliRunner().invoke(main, [*args, "--no-what-if"]).exit_code == 0
+
+
+def test_a_shared_system_prompt_puts_every_session_on_one_slot():
+    # Four slots, but a new conversation shares 90 of its 100 tokens with the slot holding
+    # another one: similarity 0.9 > 0.10 picks that slot, which keeps 90/100 (>= 0.5), so
+    # nothing is saved and the first conversation's tokens are overwritten.
+    model = make_cache_model("llamacpp", cache_ram_mib=0)
+    first, second = [*A[:90], *range(300, 310)], [*A[:90], *range(400, 410)]
+    assert serve(model, first, second, [*first, 1]) == [0, 90, 90]
