@@ -14,7 +14,6 @@ from hypothesis import strategies as st
 
 from prefixlint.auditing import classify
 from prefixlint.auditing.attribution import (
-    LRU,
     Attributor,
     Divergence,
     Snapshot,
@@ -25,6 +24,7 @@ from prefixlint.auditing.attribution import (
 )
 from prefixlint.auditing.message_chain import message_chain, signature
 from prefixlint.auditing.prefix_index import PrefixIndex
+from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import common_prefix_length
 
@@ -36,7 +36,7 @@ class ReferenceIndex(LRU):
         for key in keys:
             self[key] = seq
             self.move_to_end(key)
-        while len(self) > self.limit:
+        while len(self) > self.size:
             self.popitem(last=False)
 
     def holders(self, keys):
@@ -91,23 +91,23 @@ class ReferenceAttributor(Attributor):
         snapshot = Snapshot(
             self.seq, request.line, conversation, request, rendered, units, keys, None
         )
-        self.snapshots.put(self.seq, snapshot)
+        self.snapshots.remember(self.seq, snapshot)
         if session is not None:
-            self.sessions.put(session, self.seq)
+            self.sessions.remember(session, self.seq)
         if talk:
-            self.conversations.put(talk[-1], self.seq)
+            self.conversations.remember(talk[-1], self.seq)
         self.keys.put_all(keys, self.seq)
         if head is not None:
-            self.heads.put(head, self.seq)
+            self.heads.remember(head, self.seq)
         return divergence, conversation
 
     def _predecessor(self, session, talk):
         if session is not None:
-            seq = self.sessions.fetch(session)
-            return self.snapshots.fetch(seq) if seq is not None else None
+            seq = self.sessions.recall(session)
+            return self.snapshots.recall(seq) if seq is not None else None
         for key in reversed(talk[1:]):
             seq = self.conversations.get(key)
-            found = self.snapshots.fetch(seq) if seq is not None else None
+            found = self.snapshots.recall(seq) if seq is not None else None
             if found is not None:
                 return found
         return None

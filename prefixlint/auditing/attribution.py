@@ -16,7 +16,6 @@ search, and a bounded index of conversation hashes.
 from __future__ import annotations
 
 import re
-from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -28,6 +27,7 @@ from prefixlint.auditing.prefix_index import PrefixIndex
 from prefixlint.auditing.volatile import without_values
 from prefixlint.cache.base import CacheResult
 from prefixlint.chat import content_text
+from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import common_prefix_length
 
@@ -40,26 +40,6 @@ PACKED_WIDTH = 8
 NEAR_END = 512
 _DIGIT_TOKEN = re.compile(r"[\w.\-]*\d[\w.\-]*")
 ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
-
-
-class LRU(OrderedDict):
-    """A dict that forgets its least recently set or read entries beyond ``limit``."""
-
-    def __init__(self, limit: int) -> None:
-        super().__init__()
-        self.limit = limit
-
-    def put(self, key: Hashable, value) -> None:
-        self[key] = value
-        self.move_to_end(key)
-        if len(self) > self.limit:
-            self.popitem(last=False)
-
-    def fetch(self, key: Hashable):
-        value = self.get(key)
-        if value is not None:
-            self.move_to_end(key)
-        return value
 
 
 @dataclass(slots=True)
@@ -178,14 +158,14 @@ class Attributor:
         snapshot = Snapshot(
             self.seq, request.line, conversation, request, rendered, units, keys, chain
         )
-        self.snapshots.put(self.seq, snapshot)
+        self.snapshots.remember(self.seq, snapshot)
         if session is not None:
-            self.sessions.put(session, self.seq)
+            self.sessions.remember(session, self.seq)
         if talk:
-            self.conversations.put(talk[-1], self.seq)
+            self.conversations.remember(talk[-1], self.seq)
         self.prefixes.put(keys, self.seq)
         if head is not None:
-            self.heads.put(head, self.seq)
+            self.heads.remember(head, self.seq)
         return divergence, conversation
 
     def _alike_head(
@@ -211,15 +191,15 @@ class Attributor:
         conversation, another session is never the same one."""
         if session is None:
             return None
-        seq = self.sessions.fetch(session)
-        return self.snapshots.fetch(seq) if seq is not None else None
+        seq = self.sessions.recall(session)
+        return self.snapshots.recall(seq) if seq is not None else None
 
     def _inferred_predecessor(self, talk: list[int]) -> Snapshot | None:
         """An earlier request whose whole conversation (two messages at least, one opening
         message is too common to tell conversations apart) begins this one, if remembered."""
         for key in reversed(talk[1:]):
             seq = self.conversations.get(key)
-            found = self.snapshots.fetch(seq) if seq is not None else None
+            found = self.snapshots.recall(seq) if seq is not None else None
             if found is not None:
                 return found
         return None
@@ -236,7 +216,7 @@ class Attributor:
         if first is not None:
             seq = self.openings.get(first)
             hint = self.snapshots.get(seq) if seq is not None else None
-            self.openings.put(first, self.seq)
+            self.openings.remember(first, self.seq)
         return message_chain(request.messages, hint.chain if hint else None)
 
     def _longest_prefix(self, keys: list[int]) -> Snapshot | None:

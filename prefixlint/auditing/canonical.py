@@ -25,10 +25,10 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
-from prefixlint.auditing.attribution import LRU
 from prefixlint.auditing.classify import SYSTEM_ROLES, tool_name
 from prefixlint.auditing.volatile import without_values
 from prefixlint.chat import content_text
+from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest
 from prefixlint.sequences import SameItemsMemo
 
@@ -109,9 +109,9 @@ class Order(Canonicaliser):
         self.tool_sets: LRU = LRU(MAX_CONVERSATIONS)
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
-        tools = dict(self.tool_sets.fetch(conversation) or {})
+        tools = dict(self.tool_sets.recall(conversation) or {})
         tools.update((tool_name(t) or json.dumps(t, sort_keys=True), t) for t in request.tools)
-        self.tool_sets.put(conversation, tools)
+        self.tool_sets.remember(conversation, tools)
         ordered = tuple(sorted_keys(tools[name]) for name in sorted(tools, key=str))
         return dataclasses.replace(
             request, tools=ordered, messages=tuple(_sorted_json(m) for m in request.messages)
@@ -184,11 +184,11 @@ class Volatile(Canonicaliser):
     def _strip_tools(self, tools: tuple[dict, ...]) -> tuple[tuple[dict, ...], list[str]]:
         """Remembered by the tools' text, as tool lists repeat."""
         key = repr(tools)
-        known = self.tool_lists.fetch(key)
+        known = self.tool_lists.recall(key)
         if known is None:
             values: list[str] = []
             known = (tuple(_map_strings(t, _stripper(values)) for t in tools), values)
-            self.tool_lists.put(key, known)
+            self.tool_lists.remember(key, known)
         return known
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
@@ -199,7 +199,7 @@ class Volatile(Canonicaliser):
         moved.extend(tool_values)
         raw = list(request.messages)
         head = len(_split_system(raw)[0])
-        before_raw, before, carried = self.previous.fetch(conversation) or ((), (), ())
+        before_raw, before, carried = self.previous.recall(conversation) or ((), (), ())
         messages = [_map_text(m, strip) for m in raw[:head]]
         for index in range(head, len(raw)):
             sent = index < len(before_raw) and before_raw[index] == raw[index]
@@ -212,7 +212,7 @@ class Volatile(Canonicaliser):
             tail = "\n\n" + "; ".join(moved)
             messages[-1] = {**newest, "content": content_text(newest.get("content")) + tail}
             carried = tuple(moved)
-        self.previous.put(conversation, (raw, messages, carried))
+        self.previous.remember(conversation, (raw, messages, carried))
         return dataclasses.replace(request, system=system, tools=tools, messages=tuple(messages))
 
 
@@ -224,9 +224,9 @@ class History(Canonicaliser):
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
         head, talk = _split_system(request.messages)
-        before = self.previous.fetch(conversation)
+        before = self.previous.recall(conversation)
         rewritten = talk if before is None else before[1] + _new_messages(before[0], talk)
-        self.previous.put(conversation, (talk, rewritten))
+        self.previous.remember(conversation, (talk, rewritten))
         return dataclasses.replace(request, messages=tuple(head + rewritten))
 
 
@@ -256,9 +256,9 @@ class Params(Canonicaliser):
         self.first: LRU = LRU(MAX_CONVERSATIONS)
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
-        first = self.first.fetch(conversation)
+        first = self.first.recall(conversation)
         if first is None:
-            self.first.put(conversation, (request.model, request.params))
+            self.first.remember(conversation, (request.model, request.params))
             return request
         return dataclasses.replace(request, model=first[0], params=first[1])
 

@@ -18,11 +18,11 @@ from __future__ import annotations
 import re
 import unicodedata
 from bisect import bisect_left
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import accumulate
 
+from prefixlint.lru import LRU
 from prefixlint.tokenizers import TiktokenTokenizer, Tokenizer
 
 CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
@@ -39,31 +39,6 @@ class Segment:
     ids: tuple[int, ...]
     starts: tuple[int, ...]
     normalized: bool
-
-
-class LRU(OrderedDict):
-    """A dict that forgets its least recently used entries beyond ``size``; ``hits`` and
-    ``misses`` count what :meth:`recall` found."""
-
-    def __init__(self, size: int) -> None:
-        super().__init__()
-        self.size = size
-        self.hits = 0
-        self.misses = 0
-
-    def recall(self, key):
-        found = self.get(key)
-        if found is not None:
-            self.hits += 1
-            self.move_to_end(key)
-        else:
-            self.misses += 1
-        return found
-
-    def remember(self, key, value) -> None:
-        self[key] = value
-        if len(self) > self.size:
-            self.popitem(last=False)
 
 
 class SegmentEncoder:

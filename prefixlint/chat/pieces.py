@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from prefixlint.chat.memo import LRU, SegmentEncoder
+from prefixlint.chat.memo import SegmentEncoder
+from prefixlint.lru import LRU
 from prefixlint.request import Component, Rendered
 
 Piece = tuple[str, str]

@@ -13,8 +13,8 @@ import json
 import marshal
 from collections.abc import Callable, Sequence
 
-from prefixlint.chat.memo import LRU
 from prefixlint.chat.pieces import Piece
+from prefixlint.lru import LRU
 
 TOOLS_HEADER = (
     "# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"

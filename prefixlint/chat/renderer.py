@@ -59,7 +59,7 @@ from prefixlint.chat.engines import (
     logged_template_kwargs,
 )
 from prefixlint.chat.errors import TemplateError
-from prefixlint.chat.memo import LRU, SegmentEncoder
+from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.chat.messages import (
     ROLE_ALIASES,
     component_names,
@@ -79,6 +79,7 @@ from prefixlint.chat.qwen3 import (
     turn_context,
     turn_text,
 )
+from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import SameItemsMemo
 from prefixlint.tokenizers import Tokenizer, get_tokenizer
