@@ -87,6 +87,15 @@ BASES = {
         "model_parameters": {"tools": [TOOL], "tool_choice": "auto"},
         "response": {"usage": {"prompt_tokens": 10}},
     },
+    "langfuse": {
+        "traceId": "t1",
+        "type": "GENERATION",
+        "startTime": "2025-03-03T09:00:59Z",
+        "model": "gpt-4o",
+        "input": {"messages": [{"role": "user", "content": "hi"}], "tools": [TOOL]},
+        "sessionId": "s1",
+        "usageDetails": {"input": 3, "input_cached_tokens": 7, "output": 1},
+    },
     "otel": {
         "start_time": "2025-03-03T09:00:59Z",
         "attributes": {

@@ -47,6 +47,9 @@ Formats, detected per line (``format=`` forces one):
     ``startTime`` (epoch seconds), ``trace_id`` (session), ``response.usage`` (OpenAI shape,
     plus ``cache_read_input_tokens``/``cache_creation_input_tokens`` when the backend is
     Anthropic), else top-level ``prompt_tokens``.
+``langfuse``
+    A Langfuse ``GENERATION`` observation (see :mod:`~prefixlint.sources.logs.langfuse`):
+    ``input``, ``model``, ``modelParameters``, ``startTime``, ``sessionId``, ``usageDetails``.
 ``otel``
     One OpenTelemetry span per line, attributes as a JSON object or as OTLP
     ``[{"key", "value": {"stringValue" | "intValue" | ...}}]`` (an OTLP ``resourceSpans``

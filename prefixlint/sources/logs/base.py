@@ -10,7 +10,15 @@ from typing import Any, Union
 
 from prefixlint.request import ChatRequest
 
-FORMATS = ("openai-chat", "openai-responses", "anthropic", "litellm", "otel", "mooncake")
+FORMATS = (
+    "openai-chat",
+    "openai-responses",
+    "anthropic",
+    "litellm",
+    "langfuse",
+    "otel",
+    "mooncake",
+)
 CONTENT_FIELDS = frozenset(
     {"model", "messages", "tools", "functions", "system", "input", "instructions"}
 )

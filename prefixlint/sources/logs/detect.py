@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from prefixlint.sources.logs.base import as_dict
+from prefixlint.sources.logs.langfuse import looks_langfuse
 
 ANTHROPIC_BLOCK_TYPES = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
@@ -52,6 +53,8 @@ def detect_format(body: dict) -> str | None:
         return "otel"
     if "messages" in body and ("model_parameters" in body or "startTime" in body):
         return "litellm"
+    if looks_langfuse(body):
+        return "langfuse"
     if "messages" in body:
         return "anthropic" if looks_anthropic(body) else "openai-chat"
     if "input" in body or "instructions" in body:

@@ -19,6 +19,7 @@ from prefixlint.sources.logs.base import (
     parse_timestamp,
 )
 from prefixlint.sources.logs.detect import detect_format
+from prefixlint.sources.logs.langfuse import read_langfuse
 from prefixlint.sources.logs.litellm import read_litellm
 from prefixlint.sources.logs.mooncake import read_mooncake
 from prefixlint.sources.logs.openai_chat import read_openai_chat
@@ -31,6 +32,7 @@ READERS = {
     "openai-responses": read_openai_responses,
     "anthropic": read_anthropic,
     "litellm": read_litellm,
+    "langfuse": read_langfuse,
     "otel": read_otel,
     "mooncake": read_mooncake,
 }
