@@ -18,8 +18,6 @@ from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.sinks import string_value
 from prefixlint.vocabulary import is_request_input
 
-VARIABLE_CODES = frozenset({t.PER_USER, t.TIMESTAMP, t.UNIQUE_ID})
-
 
 @dataclass(frozen=True)
 class Misplaced:
@@ -137,8 +135,7 @@ class Layout:
 
     def _variable(self, node) -> str | None:
         for origin in self.analysis.flow.origins(node):
-            if origin.code in VARIABLE_CODES or (
-                origin.code == t.REQUEST_INPUT and is_request_input(origin.label, self.input_names)
-            ):
+            # Dates, ids and per-user values are reported by PFX101-PFX104 wherever they are.
+            if origin.code == t.REQUEST_INPUT and is_request_input(origin.label, self.input_names):
                 return " ".join(self.document.code(node).split())
         return None
