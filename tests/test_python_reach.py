@@ -41,9 +41,88 @@ FOUND = (
         [(9, "PFX101")],
         id="a date before a static block is a date, not a layout finding",
     ),
+    pytest.param(
+        """
+        import datetime
+        from langchain_core.messages import SystemMessage
+
+        def prompts():
+            today = datetime.datetime.now().strftime("%B %d, %Y")
+            first = SystemMessage(content=f"You answer questions. Today is {today}.")
+            second = SystemMessage(content=f"You chat freely. Today is {today}.")
+            return first, second
+        """,
+        [(6, "PFX101"), (8, "PFX101")],
+        id="one stored date read into two system prompts: at the value, then at the read",
+    ),
+    pytest.param(
+        """
+        import platform
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            return SystemMessage(
+                content=f"OS {platform.system()} on {platform.machine()}. Be careful."
+            )
+        """,
+        [(7, "PFX104")],
+        id="two machine values on one line are one finding",
+    ),
+    pytest.param(
+        """
+        import os
+        from camel.agents import ChatAgent
+
+        WORKDIR = os.getcwd()
+
+        def planner(model):
+            return ChatAgent(f"You plan tasks. You work in {WORKDIR}.", model=model)
+        """,
+        [(5, "PFX104")],
+        id="camel ChatAgent takes its system message first",
+    ),
+)
+
+
+QUIET = (
+    pytest.param(
+        """
+        import os
+        from agents import Agent, HostedMCPTool
+
+        def agent():
+            token = os.environ["CALENDAR_TOKEN"]
+            return Agent(
+                name="Assistant",
+                instructions="You help with calendars.",
+                tools=[HostedMCPTool(tool_config={"type": "mcp", "authorization": token})],
+            )
+        """,
+        id="a credential in a tool's config",
+    ),
+    pytest.param(
+        """
+        import os
+        from camel.agents import ChatAgent
+        from camel.toolkits import NoteToolkit
+
+        def planner(model):
+            return ChatAgent(
+                "You plan tasks.",
+                model=model,
+                tools=NoteToolkit(working_directory=os.getcwd()).get_tools(),
+            )
+        """,
+        id="a working directory passed to a toolkit's constructor",
+    ),
 )
 
 
 @pytest.mark.parametrize(("src", "expected"), FOUND)
 def test_found(src, expected):
     assert _found(src) == expected
+
+
+@pytest.mark.parametrize("src", QUIET)
+def test_quiet(src):
+    assert _found(src) == []

@@ -2,28 +2,39 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.flow import Flow
 from prefixlint.pyflow.origins import Origin
-from prefixlint.pyflow.sinks import PREFIX_REGIONS, PROMPT, Sink, find_sinks
+from prefixlint.pyflow.sinks import PREFIX_REGIONS, PROMPT, TOOLS, Sink, find_sinks
 from prefixlint.pyflow.tables import UNORDERED
 
 
 @dataclass(frozen=True, eq=False)
 class Reach:
-    """``origin`` ends up in ``sink``."""
+    """``origin`` ends up in ``sink``; ``also`` are more values of its code on the same line.
+
+    ``site`` is where the finding points: the origin itself for the first request part it
+    reaches, and the name it is read through for each further one (a date stored once and
+    read into two system prompts is two findings).
+    """
 
     origin: Origin
     sink: Sink
+    also: tuple[Origin, ...] = ()
+    site: object = None
 
     @property
     def in_prefix(self) -> bool:
         """Whether the value lands where later requests would reuse what follows it."""
         if self.sink.region not in PREFIX_REGIONS:
+            return False
+        if self.sink.region == TOOLS and self.origin.opaque:
+            # Passed into a tool's constructor (a working directory, a credential in its
+            # config): the schema the model sees may not show it.
             return False
         if self.sink.named and (
             self.origin.opaque or (self.origin.code == UNORDERED and self.origin.consumer is None)
@@ -63,15 +74,40 @@ class Analysis:
 
     @cached_property
     def _first_in_prefix(self) -> dict[str, list[Reach]]:
+        """One reach per code and reported line: the first sink wins, the rest are ``also``."""
+        first: dict[tuple[str, int], Reach] = {}
+        for reach in self._sited():
+            origin = reach.origin
+            key = (origin.code, self.document.span(reach.site).line)
+            earlier = first.get(key)
+            if earlier is None:
+                first[key] = reach
+            elif all(o.node is not origin.node for o in (earlier.origin, *earlier.also)):
+                first[key] = replace(earlier, also=(*earlier.also, origin))
         by_code: dict[str, list[Reach]] = {}
-        seen: set[tuple[str, int]] = set()
-        for reach in self.reaches:
-            key = (reach.origin.code, id(reach.origin.node))
-            if reach.in_prefix and key not in seen:
-                seen.add(key)
-                by_code.setdefault(reach.origin.code, []).append(reach)
+        for (code, _line), reach in first.items():
+            by_code.setdefault(code, []).append(reach)
         return by_code
 
+    def _sited(self) -> list[Reach]:
+        """Reaches into a prefix, one per origin and request part, with the site to report."""
+        sinks: dict[tuple[str, int], set[int]] = {}
+        uses: dict[tuple[str, int], set[int]] = {}
+        out = []
+        for reach in self.reaches:
+            if not reach.in_prefix:
+                continue
+            origin = reach.origin
+            key = (origin.code, id(origin.node))
+            if key not in sinks:
+                sinks[key], uses[key] = {id(reach.sink.expr)}, {id(origin.use)}
+                out.append(replace(reach, site=origin.node))
+            elif id(reach.sink.expr) not in sinks[key] and id(origin.use) not in uses[key]:
+                sinks[key].add(id(reach.sink.expr))
+                uses[key].add(id(origin.use))
+                out.append(replace(reach, site=origin.use))
+        return out
+
     def in_prefix(self, code: str) -> list[Reach]:
-        """One reach per origin of ``code`` that lands in a request prefix (first sink wins)."""
+        """One reach per line and code that lands in a request prefix (first sink wins)."""
         return self._first_in_prefix.get(code, [])

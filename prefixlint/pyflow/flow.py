@@ -27,6 +27,7 @@ from prefixlint.pyflow.origins import (
     merge,
     not_tail,
     opaque,
+    read_at,
     stepped,
     substituted,
     without_order,
@@ -316,7 +317,7 @@ class Flow:
             elif isinstance(assignment, Assignment) and isinstance(target, cst.Name):
                 resolved = True
                 self.visited.add(id(target))
-                found.append(self._assigned(assignment, env))
+                found.append(read_at(self._assigned(assignment, env), node))
             elif isinstance(target, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)):
                 resolved = True
         if not resolved:

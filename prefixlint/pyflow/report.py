@@ -32,10 +32,9 @@ def message(reach: Reach) -> str:
     how = _HOW[origin.code]
     change = how.get(origin.granularity) or how.get(None) or next(iter(how.values()))
     via = f" via {', '.join(origin.via)}" if origin.via else ""
-    return (
-        f"{origin.label} reaches {sink.description}{via}; it {change}, so the cached prefix "
-        "ends there"
-    )
+    label = ", ".join(o.label for o in (origin, *reach.also))
+    verb = "reach" if reach.also else "reaches"
+    return f"{label} {verb} {sink.description}{via}; it {change}, so the cached prefix ends there"
 
 
 def prefix_diagnostics(
@@ -48,7 +47,7 @@ def prefix_diagnostics(
         found = registry.diagnostic(
             code,
             message(reach),
-            document.span(reach.origin.node),
+            document.span(reach.site),
             fix=fix_for(reach),
             sink=reach.sink.description,
             source=reach.origin.label,

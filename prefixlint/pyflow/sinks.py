@@ -55,8 +55,18 @@ _LITELLM = frozenset({"litellm.completion", "litellm.acompletion", "litellm.text
 _FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "llama_index")
 # Packages whose calls take ``tools=`` meant for a model (beyond the request calls above).
 _AGENT_PACKAGES = frozenset(
-    {*_FRAMEWORKS, "pydantic_ai", "agents", "langgraph", "crewai", "autogen", "smolagents", "dspy"}
-)
+    {
+        *_FRAMEWORKS, "pydantic_ai", "agents", "langgraph", "crewai", "autogen", "smolagents",
+        "dspy", "camel", "autogen_agentchat", "qwen_agent",
+    }
+)  # fmt: skip
+# Agent classes that take their system message as a positional argument: (package, class)
+# -> the argument's index.
+_POSITIONAL_SYSTEM = {
+    ("camel", "ChatAgent"): 0,
+    ("autogen", "AssistantAgent"): 1,
+    ("autogen", "ConversableAgent"): 1,
+}
 _SYSTEM_CLASSES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
 _MESSAGE_CLASSES = {
     "SystemMessage": "system",
@@ -226,8 +236,22 @@ class _Finder:
                 self._add(argument.value, SYSTEM, f"the {keyword} of {dotted}", call=node)
             elif keyword in TOOL_KEYWORDS and (api is not None or self._agent_call(node)):
                 self._add(argument.value, TOOLS, f"the tool definitions of {dotted}", call=node)
+        index = self._positional_system(node)
+        if index is not None:
+            self._add(_positional(node, index), SYSTEM, f"the system message of {dotted}")
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "bind_tools":
             self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
+
+    def _positional_system(self, node: cst.Call) -> int | None:
+        """The index of the system message among an agent constructor's positional arguments."""
+        if not self._agents or not node.args or node.args[0].keyword is not None:
+            return None
+        for name in self.document.qualified_names(node.func):
+            parts = name.split(".")
+            index = _POSITIONAL_SYSTEM.get((parts[0], parts[-1]))
+            if index is not None:
+                return index
+        return None
 
     def _agent_call(self, node: cst.Call) -> bool:
         """A call into an LLM framework (an agent or model constructor that takes tools)."""
@@ -472,7 +496,10 @@ def find_sinks(document: PythonDocument) -> Sinks:
 
 # What the sinks above need in a file's text, checked before parsing (``may_hold_prompt``).
 # Fast literal tests come first; regexes run only where a literal matched.
-_LITERALS = ('"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(")
+_LITERALS = (
+    '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(",
+    *sorted({f"{name}(" for _, name in _POSITIONAL_SYSTEM}),
+)  # fmt: skip
 _API_WORDS = ("completions", "messages", "responses")
 _API_CALL = re.compile(
     r"\b(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
