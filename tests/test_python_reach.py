@@ -81,6 +81,17 @@ FOUND = (
         [(5, "PFX104")],
         id="camel ChatAgent takes its system message first",
     ),
+    pytest.param(
+        """
+        import json
+        from langchain_core.messages import SystemMessage
+
+        def prompt(schema):
+            return SystemMessage(content="Answer in this schema: " + json.dumps(schema))
+        """,
+        [(6, "PFX202")],
+        id="json.dumps of a mapping from elsewhere",
+    ),
 )
 
 
@@ -114,6 +125,31 @@ QUIET = (
             )
         """,
         id="a working directory passed to a toolkit's constructor",
+    ),
+    pytest.param(
+        """
+        import json
+        from langchain_core.messages import SystemMessage
+
+        def prompt(tools):
+            listing = json.dumps({tool.name: tool.schema for tool in tools})
+            return SystemMessage(content="Tools: " + listing)
+        """,
+        id="json.dumps of a dict comprehension: keys in the order of its input",
+    ),
+    pytest.param(
+        """
+        import json
+        from langchain_core.messages import SystemMessage
+
+        class Coder:
+            def __init__(self, data):
+                self.schema = json.loads(data["schema"])
+
+            def prompt(self):
+                return SystemMessage(content="Reply as: " + json.dumps(self.schema))
+        """,
+        id="json decoded and encoded again keeps the text's key order",
     ),
 )
 

@@ -520,13 +520,23 @@ class Flow:
         return merge((Origin(t.KEY_ORDER, node, self._label(node)),), inner)
 
     def _fixed_literal(self, node: cst.BaseExpression, depth: int = 0) -> bool:
-        """A display whose keys are all literal, so it serialises in source order every time."""
+        """A value built in the same key order every time, so it serialises the same way.
+
+        Displays with literal keys, comprehensions (their order is their input's, which the
+        unordered-collection rule judges) and JSON decoded again (``json.loads`` keeps the
+        text's order), directly or through a name or ``self`` attribute bound only to those.
+        """
+        if depth > 3:
+            return False
         if isinstance(node, cst.Name) and depth == 0:
             values = []
             for assignment in self.bindings.reaching(node):
                 if self.bindings.mutations_of(assignment):
                     return False
                 values += [b.value for b in self.bindings.values_of(assignment)]
+            return bool(values) and all(self._fixed_literal(v, depth + 1) for v in values)
+        if isinstance(node, cst.Attribute) and depth == 0:
+            values = [b.value for b in self.bindings.attribute_values(node)]
             return bool(values) and all(self._fixed_literal(v, depth + 1) for v in values)
         if isinstance(node, cst.Dict):
             return all(
@@ -537,12 +547,14 @@ class Flow:
             )
         if isinstance(node, (cst.List, cst.Tuple)):
             return all(self._fixed_value(e.value, depth) for e in node.elements)
-        return False
+        if isinstance(node, (cst.DictComp, cst.ListComp)):
+            return True
+        return isinstance(node, cst.Call) and "json.loads" in self._names(node.func)
 
     def _fixed_value(self, node: cst.BaseExpression, depth: int) -> bool:
         if isinstance(node, (cst.Dict, cst.List, cst.Tuple)):
             return self._fixed_literal(node, depth + 1)
-        return not isinstance(node, (cst.DictComp, cst.Set, cst.SetComp))
+        return not isinstance(node, (cst.Set, cst.SetComp))
 
     def _loaded_mapping(self, node: cst.BaseExpression) -> bool:
         """A dict decoded from JSON text, whose key order is whatever the producer sent."""
