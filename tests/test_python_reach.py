@@ -92,6 +92,68 @@ FOUND = (
         [(6, "PFX202")],
         id="json.dumps of a mapping from elsewhere",
     ),
+    pytest.param(
+        """
+        from app.schema import Message, UserMessage
+
+        def add_view(memory: list[Message], view: str) -> list[Message]:
+            for index, message in enumerate(memory):
+                if "opened" in message.content:
+                    memory.insert(index + 1, UserMessage(content=view))
+                    break
+            return memory
+        """,
+        [(7, "PFX501")],
+        id="a list annotated as messages gets a message inserted in its middle",
+    ),
+    pytest.param(
+        """
+        from llama_index.core.llms import ChatMessage
+
+        def drop_tools(chat_history: list[ChatMessage]) -> list[ChatMessage]:
+            history = chat_history.copy()
+            i = 0
+            while i < len(history):
+                if history[i].role == "tool":
+                    history.pop(i)
+                    if i > 0 and history[i - 1].role == "assistant":
+                        history.pop(i - 1)
+                else:
+                    i += 1
+            return history
+        """,
+        [(9, "PFX501")],
+        id="a copy of the history returned with messages popped: one finding per list",
+    ),
+    pytest.param(
+        """
+        from llama_index.core.llms import ChatMessage, TextBlock
+
+        def condense(chat_history: list[ChatMessage], summary: str) -> list[ChatMessage]:
+            condensed = chat_history.copy()
+            for index, message in enumerate(condensed):
+                if message.role == "tool":
+                    condensed[index].blocks = [TextBlock(text=summary)]
+            return condensed
+        """,
+        [(8, "PFX501")],
+        id="an older message's content blocks replaced",
+    ),
+    pytest.param(
+        """
+        class Agent:
+            def __init__(self):
+                self.messages = [{"role": "system", "content": "Be brief."}]
+
+            def add_knowledge(self, knowledge: str):
+                if isinstance(self.messages[0]["content"], str):
+                    self.messages[0]["content"] += knowledge
+                else:
+                    self.messages[0]["content"] += [{"text": knowledge}]
+        """,
+        [(8, "PFX501")],
+        id="the same message rewritten on both branches of an if: one finding",
+    ),
 )
 
 
@@ -150,6 +212,18 @@ QUIET = (
                 return SystemMessage(content="Reply as: " + json.dumps(self.schema))
         """,
         id="json decoded and encoded again keeps the text's key order",
+    ),
+    pytest.param(
+        """
+        from app.schema import Message
+
+        def build(question: str) -> list[Message]:
+            messages: list[Message] = [Message(role="system", content="Be brief.")]
+            working = messages.copy()
+            working.insert(1, Message(role="user", content=question))
+            return working
+        """,
+        id="a copy of a list built fresh on every call",
     ),
 )
 

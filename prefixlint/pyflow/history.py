@@ -20,6 +20,7 @@ import libcst as cst
 from libcst.metadata import GlobalScope
 
 from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
 from prefixlint.pyflow.sinks import string_value
 from prefixlint.vocabulary import split_words
 
@@ -50,19 +51,22 @@ _NOT_CHAT_WORDS = frozenset(
         "unread",
     }
 )
+# Fields of a message that hold what the model reads.
+_CONTENT_FIELDS = frozenset({"content", "blocks", "text", "parts", "output"})
 _TOOL_ROLES = frozenset(
     {"tool", "tool_result", "function", "function_call_output", "ipython", "observation"}
-)
-_MESSAGE_CLASSES = frozenset(
-    {"SystemMessage", "HumanMessage", "AIMessage", "ToolMessage", "ChatMessage", "FunctionMessage"}
 )
 
 
 @dataclass(frozen=True)
 class HistoryEdit:
+    """A finding; ``subject`` is the list and the kind of change (``messages pop``): each
+    subject is reported once per function and code."""
+
     code: str
     node: cst.CSTNode
     message: str
+    subject: str = ""
 
 
 def _is_minus_one(node: cst.BaseExpression | None) -> bool:
@@ -203,26 +207,62 @@ class HistoryAnalysis:
                 for e in value.elements
             ):
                 return True
-            if isinstance(value, cst.Call):
-                name = self.document.code(value.func).rsplit(".", 1)[-1]
-                if name in _MESSAGE_CLASSES:
-                    return True
+            if isinstance(value, cst.Call) and (
+                is_message_class(value.func)
+                or any(a.keyword is not None and a.keyword.value == "role" for a in value.args)
+            ):
+                return True
         return False
 
     def is_message_list(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Name):
-            name = node.value
-        elif isinstance(node, cst.Attribute):
-            name = node.attr.value
-        else:
+        if not isinstance(node, (cst.Name, cst.Attribute)):
             return False
-        words = split_words(name)
-        if words and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words):
-            return self._identity(node) is not None
+        if self._named_messages(node):
+            return True
+        if isinstance(node, cst.Name) and self._defined_as_messages(node, depth=0):
+            return True
         if not self._typed_lists_possible:
             return False
         identity = self._identity(node)
         return identity is not None and identity in self._lists
+
+    def _named_messages(self, node: cst.Name | cst.Attribute) -> bool:
+        name = node.value if isinstance(node, cst.Name) else node.attr.value
+        words = split_words(name)
+        if words and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words):
+            return self._identity(node) is not None
+        return False
+
+    def _definitions(self, node: cst.Name) -> list:
+        scope = self.document.scopes.get(node)
+        return list(scope[node.value]) if scope and node.value in scope else []
+
+    def _copied_sources(self, node: cst.Name) -> list[cst.BaseExpression]:
+        """The lists ``node`` was assigned a copy of (``h = history.copy()``)."""
+        bindings = self.document.analysis.bindings
+        return [
+            source
+            for assignment in self._definitions(node)
+            for binding in bindings.values_of(assignment)
+            if (source := copied_list(binding.value)) is not None
+        ]
+
+    def _defined_as_messages(self, node: cst.Name, depth: int) -> bool:
+        """Annotated as a list of messages, or a copy of such a list."""
+        for assignment in self._definitions(node):
+            target = getattr(assignment, "node", None)
+            annotation = target.annotation if isinstance(target, cst.Param) else None
+            if annotation is not None and holds_messages(annotation.annotation):
+                return True
+            parent = self.document.parent(target) if target is not None else None
+            if isinstance(parent, cst.AnnAssign) and holds_messages(parent.annotation.annotation):
+                return True
+        return depth < 2 and any(
+            self._named_messages(source) or self._defined_as_messages(source, depth + 1)
+            if isinstance(source, cst.Name)
+            else self.is_message_list(source)
+            for source in self._copied_sources(node)
+        )
 
     @cached_property
     def _typed_lists_possible(self) -> bool:
@@ -236,8 +276,16 @@ class HistoryAnalysis:
         """Whether the list at ``node`` is sent again after the change at ``at``."""
         if isinstance(node, cst.Attribute):
             return True
-        scope = self.document.scopes.get(node)
-        assignments = list(scope[node.value]) if scope and node.value in scope else []
+        if not isinstance(node, cst.Name):
+            return False
+        assignments = self._definitions(node)
+        sources = [
+            s
+            for s in self._copied_sources(node)
+            if not (isinstance(s, cst.Name) and s.value == node.value)
+        ]
+        if any(self.outlives_request(s, at) for s in sources):
+            return True  # an edited copy of a kept history is returned in its place
         function = self.document.enclosing_function(at)
         for assignment in assignments:
             target = getattr(assignment, "node", None)
@@ -277,7 +325,20 @@ class HistoryAnalysis:
         found += self._loop_rewrites()
         found += self._windows()
         found += self._comprehension_rewrites()
-        return found
+        return self._once_per_list(found)
+
+    def _once_per_list(self, found: list[HistoryEdit]) -> list[HistoryEdit]:
+        """The first edit of each list, code and function (both branches of an ``if``)."""
+        seen: set[tuple[str, int, str]] = set()
+        out = []
+        for edit in found:
+            function = self.document.enclosing_function(edit.node)
+            key = (edit.code, id(function), edit.subject)
+            if edit.subject and key in seen:
+                continue
+            seen.add(key)
+            out.append(edit)
+        return out
 
     def _owner(self, node: cst.CSTNode) -> str:
         return self.document.code(node)
@@ -297,10 +358,11 @@ class HistoryAnalysis:
                     f"`{self._owner(target)}` is rewritten in place; "
                     f"`{self._owner(base)}` is sent again, so the next request "
                     "differs from this message on",
+                    f"{self._owner(base)} write",
                 )
             )
         for target in self.collector.attribute_writes:
-            if target.attr.value != "content":
+            if target.attr.value not in _CONTENT_FIELDS:
                 continue
             base, index = self._element(target.value)
             if base is None or _is_minus_one(index) or not self.is_message_list(base):
@@ -312,6 +374,7 @@ class HistoryAnalysis:
                         target,
                         f"`{self._owner(target)}` is rewritten in "
                         "place; the next request differs from this message on",
+                        f"{self._owner(base)} write",
                     )
                 )
         return out
@@ -346,6 +409,7 @@ class HistoryAnalysis:
                     target,
                     f"`del {self._owner(target)}` removes an "
                     "earlier message of a conversation that is sent again",
+                    f"{self._owner(base)} del",
                 )
             )
         return out
@@ -372,6 +436,7 @@ class HistoryAnalysis:
                     call,
                     f"`{self._owner(call)}` {what} an earlier "
                     "message of a conversation that is sent again",
+                    f"{self._owner(base)} {method}",
                 )
             )
         return out
@@ -519,7 +584,7 @@ class HistoryAnalysis:
             field_name = (
                 target.attr.value if isinstance(target, cst.Attribute) else self._key(target)
             )
-            if field_name not in ("content", "output", "text") or not isinstance(element, cst.Name):
+            if field_name not in _CONTENT_FIELDS or not isinstance(element, cst.Name):
                 continue
             loop = self._loop_over_messages(element, statement)
             if loop is None:

@@ -521,6 +521,10 @@ _HISTORY_EDIT = re.compile(
       | (?:["']content["']\]|\.content)\s*=(?!=)""",
     re.VERBOSE,
 )
+# Edits of a list that holds messages by its type (``memory: list[Message]``) or by a copy.
+_TYPED_EDIT = re.compile(
+    r"\.(?:insert|pop|remove)\s*\(|\bdel\s+\w|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
+)
 _TRIVIAL_VALUE = re.compile(
     r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
 )
@@ -568,4 +572,6 @@ def may_hold_prompt(text: str) -> bool:
     lowered = text.lower()
     if _named_text(text, lowered):
         return True
-    return any(word in lowered for word in _HISTORY_WORDS) and bool(_HISTORY_EDIT.search(lowered))
+    if any(word in lowered for word in _HISTORY_WORDS) and _HISTORY_EDIT.search(lowered):
+        return True
+    return "message" in lowered and bool(_TYPED_EDIT.search(lowered))
