@@ -154,6 +154,36 @@ FOUND = (
         [(8, "PFX501")],
         id="the same message rewritten on both branches of an if: one finding",
     ),
+    pytest.param(
+        """
+        def retrieve(records, window_size):
+            preserved_messages = records[:1]
+            sliding_messages = records[1:]
+            kept = [] if window_size == 0 else sliding_messages[-window_size:]
+            return preserved_messages + kept
+        """,
+        [(5, "PFX502")],
+        id="a configured window joined to the system message",
+    ),
+    pytest.param(
+        """
+        from app.schema import Message, UserMessage
+
+        def mask_old(memory: list[Message], keep=5) -> list[Message]:
+            kept = []
+            seen = 0
+            for message in reversed(memory):
+                if "Editor" in message.content:
+                    seen += 1
+                    if seen > keep:
+                        message = UserMessage(content="[output elided]")
+                kept.append(message)
+            kept.reverse()
+            return kept
+        """,
+        [(11, "PFX501")],
+        id="older messages replaced by masked copies",
+    ),
 )
 
 
@@ -224,6 +254,31 @@ QUIET = (
             return working
         """,
         id="a copy of a list built fresh on every call",
+    ),
+    pytest.param(
+        """
+        def current_turn(messages):
+            if messages[-1].type == "tool":
+                final_messages = messages[-3:]
+            else:
+                final_messages = messages[-1:]
+            return final_messages
+        """,
+        id="the last messages of the turn being answered",
+    ),
+    pytest.param(
+        """
+        from app.schema import Message
+
+        def render(memory: list[Message]) -> list[str]:
+            lines = []
+            for message in memory:
+                if message.role == "tool":
+                    message = Message(role="tool", content=message.content.strip())
+                lines.append(str(message))
+            return lines
+        """,
+        id="messages rebuilt for display only: not a history",
     ),
 )
 

@@ -51,6 +51,8 @@ _NOT_CHAT_WORDS = frozenset(
         "unread",
     }
 )
+# Messages at the end of a conversation that belong to the turn being answered.
+_CURRENT_EXCHANGE = 3
 # Fields of a message that hold what the model reads.
 _CONTENT_FIELDS = frozenset({"content", "blocks", "text", "parts", "output"})
 _TOOL_ROLES = frozenset(
@@ -139,7 +141,11 @@ class _Collector:
             self.subscript_writes
             or self.deletes
             or self.attribute_writes
-            or any(isinstance(v, (cst.Subscript, cst.ListComp)) for _, v in self.reassignments)
+            or any(
+                isinstance(v, (cst.Subscript, cst.ListComp))
+                or (isinstance(v, cst.Call) and is_message_class(v.func))
+                for _, v in self.reassignments
+            )
             or any(c.func.attr.value in ("insert", "pop", "remove") for c in self.method_calls)
         )
         return not edits
@@ -325,6 +331,7 @@ class HistoryAnalysis:
         found += self._loop_rewrites()
         found += self._windows()
         found += self._comprehension_rewrites()
+        found += self._replaced_elements()
         return self._once_per_list(found)
 
     def _once_per_list(self, found: list[HistoryEdit]) -> list[HistoryEdit]:
@@ -495,6 +502,11 @@ class HistoryAnalysis:
                 candidates.append(value)
         for expr in self.document.analysis.message_lists:
             candidates += [p for p in self._sent_slices(expr)]
+        candidates += [
+            subscript
+            for subscript in self.document.nodes(cst.Subscript)
+            if self._is_tail_slice(subscript) and self._kept(subscript)
+        ]
         for subscript in candidates:
             if id(subscript) in seen or not self._is_tail_slice(subscript):
                 continue
@@ -535,7 +547,23 @@ class HistoryAnalysis:
         if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
             return False
         window = subscript.slice[0].slice
-        return _negative(window.lower) and window.upper is None
+        return _negative(window.lower) and window.upper is None and not _is_minus_one(window.lower)
+
+    def _kept(self, subscript: cst.Subscript) -> bool:
+        """The slice becomes a list of its own (assigned, returned or joined to a head) and
+        keeps more than the current exchange (``m[-3:]`` is a tool call and its result)."""
+        kept = _int(subscript.slice[0].slice.lower)
+        if kept is not None and kept >= -_CURRENT_EXCHANGE:
+            return False
+        node = subscript
+        for parent in self.document.ancestors(subscript):
+            if isinstance(parent, cst.IfExp) and node is not parent.test:
+                node = parent
+                continue
+            if isinstance(parent, cst.BinaryOperation):
+                return isinstance(parent.operator, cst.Add)
+            return isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return))
+        return False
 
     def _constant(self, node) -> int | None:
         """An integer literal, or a name bound once to one (``MAX_TURNS = 20``)."""
@@ -616,6 +644,60 @@ class HistoryAnalysis:
                 )
         return out
 
+    def _replaced_elements(self) -> list[HistoryEdit]:
+        """``for m in history: if old(m): m = Message(...)``, the copy kept in its place."""
+        out = []
+        for target, value in self.collector.reassignments:
+            if not isinstance(target, cst.Name) or not self._builds_message(value):
+                continue
+            loop = self._loop_over_messages(target, value)
+            if loop is None or not self._conditional_in(value, loop):
+                continue
+            if not self._collected_in(target, loop):
+                continue
+            source = _loop_source(loop)
+            if self.outlives_request(source, value):
+                out.append(
+                    HistoryEdit(
+                        EDIT,
+                        value,
+                        f"`{self._owner(target)}` is replaced by a new message for some of "
+                        f"the messages of `{self._owner(source)}` already sent; the next "
+                        "request differs from the first replaced message on",
+                        f"{self._owner(source)} replace",
+                    )
+                )
+        return out
+
+    def _builds_message(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Call):
+            return is_message_class(value.func) or any(
+                a.keyword is not None and a.keyword.value == "role" for a in value.args
+            )
+        return isinstance(value, cst.Dict) and any(
+            isinstance(e, cst.DictElement) and string_value(e.key) == "role" for e in value.elements
+        )
+
+    def _collected_in(self, element: cst.Name, loop: cst.For) -> bool:
+        """The loop appends the element itself to a list (the rebuilt history)."""
+        return any(
+            call.func.attr.value == "append"
+            and len(call.args) == 1
+            and isinstance(call.args[0].value, cst.Name)
+            and call.args[0].value.value == element.value
+            and any(a is loop for a in self.document.ancestors(call))
+            for call in self.collector.method_calls
+        )
+
+    def _conditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
+        """``node`` sits under an ``if`` inside ``loop``."""
+        for ancestor in self.document.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, cst.If):
+                return True
+        return False
+
     @staticmethod
     def _key(target) -> str | None:
         if isinstance(target, cst.Subscript) and len(target.slice) == 1:
@@ -631,12 +713,7 @@ class HistoryAnalysis:
             if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name):
                 if ancestor.target.value != element.value:
                     continue
-                source = ancestor.iter
-                if isinstance(source, cst.Subscript):
-                    source = source.value
-                if isinstance(source, cst.Call) and source.args:  # enumerate(messages)
-                    source = source.args[0].value
-                return ancestor if self.is_message_list(source) else None
+                return ancestor if self.is_message_list(_loop_source(ancestor)) else None
         return None
 
     def _tool_condition(self, at, element: cst.Name) -> bool:
@@ -684,6 +761,16 @@ class HistoryAnalysis:
                     )
                 )
         return out
+
+
+def _loop_source(loop: cst.For) -> cst.BaseExpression:
+    """The list a loop walks: ``m`` of ``m``, ``m[:-4]``, ``enumerate(m)``, ``reversed(m)``."""
+    source = loop.iter
+    if isinstance(source, cst.Subscript):
+        source = source.value
+    if isinstance(source, cst.Call) and source.args:
+        source = source.args[0].value
+    return source
 
 
 class _ToolMention(cst.CSTVisitor):

@@ -517,6 +517,7 @@ _HISTORY_EDIT = re.compile(
         (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)              # messages[i] = ..., messages[i][k] = ...
           | \.(?:insert|pop|remove)\s*\(                  # messages.insert(0, ...)
           | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[) )  # rebuilt or sliced
+      | (?:messages|conversation|transcript)\s*\[\s*-[^\]\n]*:\s*\]   # a tail window
       | \bdel\s+[\w.]*(?:messages|conversation|transcript)
       | (?:["']content["']\]|\.content)\s*=(?!=)""",
     re.VERBOSE,
@@ -524,6 +525,7 @@ _HISTORY_EDIT = re.compile(
 # Edits of a list that holds messages by its type (``memory: list[Message]``) or by a copy.
 _TYPED_EDIT = re.compile(
     r"\.(?:insert|pop|remove)\s*\(|\bdel\s+\w|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
+    r"|\b\w+\s*=\s*\w*message\("  # an element replaced by a new message
 )
 _TRIVIAL_VALUE = re.compile(
     r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
