@@ -550,7 +550,7 @@ class HistoryAnalysis:
         return _negative(window.lower) and window.upper is None and not _is_minus_one(window.lower)
 
     def _kept(self, subscript: cst.Subscript) -> bool:
-        """The slice becomes a list of its own (assigned, returned or joined to a head) and
+        """The slice is joined to a head (``head + m[-k:]``, directly or through a name) and
         keeps more than the current exchange (``m[-3:]`` is a tool call and its result)."""
         kept = _int(subscript.slice[0].slice.lower)
         if kept is not None and kept >= -_CURRENT_EXCHANGE:
@@ -562,8 +562,24 @@ class HistoryAnalysis:
                 continue
             if isinstance(parent, cst.BinaryOperation):
                 return isinstance(parent.operator, cst.Add)
-            return isinstance(parent, (cst.Assign, cst.AnnAssign, cst.Return))
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                return self._joined_later(parent.targets[0].target, parent)
+            return False
         return False
+
+    def _joined_later(self, target: cst.BaseExpression, statement: cst.Assign) -> bool:
+        """``target`` is an operand of a ``+`` in the same function."""
+        if not isinstance(target, cst.Name):
+            return False
+        function = self.document.enclosing_function(statement)
+        return any(
+            isinstance(node.operator, cst.Add)
+            and any(
+                isinstance(o, cst.Name) and o.value == target.value for o in (node.left, node.right)
+            )
+            and self.document.enclosing_function(node) is function
+            for node in self.document.nodes(cst.BinaryOperation)
+        )
 
     def _constant(self, node) -> int | None:
         """An integer literal, or a name bound once to one (``MAX_TURNS = 20``)."""
