@@ -12,6 +12,12 @@ from prefixlint.engine import check_text
 
 PYTHON_CODES = ("PFX1", "PFX2", "PFX3", "PFX4", "PFX5")
 RULES = "Follow every rule of the handbook below, in order, without exception.\\n" * 80
+# About 180 tokens of fixed instructions, one line each, indented like the cases below.
+STATIC_BLOCK = "\n        ".join(
+    f"{n}. Cite the passage you rely on, quote it exactly and keep the answer short."
+    for n in range(1, 13)
+)
+ONE_LINE_BLOCK = " ".join(STATIC_BLOCK.split())
 
 
 def _found(src: str) -> list[tuple[int, str]]:
@@ -166,6 +172,45 @@ FOUND = (
         id="a configured window joined to the system message",
     ),
     pytest.param(
+        f"""
+        TEMPLATES = {{
+            "plain": \"\"\"
+        Question: {{question}}
+        Context: {{context}}
+        {STATIC_BLOCK}\"\"\",
+        }}
+
+        def encode(question, chunk, key="plain"):
+            prompt = TEMPLATES[key].format(question=question, context=str(chunk))
+            return [
+                {{"role": "system", "content": "You answer from the context."}},
+                {{"role": "user", "content": prompt}},
+            ]
+        """,
+        [(4, "PFX301")],
+        id="a str.format template: the question field before the fixed instructions",
+    ),
+    pytest.param(
+        f"""
+        from camel.prompts import TextPrompt
+
+        USER_PROMPT = TextPrompt(\"\"\"You instruct me.
+        Here is the task: {{task}}. Never forget our task!
+        {STATIC_BLOCK}\"\"\")
+        """,
+        [(5, "PFX301")],
+        id="a template named for the user turn",
+    ),
+    pytest.param(
+        f"""
+        def encode(question, api):
+            prompt = question + "\\nCall the API in " + str(api) + "{ONE_LINE_BLOCK}"
+            return [{{"role": "user", "content": prompt}}]
+        """,
+        [(3, "PFX301")],
+        id="concatenation: the question, another value, then the fixed text",
+    ),
+    pytest.param(
         """
         from app.schema import Message, UserMessage
 
@@ -279,6 +324,26 @@ QUIET = (
             return lines
         """,
         id="messages rebuilt for display only: not a history",
+    ),
+    pytest.param(
+        f"""
+        PROMPT = \"\"\"{STATIC_BLOCK}
+        Question: {{question}}
+        \"\"\"
+
+        def encode(question):
+            return [{{"role": "user", "content": PROMPT.format(question=question)}}]
+        """,
+        id="the question after the fixed instructions",
+    ),
+    pytest.param(
+        """
+        PROMPT = "Question: {question}\\nAnswer in one sentence, citing the context."
+
+        def encode(question):
+            return [{"role": "user", "content": PROMPT.format(question=question)}]
+        """,
+        id="a short fixed tail after the question",
     ),
 )
 

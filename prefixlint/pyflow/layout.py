@@ -8,6 +8,7 @@ context guidance recommends: task, document, then the question).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -16,14 +17,18 @@ import libcst as cst
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.sinks import string_value
+from prefixlint.types import Span
 from prefixlint.vocabulary import is_request_input
+
+# A ``str.format`` replacement field: ``{question}``, ``{doc.title!r}``, ``{n:>4}``.
+_FIELD = re.compile(r"\{([A-Za-z_][\w.]*)(?:![rsa])?(?::[^{}]*)?\}")
 
 
 @dataclass(frozen=True)
 class Misplaced:
-    """``value`` (per-request) comes before ``static`` characters of fixed text."""
+    """The per-request value at ``span`` comes before ``static``, the fixed text after it."""
 
-    value: cst.BaseExpression
+    span: Span
     label: str
     before: str
     static: str
@@ -91,47 +96,82 @@ class Layout:
         if not self.analysis.flow.roots:
             return  # nothing reaches a request
         inner: set[int] = set()
-        for node in self.document.nodes(cst.FormattedString, cst.BinaryOperation):
+        kinds = (cst.FormattedString, cst.BinaryOperation, cst.SimpleString, cst.ConcatenatedString)
+        for node in self.document.nodes(*kinds):
             if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Add):
                 continue
             if id(node) in inner:
                 continue
-            if isinstance(node, cst.BinaryOperation):
+            if isinstance(node, (cst.BinaryOperation, cst.ConcatenatedString)):
                 self._mark_inner(node, inner)
             sink = self.analysis.sink_of(node)
             if sink is None:
                 continue
-            found = self._first_misplaced(node, min_chars, sink)
+            if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+                found = self._template_misplaced(node, min_chars, sink)
+            else:
+                found = self._first_misplaced(node, min_chars, sink)
             if found is not None:
                 yield found
 
     @staticmethod
     def _mark_inner(node, inner: set[int]) -> None:
         for side in (node.left, node.right):
-            if isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.Add):
+            if isinstance(side, (cst.BinaryOperation, cst.ConcatenatedString, cst.SimpleString)):
                 inner.add(id(side))
-                Layout._mark_inner(side, inner)
+                if not isinstance(side, cst.SimpleString):
+                    Layout._mark_inner(side, inner)
 
     def _first_misplaced(self, node, min_chars: int, sink) -> Misplaced | None:
-        """The first input value followed by a contiguous static block of ``min_chars`` or more."""
+        """The first input value followed by ``min_chars`` or more of static text."""
         before: list[str] = []
-        pending: tuple[cst.BaseExpression, str] | None = None
-        block: list[str] = []
-        for kind, piece in [*self._segments(node), ("end", None)]:
-            if kind == "text":
-                (block if pending is not None else before).append(piece)
+        after: list[str] = []
+        first: tuple[cst.BaseExpression, str] | None = None
+        for kind, piece in self._segments(node):
+            if first is not None:
+                if kind == "text":
+                    after.append(piece)
                 continue
-            if pending is not None and sum(map(len, block)) >= min_chars:
-                value, label = pending
-                return Misplaced(value, label, "".join(before), "".join(block), sink)
-            block = []
-            if pending is None and kind == "value":
-                label = self._variable(piece)
-                if label is not None:
-                    pending = (piece, label)
-                else:
-                    before.append("")
-        return None
+            if kind == "text":
+                before.append(piece)
+                continue
+            label = self._variable(piece)
+            if label is not None:
+                first = (piece, label)
+        if first is None or sum(map(len, after)) < min_chars:
+            return None
+        value, label = first
+        span = self.document.span(value)
+        return Misplaced(span, label, "".join(before), "".join(after), sink)
+
+    def _template_misplaced(self, node, min_chars: int, sink) -> Misplaced | None:
+        """A ``str.format`` template whose first input field comes before the static text."""
+        text = string_value(node)
+        if not text or "{" not in text:
+            return None
+        masked = text.replace("{{", "\0\0").replace("}}", "\0\0")
+        fields = list(_FIELD.finditer(masked))
+        first = next((f for f in fields if is_request_input(f.group(1), self.input_names)), None)
+        if first is None:
+            return None
+        after = _FIELD.sub("", masked[first.end() :]).replace("\0", "")
+        if len(after) < min_chars:
+            return None
+        before = _FIELD.sub("", masked[: first.start()]).replace("\0", "")
+        span = self._field_span(node, first.group(0))
+        return Misplaced(span, first.group(0), before, after, sink)
+
+    def _field_span(self, node, field: str) -> Span:
+        """Where ``field`` is written inside the string literal ``node``."""
+        whole = self.document.span(node)
+        raw = self.document.source(node)
+        index = raw.find(field)
+        if index < 0:
+            return whole
+        line_start = raw.rfind("\n", 0, index) + 1
+        line = whole.line + raw.count("\n", 0, index)
+        column = index - line_start + 1 + (whole.column - 1 if line == whole.line else 0)
+        return Span(whole.path, line, column, line, column + len(field))
 
     def _variable(self, node) -> str | None:
         for origin in self.analysis.flow.origins(node):

@@ -132,6 +132,9 @@ _NOT_PREFIX_WORDS = frozenset(
 )
 
 
+_TURN_WORDS = frozenset({"user", "human"})
+
+
 @dataclass(frozen=True, eq=False)
 class Sink:
     """``expr`` becomes part of a request in ``region``; ``description`` says where."""
@@ -163,6 +166,17 @@ def name_region(name: str) -> str | None:
         return SYSTEM
     if "prompt" in words or "prompts" in words:
         return PROMPT
+    return None
+
+
+def text_region(name: str) -> str | None:
+    """Like :func:`name_region`, and ``LAST`` for a user turn's prompt (``USER_PROMPT``)."""
+    region = name_region(name)
+    if region is not None:
+        return region
+    words = split_words(name)
+    if words and words[-1] in ("prompt", "template") and _TURN_WORDS.intersection(words):
+        return None if (_NOT_PREFIX_WORDS - _TURN_WORDS).intersection(words) else LAST
     return None
 
 
@@ -436,10 +450,15 @@ class _Finder:
         name = target.value if isinstance(target, cst.Name) else None
         if isinstance(target, cst.Attribute):
             name = target.attr.value
-        region = name_region(name) if name else None
+        region = text_region(name) if name else None
         if region is not None and value is not None:
             label = self.document.code(target)
-            what = {SYSTEM: "system prompt", TOOLS: "tool definitions", PROMPT: "prompt"}[region]
+            what = {
+                SYSTEM: "system prompt",
+                TOOLS: "tool definitions",
+                PROMPT: "prompt",
+                LAST: "user prompt",
+            }[region]
             self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
 
     def assignment(self, node) -> None:
@@ -555,7 +574,7 @@ def _named_text(text: str, lowered: str) -> bool:
         if _TRIVIAL_VALUE.match(lowered, assigned.end()):
             continue
         keyword = identifier in SYSTEM_KEYWORDS or identifier in TOOL_KEYWORDS
-        if keyword or name_region(identifier.rsplit(".", 1)[-1]) is not None:
+        if keyword or text_region(identifier.rsplit(".", 1)[-1]) is not None:
             return True
     return False
 
