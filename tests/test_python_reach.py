@@ -212,6 +212,42 @@ FOUND = (
     ),
     pytest.param(
         """
+        SEMANTIC_QUERY_REPHRASE_SYSTEM_PROMPT = \"\"\"
+        You rewrite the last user message into a standalone query.
+
+        The current date is {current_date}.
+        \"\"\"
+        """,
+        [(5, "PFX101")],
+        id="a system prompt template with a date field (its name also says query)",
+    ),
+    pytest.param(
+        """
+        BASIC_INFO = "The user is {user_name} ({user_email})."
+
+        def build_system_prompt(base, ctx):
+            return base + "\\n" + BASIC_INFO.format(
+                user_name=ctx.info.name or "",
+                user_email=ctx.info.email or "",
+            )
+        """,
+        [(6, "PFX103")],
+        id="format keywords that name per-user values: one finding per call",
+    ),
+    pytest.param(
+        """
+        def generate_agent_instructions(template: str, user_name: str) -> str:
+            user_context = f"You are assisting {user_name}."
+            content = template
+            content = content.replace("{{USER_CONTEXT}}", user_context)
+            content = content.replace("{{MODEL}}", "default")
+            return content
+        """,
+        [(3, "PFX103")],
+        id="str.replace chains carry the value into the prompt",
+    ),
+    pytest.param(
+        """
         from app.schema import Message, UserMessage
 
         def mask_old(memory: list[Message], keep=5) -> list[Message]:
@@ -344,6 +380,18 @@ QUIET = (
             return [{"role": "user", "content": PROMPT.format(question=question)}]
         """,
         id="a short fixed tail after the question",
+    ),
+    pytest.param(
+        """
+        import datetime
+        from langchain_core.messages import SystemMessage
+
+        SYSTEM_PROMPT = "You help. The current date is {current_date}."
+
+        def messages(question):
+            return [SystemMessage(content=SYSTEM_PROMPT.format(current_date="2024-01-01"))]
+        """,
+        id="a template's date field filled with a fixed value",
     ),
 )
 

@@ -159,11 +159,17 @@ class Bindings:
         if not local:
             return found
         position = self._position(name)
-        earlier = [a for a in local if self._position(a.node) < position]
+        ancestors = {id(a) for a in self.document.ancestors(name)}
+        # ``x = x.strip()``: the target comes first in the tree, but the value is read before it.
+        earlier = [
+            a
+            for a in local
+            if self._position(a.node) < position
+            and not any(id(b.statement) in ancestors for b in self._targets.get(id(a.node), ()))
+        ]
         if not earlier:
             return found
         earlier.sort(key=lambda a: self._position(a.node))
-        ancestors = {id(a) for a in self.document.ancestors(name)}
         chosen = [a for a in found if a not in local]
         for assignment in reversed(earlier):
             chosen.append(assignment)

@@ -33,6 +33,7 @@ from prefixlint.pyflow.origins import (
     without_order,
 )
 from prefixlint.pyflow.sql import is_unordered_query
+from prefixlint.pyflow.templates import template_fields
 
 TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
 NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
@@ -106,11 +107,14 @@ class Flow:
         input_names = document.option("PFX301", "input-names", ())
         spellings = {n.value for n in document.nodes(cst.Name)}
         spellings |= {d for d in map(_dotted_name, document.nodes(cst.Attribute)) if d}
-        spellings |= {
-            s.evaluated_value
-            for s in document.nodes(cst.SimpleString)
-            if len(s.value) < 40 and isinstance(s.evaluated_value, str)
-        }
+        for string in document.nodes(cst.SimpleString):
+            value = string.evaluated_value
+            if not isinstance(value, str):
+                continue
+            if len(string.value) < 40:
+                spellings.add(value)
+            if "{" in value:
+                spellings.update(template_fields(value))
         return any(
             vocabulary.classify_name(name, document.extra_names) in NAME_CODES
             or vocabulary.is_request_input(name, input_names)
@@ -212,6 +216,21 @@ class Flow:
                 return True
             static += len(part.value.strip())
         return static > TAIL_SLACK
+
+    def _SimpleString(self, node: cst.SimpleString, env: Env) -> tuple[Origin, ...]:
+        """A template's fields named like a volatile value (``{current_date}``, ``{user_name}``)."""
+        text = _string_value(node)
+        if not text or "{" not in text:
+            return ()
+        found = []
+        for field in template_fields(text):
+            code = vocabulary.classify_name(field, self.document.extra_names)
+            if code in NAME_CODES:
+                granularity = t.DAILY if _daily_name(field) else t.PROCESS
+                if code == t.TIMESTAMP and not _daily_name(field):
+                    granularity = t.INSTANT
+                found.append(Origin(code, node, f"`{{{field}}}`", granularity, within=f"{{{field}"))
+        return tuple(found)
 
     def _ConcatenatedString(self, node: cst.ConcatenatedString, env: Env):
         right = self.origins(node.right, env)
@@ -646,15 +665,40 @@ class Flow:
         if name == "join" and len(node.args) == 1:
             items = node.args[0].value
             arguments = consumed(self.origins(items, env), items, exact=True, strings=True)
+        if name in t.FILLING_METHODS:
+            receiver = tuple(o for o in receiver if not o.within)
+            arguments = merge(arguments, self._named_arguments(node, env))
         if name in t.ORDER_PRESERVING_METHODS:
-            step = {"format": "str.format", "join": "join", "render": "Template.render"}.get(
-                name, name if name in ("substitute", "safe_substitute") else None
-            )
+            step = {
+                "format": "str.format",
+                "join": "join",
+                "render": "Template.render",
+                "replace": "str.replace",
+            }.get(name, name if name in ("substitute", "safe_substitute") else None)
             found = merge(receiver, not_tail(arguments) if name == "format" else arguments)
             return stepped(found, f"{step} {self._here(node)}") if step else found
         if name == "sort":
             return ()
         return without_order(merge(receiver, opaque(arguments)))
+
+    def _named_arguments(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        """The first keyword that names a volatile value, for values of unknown provenance:
+        ``PROMPT.format(user_name=ctx.name, user_email=ctx.email)`` fills in a per-user value."""
+        named = []
+        for argument in node.args:
+            keyword = argument.keyword.value if argument.keyword is not None else None
+            code = vocabulary.classify_name(keyword, self.document.extra_names) if keyword else None
+            value = argument.value
+            if code not in NAME_CODES or _string_value(value) is not None:
+                continue
+            unknown = (t.REQUEST_INPUT, t.PARAMETER)
+            if all(o.code in unknown for o in self.origins(value, env)):
+                named.append((keyword, code, value))
+        if not named:
+            return ()
+        keyword, code, value = named[0]
+        label = ", ".join(f"`{k}`" for k, _, _ in named)
+        return (Origin(code, value, label, t.PROCESS),)
 
     def _unseeded_selector(self, call: cst.Call) -> bool:
         """Whether ``call`` draws from the shared generator or from one built without a seed."""
@@ -678,6 +722,11 @@ class Flow:
             if isinstance(m, cst.Call) and self._names(m.func) & t.RANDOM_CONSTRUCTORS
         ]
         return bool(constructed) and any(not m.args for m in constructed)
+
+
+def _daily_name(name: str) -> bool:
+    words = vocabulary.split_words(name)
+    return bool({"date", "day", "today"} & set(words)) and not {"time", "datetime"} & set(words)
 
 
 def _runs_git(call: cst.Call) -> bool:

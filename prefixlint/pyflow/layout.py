@@ -8,7 +8,6 @@ context guidance recommends: task, document, then the question).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -17,11 +16,9 @@ import libcst as cst
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.sinks import string_value
+from prefixlint.pyflow.templates import FIELD, masked, span_within, static_part
 from prefixlint.types import Span
 from prefixlint.vocabulary import is_request_input
-
-# A ``str.format`` replacement field: ``{question}``, ``{doc.title!r}``, ``{n:>4}``.
-_FIELD = re.compile(r"\{([A-Za-z_][\w.]*)(?:![rsa])?(?::[^{}]*)?\}")
 
 
 @dataclass(frozen=True)
@@ -149,29 +146,18 @@ class Layout:
         text = string_value(node)
         if not text or "{" not in text:
             return None
-        masked = text.replace("{{", "\0\0").replace("}}", "\0\0")
-        fields = list(_FIELD.finditer(masked))
+        template = masked(text)
+        fields = list(FIELD.finditer(template))
         first = next((f for f in fields if is_request_input(f.group(1), self.input_names)), None)
         if first is None:
             return None
-        after = _FIELD.sub("", masked[first.end() :]).replace("\0", "")
+        after = static_part(template[first.end() :])
         if len(after) < min_chars:
             return None
-        before = _FIELD.sub("", masked[: first.start()]).replace("\0", "")
-        span = self._field_span(node, first.group(0))
-        return Misplaced(span, first.group(0), before, after, sink)
-
-    def _field_span(self, node, field: str) -> Span:
-        """Where ``field`` is written inside the string literal ``node``."""
+        before = static_part(template[: first.start()])
         whole = self.document.span(node)
-        raw = self.document.source(node)
-        index = raw.find(field)
-        if index < 0:
-            return whole
-        line_start = raw.rfind("\n", 0, index) + 1
-        line = whole.line + raw.count("\n", 0, index)
-        column = index - line_start + 1 + (whole.column - 1 if line == whole.line else 0)
-        return Span(whole.path, line, column, line, column + len(field))
+        span = span_within(whole, self.document.source(node), first.group(0))
+        return Misplaced(span, first.group(0), before, after, sink)
 
     def _variable(self, node) -> str | None:
         for origin in self.analysis.flow.origins(node):

@@ -34,7 +34,8 @@ class Origin:
     a function's argument in the function's summary; ``drops_order`` says the function sorts
     or counts it, so the argument's order does not matter. ``opaque`` says the value passed
     through a call this analysis does not know (it may or may not survive into the result).
-    ``use`` is the first name the value was read through after it was assigned.
+    ``use`` is the first name the value was read through after it was assigned. ``within``
+    is the text inside a string literal the value stands for (a template's ``{current_date}``).
     """
 
     code: str
@@ -49,6 +50,7 @@ class Origin:
     drops_order: bool = False
     opaque: bool = False
     use: cst.CSTNode | None = field(default=None, repr=False)
+    within: str = ""
 
     def step(self, description: str, boundary: bool = False) -> Origin:
         """Record that the value went through ``description`` (a construct, or a return)."""

@@ -9,7 +9,8 @@ from prefixlint import registry
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.types import Diagnostic, Fix, Severity
+from prefixlint.pyflow.templates import span_within
+from prefixlint.types import Diagnostic, Fix, Severity, Span
 
 _HOW = {
     t.TIMESTAMP: {
@@ -37,6 +38,14 @@ def message(reach: Reach) -> str:
     return f"{label} {verb} {sink.description}{via}; it {change}, so the cached prefix ends there"
 
 
+def _span(document: PythonDocument, reach: Reach) -> Span:
+    """The finding's place: the value, or the field of a template literal it stands for."""
+    span = document.span(reach.site)
+    if reach.origin.within and reach.site is reach.origin.node:
+        return span_within(span, document.source(reach.site), reach.origin.within)
+    return span
+
+
 def prefix_diagnostics(
     document: PythonDocument,
     code: str,
@@ -47,7 +56,7 @@ def prefix_diagnostics(
         found = registry.diagnostic(
             code,
             message(reach),
-            document.span(reach.site),
+            _span(document, reach),
             fix=fix_for(reach),
             sink=reach.sink.description,
             source=reach.origin.label,

@@ -133,6 +133,7 @@ _NOT_PREFIX_WORDS = frozenset(
 
 
 _TURN_WORDS = frozenset({"user", "human"})
+_TASK_WORDS = frozenset({"question", "query", "input", "response", "answer", "output"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -150,7 +151,11 @@ class Sink:
 def name_region(name: str) -> str | None:
     """The region a variable, attribute or function name says its value is for, if any."""
     words = split_words(name)
-    if not words or _NOT_PREFIX_WORDS.intersection(words):
+    if not words:
+        return None
+    blocked = _NOT_PREFIX_WORDS.intersection(words)
+    # ``QUERY_REWRITE_SYSTEM_PROMPT`` is a system prompt (for a step about the query).
+    if blocked and not (_SYSTEM_WORDS.intersection(words) and blocked <= _TASK_WORDS):
         return None
     head = words[-1]
     if head == "tools" or words[-2:] in (

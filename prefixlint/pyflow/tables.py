@@ -143,6 +143,7 @@ ORDER_PRESERVING_METHODS = frozenset(
         "render",
         "substitute",
         "safe_substitute",
+        "replace",
         "tools",
         "fetchall",
         "fetchmany",
@@ -150,6 +151,8 @@ ORDER_PRESERVING_METHODS = frozenset(
         "scalars",
     }
 )
+# Methods that fill a template's fields from their arguments.
+FILLING_METHODS = frozenset({"format", "format_map", "render", "substitute", "safe_substitute"})
 # Calls whose result does not depend on the order of their input.
 ORDER_INSENSITIVE = frozenset(
     _names(
