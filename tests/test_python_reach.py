@@ -248,6 +248,41 @@ FOUND = (
     ),
     pytest.param(
         """
+        import random
+
+        ENSEMBLE_PROMPT = "Pick the best solution.\\n{solutions}\\nQuestion: {question}"
+
+        class Ensemble:
+            @staticmethod
+            def shuffle(solutions):
+                shuffled = solutions.copy()
+                random.shuffle(shuffled)
+                return shuffled, {chr(65 + i): solutions.index(s) for i, s in enumerate(shuffled)}
+
+            def ask(self, solutions, question):
+                shuffled, mapping = self.shuffle(solutions)
+                text = ""
+                for index, solution in enumerate(shuffled):
+                    text += f"{chr(65 + index)}: {solution}\\n"
+                prompt = ENSEMBLE_PROMPT.format(solutions=text, question=question)
+                return prompt
+        """,
+        [(10, "PFX203")],
+        id="a shuffle returned by a helper, also read through an unknown call",
+    ),
+    pytest.param(
+        """
+        import os
+
+        class Loop:
+            def step(self):
+                self.system_prompt = self.template.format(listing=str(os.listdir(".")))
+        """,
+        [(6, "PFX201")],
+        id="str() of a directory listing in the system prompt",
+    ),
+    pytest.param(
+        """
         from app.schema import Message, UserMessage
 
         def mask_old(memory: list[Message], keep=5) -> list[Message]:
@@ -392,6 +427,28 @@ QUIET = (
             return [SystemMessage(content=SYSTEM_PROMPT.format(current_date="2024-01-01"))]
         """,
         id="a template's date field filled with a fixed value",
+    ),
+    pytest.param(
+        """
+        import os
+
+        class Loop:
+            def step(self):
+                self.system_prompt = self.template.format(listing=str(sorted(os.listdir("."))))
+        """,
+        id="str() of a sorted directory listing",
+    ),
+    pytest.param(
+        """
+        import random
+
+        def pick(examples):
+            rng = random.Random(42)
+            chosen = rng.sample(examples, 3)
+            SYSTEM_PROMPT = "Examples:\\n" + "\\n".join(chosen)
+            return SYSTEM_PROMPT
+        """,
+        id="examples drawn with a seeded generator",
     ),
 )
 

@@ -494,10 +494,12 @@ class Flow:
         if name in t.ORDER_INSENSITIVE:
             return without_order(self._arguments(node, env))
         if name in t.ORDER_PRESERVING:
-            if positional and name not in ("builtins.str", "builtins.repr"):
+            if positional:
+                # str() and repr() write a collection out in its order, with its brackets.
+                exact = name not in ("builtins.str", "builtins.repr")
                 first = positional[0].value
                 rest = self._all((a.value for a in node.args[1:]), env)
-                return merge(consumed(self.origins(first, env), first, exact=True), rest)
+                return merge(consumed(self.origins(first, env), first, exact=exact), rest)
             return self._arguments(node, env)
         if name in t.RANDOM_CONSTRUCTORS:
             return ()

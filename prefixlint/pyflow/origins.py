@@ -62,15 +62,21 @@ class Origin:
 
 
 def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
-    """The origins of all groups, each (code, node) once, in order."""
-    seen: set[tuple[str, int, int]] = set()
+    """The origins of all groups, each (code, node, use) once, in order.
+
+    Of two copies the direct one wins: a value that reaches the text both through an unknown
+    call and directly does reach it.
+    """
+    index: dict[tuple[str, int, int], int] = {}
     out: list[Origin] = []
     for group in groups:
         for origin in group:
             key = (origin.code, id(origin.node), id(origin.use))
-            if key not in seen:
-                seen.add(key)
+            if key not in index:
+                index[key] = len(out)
                 out.append(origin)
+            elif out[index[key]].opaque and not origin.opaque:
+                out[index[key]] = origin
     return tuple(out)
 
 
