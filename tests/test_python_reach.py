@@ -283,6 +283,36 @@ FOUND = (
     ),
     pytest.param(
         """
+        import os
+
+        def tools_text(root):
+            skills = {}
+            for name in os.listdir(root):
+                skills[name] = {"name": name}
+            return [{"role": "system", "content": "Skills: " + ", ".join(skills)}]
+        """,
+        [(6, "PFX201")],
+        id="a dict filled in directory order and listed in the prompt",
+    ),
+    pytest.param(
+        """
+        import datetime
+        from langchain_core.prompts import ChatPromptTemplate, SystemMessagePromptTemplate
+
+        def define():
+            prompts = {}
+            today = datetime.date.today()
+            system = f"You are Quivr. Today is {today}."
+            prompts["rag"] = ChatPromptTemplate.from_messages(
+                [SystemMessagePromptTemplate.from_template(system)]
+            )
+            return prompts
+        """,
+        [(7, "PFX101")],
+        id="SystemMessagePromptTemplate.from_template, inside a registry the function returns",
+    ),
+    pytest.param(
+        """
         from app.schema import Message, UserMessage
 
         def mask_old(memory: list[Message], keep=5) -> list[Message]:

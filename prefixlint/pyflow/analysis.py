@@ -18,8 +18,8 @@ class Reach:
     """``origin`` ends up in ``sink``; ``also`` are more values of its code on the same line.
 
     ``site`` is where the finding points: the origin itself for the first request part it
-    reaches, and the name it is read through for each further one (a date stored once and
-    read into two system prompts is two findings).
+    reaches, and the name it is read through for each further request part seen at a call
+    (a date stored once and read into two system prompts is two findings).
     """
 
     origin: Origin
@@ -58,8 +58,9 @@ class Analysis:
         self.reaches: list[Reach] = []
         for sink in self.sinks:
             self._follow(sink)
+        explained = set(self.flow.visited)  # names already explained as part of a request
         for sink in found.named:
-            if id(sink.named) not in self.flow.visited:
+            if id(sink.named) not in explained:
                 self._follow(sink)
 
     def _follow(self, sink: Sink) -> None:
@@ -102,7 +103,11 @@ class Analysis:
             if key not in sinks:
                 sinks[key], uses[key] = {id(reach.sink.expr)}, {id(origin.use)}
                 out.append(replace(reach, site=origin.node))
-            elif id(reach.sink.expr) not in sinks[key] and id(origin.use) not in uses[key]:
+            elif (
+                reach.sink.named is None  # a named text may be part of one already reported
+                and id(reach.sink.expr) not in sinks[key]
+                and id(origin.use) not in uses[key]
+            ):
                 sinks[key].add(id(reach.sink.expr))
                 uses[key].add(id(origin.use))
                 out.append(replace(reach, site=origin.use))

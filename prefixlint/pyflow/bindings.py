@@ -31,9 +31,10 @@ class Binding:
 
 @dataclass(frozen=True)
 class Mutation:
-    """``receiver.method(args)`` or ``function(receiver)`` changing a named object in place."""
+    """``receiver.method(args)`` or ``function(receiver)`` changing a named object in place;
+    ``method`` is ``"setitem"`` for ``receiver[key] = value`` (``call`` is then the statement)."""
 
-    call: cst.Call
+    call: cst.CSTNode
     method: str
     receiver: cst.Name
 
@@ -117,10 +118,18 @@ class Bindings:
     def _mutations(self) -> dict[int, list[Mutation]]:
         """In-place changes by the assignment (id) of the name they change."""
         found: dict[int, list[Mutation]] = {}
+        stores = [
+            Mutation(statement, "setitem", target.target.value)
+            for statement in self.document.nodes(cst.Assign)
+            for target in statement.targets
+            if isinstance(target.target, cst.Subscript)
+            and isinstance(target.target.value, cst.Name)
+        ]
         for call in self.calls:
-            for mutation in self._mutations_in(call):
-                for assignment in self.assignments(mutation.receiver):
-                    found.setdefault(id(assignment), []).append(mutation)
+            stores += self._mutations_in(call)
+        for mutation in stores:
+            for assignment in self.assignments(mutation.receiver):
+                found.setdefault(id(assignment), []).append(mutation)
         return found
 
     @staticmethod

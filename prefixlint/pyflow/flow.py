@@ -359,6 +359,8 @@ class Flow:
 
     def _mutation(self, mutation, env: Env) -> tuple[Origin, ...]:
         call = mutation.call
+        if mutation.method == "setitem":  # d[key] = value: the value, in the loop's order
+            return merge(self.origins(call.value, env), self._loop_order(call, env))
         if mutation.method in ("append", "extend", "insert", "update"):
             values = call.args[1:] if mutation.method == "insert" else call.args
             return merge(self._all((a.value for a in values), env), self._loop_order(call, env))
@@ -368,7 +370,7 @@ class Flow:
             return (Origin(t.UNORDERED, call.args[0].value, "SQL query without ORDER BY"),)
         return ()
 
-    def _loop_order(self, call: cst.Call, env: Env) -> tuple[Origin, ...]:
+    def _loop_order(self, call: cst.CSTNode, env: Env) -> tuple[Origin, ...]:
         """Items appended inside ``for x in <unordered>`` come out in that order."""
         for ancestor in self.document.ancestors(call):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):

@@ -236,7 +236,8 @@ class _Finder:
         for name in self.document.qualified_names(func):
             if name.split(".")[0] in _FRAMEWORKS:
                 parts = name.split(".")
-                return ".".join(parts[-2:]) if parts[-2] in _TEMPLATE_CLASSES else parts[-1]
+                owner = parts[-2] in _TEMPLATE_CLASSES or parts[-2] in _SYSTEM_CLASSES
+                return ".".join(parts[-2:]) if owner else parts[-1]
         return None
 
     # -- calls ------------------------------------------------------------------------------
@@ -318,7 +319,10 @@ class _Finder:
         )
 
     def _framework_call(self, node: cst.Call, name: str) -> None:
-        if name in _SYSTEM_CLASSES:
+        if name.split(".")[0] in _SYSTEM_CLASSES and name.endswith(".from_template"):
+            template = _keyword(node, "template") or _positional(node, 0)
+            self._add(template, SYSTEM, f"the template of {name}")
+        elif name in _SYSTEM_CLASSES:
             content = _keyword(node, "content") or _keyword(node, "prompt") or _positional(node, 0)
             self._add(content, SYSTEM, f"the {name}")
         elif name.endswith(".from_template") or name in _TEMPLATE_CLASSES:
