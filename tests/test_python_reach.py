@@ -313,6 +313,53 @@ FOUND = (
     ),
     pytest.param(
         """
+        import platform
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            return SystemMessage(
+                content=f\"\"\"You run on {platform.system()}
+        with {platform.machine()}. Be careful.\"\"\"
+            )
+        """,
+        [(7, "PFX104")],
+        id="machine values of one module in one statement are one finding",
+    ),
+    pytest.param(
+        """
+        from pathlib import Path
+
+        class SkillTool:
+            def get_tools(self, tool):
+                schema = tool.get_openai_tool_schema()
+                schema["function"]["description"] = f"Skills live in {Path.home()}/skills."
+                return [tool]
+
+        class WeatherTool(BaseTool):
+            description = f"Weather, cached under {Path.cwd()}."
+        """,
+        [(7, "PFX104"), (11, "PFX104")],
+        id="a tool schema's description and a tool class's description",
+    ),
+    pytest.param(
+        """
+        class Server:
+            async def list_tools(self):
+                response = await self.session.list_tools()
+                return [tool for tool in response.tools]
+
+        async def start(servers):
+            tools = []
+            for server in servers:
+                tools.extend(await server.list_tools())
+            text = "\\n".join(tool.name for tool in tools)
+            return [{"role": "system", "content": f"Tools:\\n{text}\\nUse them well."}]
+        """,
+        [(4, "PFX201")],
+        id="a wrapper's own list_tools(): reported once, at the MCP call",
+    ),
+    pytest.param(
+        """
         from app.schema import Message, UserMessage
 
         def mask_old(memory: list[Message], keep=5) -> list[Message]:
@@ -479,6 +526,19 @@ QUIET = (
             return SYSTEM_PROMPT
         """,
         id="examples drawn with a seeded generator",
+    ),
+    pytest.param(
+        """
+        from pathlib import Path
+
+        def roots(workdir):
+            return [
+                ("repo", workdir / "skills"),
+                ("user", Path.home() / "skills"),
+                ("system", Path("/usr/share/skills")),
+            ]
+        """,
+        id="(scope, path) pairs are not a conversation",
     ),
 )
 

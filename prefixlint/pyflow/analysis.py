@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from functools import cached_property
+
+import libcst as cst
 
 from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import PythonDocument
@@ -75,20 +78,31 @@ class Analysis:
 
     @cached_property
     def _first_in_prefix(self) -> dict[str, list[Reach]]:
-        """One reach per code and reported line: the first sink wins, the rest are ``also``."""
-        first: dict[tuple[str, int], Reach] = {}
-        for reach in self._sited():
-            origin = reach.origin
-            key = (origin.code, self.document.span(reach.site).line)
-            earlier = first.get(key)
-            if earlier is None:
-                first[key] = reach
-            elif all(o.node is not origin.node for o in (earlier.origin, *earlier.also)):
-                first[key] = replace(earlier, also=(*earlier.also, origin))
+        """One reach per construct: values of one kind in one statement (``platform.system()``
+        and ``platform.machine()``), then values of a code on one line, are one finding."""
+        reaches = _grouped(self._sited(), self._statement_key)
+        reaches = _grouped(reaches, lambda r: (r.origin.code, self.document.span(r.site).line))
         by_code: dict[str, list[Reach]] = {}
-        for (code, _line), reach in first.items():
-            by_code.setdefault(code, []).append(reach)
+        for reach in reaches:
+            by_code.setdefault(reach.origin.code, []).append(reach)
         return by_code
+
+    def _statement_key(self, reach: Reach) -> tuple:
+        statement = next(
+            (
+                a
+                for a in self.document.ancestors(reach.site)
+                if isinstance(a, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+            ),
+            None,
+        )
+        family = _IDENTIFIER.match(reach.origin.label.strip("`{"))
+        return (
+            reach.origin.code,
+            id(statement),
+            id(reach.sink.expr),
+            family.group(0) if family else reach.origin.label,
+        )
 
     def _sited(self) -> list[Reach]:
         """Reaches into a prefix, one per origin and request part, with the site to report."""
@@ -116,3 +130,24 @@ class Analysis:
     def in_prefix(self, code: str) -> list[Reach]:
         """One reach per line and code that lands in a request prefix (first sink wins)."""
         return self._first_in_prefix.get(code, [])
+
+
+_IDENTIFIER = re.compile(r"\w+")
+
+
+def _grouped(reaches: list[Reach], key) -> list[Reach]:
+    """Reaches with equal ``key`` merged into the first (the others become its ``also``)."""
+    first: dict[object, int] = {}
+    out: list[Reach] = []
+    for reach in reaches:
+        k = key(reach)
+        if k not in first:
+            first[k] = len(out)
+            out.append(reach)
+            continue
+        earlier = out[first[k]]
+        known = {id(o.node) for o in (earlier.origin, *earlier.also)}
+        extra = [o for o in (reach.origin, *reach.also) if id(o.node) not in known]
+        if extra:
+            out[first[k]] = replace(earlier, also=(*earlier.also, *extra))
+    return out

@@ -121,6 +121,16 @@ class Flow:
             for name in spellings
         )
 
+    @cached_property
+    def _defined_methods(self) -> dict[str, cst.FunctionDef]:
+        """Methods defined once in this file, by name (``def list_tools(self)`` of a wrapper
+        class): a call of one is explained by its body, not taken for the library method."""
+        found: dict[str, list[cst.FunctionDef]] = {}
+        for function in self.document.nodes(cst.FunctionDef):
+            if self.document.enclosing_class(function) is not None:
+                found.setdefault(function.name.value, []).append(function)
+        return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+
     def _names(self, node: cst.CSTNode) -> frozenset[str]:
         """Qualified names of ``node``, looked up only when its spelling could be in a table."""
         root = node
@@ -645,6 +655,9 @@ class Flow:
         receiver = self.origins(func.value, env)
         arguments = self._arguments(node, env)
         if name in t.UNORDERED_METHODS:
+            own = self._defined_methods.get(name)
+            if own is not None and own is not self.document.enclosing_function(node):
+                return self._local_call(own, node, env)
             return (
                 Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name]),
             )

@@ -133,6 +133,9 @@ _NOT_PREFIX_WORDS = frozenset(
 
 
 _TURN_WORDS = frozenset({"user", "human"})
+# Fields of a tool definition the model reads, and words that say a mapping is one.
+_TOOL_FIELDS = frozenset({"description", "inputs", "parameters"})
+_TOOL_OWNERS = ("tool", "schema", "function")
 _TASK_WORDS = frozenset({"question", "query", "input", "response", "answer", "output"})
 
 
@@ -412,8 +415,8 @@ class _Finder:
                     return role.lower() if role else None
             return None
         if isinstance(element, cst.Tuple) and len(element.elements) == 2:
-            role = string_value(element.elements[0].value)
-            return role.lower() if role else None
+            role = (string_value(element.elements[0].value) or "").lower()
+            return role if role in SYSTEM_ROLES or role in CHAT_ROLES else None
         if isinstance(element, cst.Call):
             name = _dotted(element.func) or ""
             short = name.rsplit(".", 1)[-1]
@@ -450,6 +453,11 @@ class _Finder:
                     self._add(self._content(node), SYSTEM, "a system message")
                 continue
             roles = [self._role(e.value) for e in node.elements]
+            # Pairs read as (role, text) only when every item is one: [("repo", path), ...]
+            # is not a conversation for holding a ("user", ...) pair.
+            pairs = any(isinstance(e.value, cst.Tuple) for e in node.elements)
+            if pairs and None in roles:
+                continue
             if sum(role is not None for role in roles) >= 2:
                 self._message_list(node, "a message list", None)
 
@@ -476,6 +484,24 @@ class _Finder:
         )
         for target in targets:
             self._named(target, node.value, node)
+            self._tool_field(target, node.value)
+
+    def _tool_field(self, target, value) -> None:
+        """``schema["function"]["description"] = ...`` and a tool class's ``description``."""
+        if value is None:
+            return
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            key = string_value(index.value) if isinstance(index, cst.Index) else None
+            owner = self.document.code(target.value).lower()
+            if key in _TOOL_FIELDS and any(word in owner for word in _TOOL_OWNERS):
+                self._add(value, TOOLS, f"the {key} in `{self.document.code(target.value)}`")
+        elif isinstance(target, cst.Name) and target.value in _TOOL_FIELDS:
+            owner = self.document.enclosing_class(target)
+            if owner is not None and self.document.enclosing_function(target) is None:
+                bases = " ".join(self.document.code(b.value) for b in owner.bases)
+                if owner.name.value.endswith("Tool") or "Tool" in bases:
+                    self._add(value, TOOLS, f"the {target.value} of tool {owner.name.value}")
 
     def function(self, node: cst.FunctionDef) -> None:
         decorated = any(
