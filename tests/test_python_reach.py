@@ -360,6 +360,32 @@ FOUND = (
     ),
     pytest.param(
         """
+        import datetime
+
+        def env_context():
+            now = datetime.datetime.now()
+            return f"- Current time: {now:%Y-%m-%d %H:%M:%S}"
+
+        def compose(format_chat_message, history):
+            return [format_chat_message(role="system", message=f"Rules.\\n{env_context()}")]
+        """,
+        [(5, "PFX101")],
+        id="a project's own message maker called with role='system'",
+    ),
+    pytest.param(
+        """
+        import datetime
+
+        def replace_date_tag(prompt_str: str) -> str:
+            today = datetime.date.today().strftime("%B %d, %Y")
+            prompt_str = prompt_str.replace("[[CURRENT_DATE]]", today)
+            return prompt_str
+        """,
+        [(5, "PFX101")],
+        id="a function that returns its prompt argument rewritten returns a prompt",
+    ),
+    pytest.param(
+        """
         from app.schema import Message, UserMessage
 
         def mask_old(memory: list[Message], keep=5) -> list[Message]:
@@ -539,6 +565,15 @@ QUIET = (
             ]
         """,
         id="(scope, path) pairs are not a conversation",
+    ),
+    pytest.param(
+        """
+        import datetime
+
+        def log_entry(make_record, text):
+            return make_record(role="user", message=f"{datetime.datetime.now()}: {text}")
+        """,
+        id="a message maker called with the user role",
     ),
 )
 

@@ -692,7 +692,9 @@ class Flow:
                 "render": "Template.render",
                 "replace": "str.replace",
             }.get(name, name if name in ("substitute", "safe_substitute") else None)
-            found = merge(receiver, not_tail(arguments) if name == "format" else arguments)
+            # A field or a replaced tag can sit anywhere in the text, not only at its end.
+            placed = name in ("format", "replace")
+            found = merge(receiver, not_tail(arguments) if placed else arguments)
             return stepped(found, f"{step} {self._here(node)}") if step else found
         if name == "sort":
             return ()

@@ -94,6 +94,8 @@ _TEXT_HEADS = frozenset(
         "template",
         "block",
         "blocks",
+        "str",
+        "string",
     }
 )
 _NOT_PREFIX_WORDS = frozenset(
@@ -133,6 +135,8 @@ _NOT_PREFIX_WORDS = frozenset(
 
 
 _TURN_WORDS = frozenset({"user", "human"})
+# Keywords that carry a message's text in message-making calls.
+_TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
 # Fields of a tool definition the model reads, and words that say a mapping is one.
 _TOOL_FIELDS = frozenset({"description", "inputs", "parameters"})
 _TOOL_OWNERS = ("tool", "schema", "function")
@@ -264,6 +268,25 @@ class _Finder:
             self._add(_positional(node, index), SYSTEM, f"the system message of {dotted}")
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "bind_tools":
             self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
+        self._system_builder(node, dotted)
+
+    def _system_builder(self, node: cst.Call, dotted: str) -> None:
+        """A message made by a call with a system role: ``make_message(role="system",
+        message=text)`` or ``create_chat_message("system", text)``, whatever it is called."""
+        role = _keyword(node, "role")
+        text = None
+        if role is not None:
+            text = next(
+                (_keyword(node, k) for k in _TEXT_KEYWORDS if _keyword(node, k) is not None),
+                None,
+            )
+            if text is None:
+                text = _positional(node, 0)
+        elif len([a for a in node.args if a.keyword is None]) >= 2:
+            role, text = _positional(node, 0), _positional(node, 1)
+        if text is None or (string_value(role) or "").lower() not in SYSTEM_ROLES:
+            return
+        self._add(text, SYSTEM, f"the system message made by {dotted}", call=node)
 
     def _positional_system(self, node: cst.Call) -> int | None:
         """The index of the system message among an agent constructor's positional arguments."""
@@ -510,6 +533,8 @@ class _Finder:
         )
         region = SYSTEM if decorated else name_region(node.name.value)
         if region is None:
+            region = self._rewritten_prompt(node)
+        if region is None:
             return
         what = {SYSTEM: "system prompt", TOOLS: "tool definitions", PROMPT: "prompt"}[region]
         for value in self.document.returns_of(node):
@@ -520,6 +545,20 @@ class _Finder:
                 named=None if decorated else node,
             )
             (self.sinks if decorated else self.named).append(sink)
+
+    def _rewritten_prompt(self, node: cst.FunctionDef) -> str | None:
+        """The region of a parameter named like prompt text that the function returns, changed
+        (``def replace_date_tag(prompt_str): ...; return prompt_str``): its result is one too."""
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        returns = [self.document.code(value) for value in self.document.returns_of(node)]
+        for param in params:
+            name = param.name.value
+            region = name_region(name)
+            if region not in (SYSTEM, PROMPT):
+                continue
+            if any(re.search(rf"\b{re.escape(name)}\b", text) for text in returns):
+                return region
+        return None
 
 
 @dataclass
@@ -558,6 +597,7 @@ _API_WORDS = ("completions", "messages", "responses")
 _API_CALL = re.compile(
     r"\b(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
 )
+_SYSTEM_ROLE_CALL = re.compile(r"""(?:\brole\s*=\s*|\(\s*)["'](?:system|developer)["']""")
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
 _NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
 _ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
@@ -622,6 +662,8 @@ def may_hold_prompt(text: str) -> bool:
     if any(literal in text for literal in _LITERALS):
         return True
     if any(word in text for word in _API_WORDS) and _API_CALL.search(text):
+        return True
+    if ("system" in text or "developer" in text) and _SYSTEM_ROLE_CALL.search(text):
         return True
     if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
         return True
