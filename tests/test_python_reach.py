@@ -386,6 +386,18 @@ FOUND = (
     ),
     pytest.param(
         """
+        import json
+
+        def prepare(prompt_messages, functions):
+            messages = [message.raw() for message in prompt_messages]
+            messages[0]["content"] += "\\nTools:\\n" + json.dumps(functions, indent=2)
+            return messages
+        """,
+        [(6, "PFX202")],
+        id="text appended to the first message of a conversation",
+    ),
+    pytest.param(
+        """
         from app.schema import Message, UserMessage
 
         def mask_old(memory: list[Message], keep=5) -> list[Message]:
@@ -574,6 +586,16 @@ QUIET = (
             return make_record(role="user", message=f"{datetime.datetime.now()}: {text}")
         """,
         id="a message maker called with the user role",
+    ),
+    pytest.param(
+        """
+        import datetime
+
+        def stamp(messages):
+            messages[-1]["content"] += f" (sent {datetime.datetime.now():%H:%M})"
+            return messages
+        """,
+        id="text appended to the newest message",
     ),
 )
 

@@ -135,6 +135,7 @@ _NOT_PREFIX_WORDS = frozenset(
 
 
 _TURN_WORDS = frozenset({"user", "human"})
+_CHAT_LISTS = frozenset({"messages", "msgs", "conversation", "history", "transcript"})
 # Keywords that carry a message's text in message-making calls.
 _TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
 # Fields of a tool definition the model reads, and words that say a mapping is one.
@@ -508,6 +509,32 @@ class _Finder:
         for target in targets:
             self._named(target, node.value, node)
             self._tool_field(target, node.value)
+            self._content_write(target, node.value)
+
+    def _content_write(self, target, value) -> None:
+        """``messages[0]["content"] += text`` or ``messages[2].content = text``: text written
+        into an early message of a conversation (the first one is the system message)."""
+        if value is None:
+            return
+        if isinstance(target, cst.Attribute) and target.attr.value == "content":
+            element = target.value
+        elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            key = string_value(index.value) if isinstance(index, cst.Index) else None
+            element = target.value if key == "content" else None
+        else:
+            return
+        if not isinstance(element, cst.Subscript) or len(element.slice) != 1:
+            return
+        index = element.slice[0].slice
+        position = index.value if isinstance(index, cst.Index) else None
+        name = _dotted(element.value) or ""
+        words = split_words(name.rsplit(".", 1)[-1])
+        if not isinstance(position, cst.Integer) or not words or words[-1] not in _CHAT_LISTS:
+            return
+        first = int(position.value, 0) == 0
+        region, what = (SYSTEM, "the first message") if first else (EARLY, "an earlier message")
+        self._add(value, region, f"{what} of `{name}`")
 
     def _tool_field(self, target, value) -> None:
         """``schema["function"]["description"] = ...`` and a tool class's ``description``."""
