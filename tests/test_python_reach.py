@@ -398,6 +398,18 @@ FOUND = (
     ),
     pytest.param(
         """
+        def schema_message(db, collection):
+            query = f"FOR doc IN {collection} LIMIT 5 RETURN doc"
+            fields = []
+            for doc in db.aql.execute(query):
+                fields.append(", ".join(doc))
+            return [{"role": "system", "content": "Fields:\\n" + "\\n".join(fields)}]
+        """,
+        [(3, "PFX201")],
+        id="an AQL query without SORT, run through a name",
+    ),
+    pytest.param(
+        """
         from app.schema import Message, UserMessage
 
         def mask_old(memory: list[Message], keep=5) -> list[Message]:
@@ -596,6 +608,17 @@ QUIET = (
             return messages
         """,
         id="text appended to the newest message",
+    ),
+    pytest.param(
+        """
+        def schema_message(db, collection):
+            query = f"FOR doc IN {collection} SORT doc._key LIMIT 5 RETURN doc"
+            fields = []
+            for doc in db.aql.execute(query):
+                fields.append(doc["name"])
+            return [{"role": "system", "content": "Fields:\\n" + "\\n".join(fields)}]
+        """,
+        id="an AQL query with SORT",
     ),
 )
 

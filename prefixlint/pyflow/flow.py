@@ -376,8 +376,9 @@ class Flow:
             return merge(self._all((a.value for a in values), env), self._loop_order(call, env))
         if mutation.method == "shuffle" and self._unseeded_selector(call):
             return (Origin(t.RANDOM_SELECTION, call, self._label(call)),)
-        if mutation.method == "execute" and call.args and is_unordered_query(call.args[0].value):
-            return (Origin(t.UNORDERED, call.args[0].value, "SQL query without ORDER BY"),)
+        query = self._query(call)
+        if mutation.method == "execute" and query is not None:
+            return (Origin(t.UNORDERED, query, "query without an order"),)
         return ()
 
     def _loop_order(self, call: cst.CSTNode, env: Env) -> tuple[Origin, ...]:
@@ -677,8 +678,9 @@ class Flow:
                 return coarsened(receiver, format_granularity(spec))
             return receiver
         queries = ("execute", "fetch", "fetchrow", "fetchall")
-        if name in queries and node.args and is_unordered_query(node.args[0].value):
-            return (Origin(t.UNORDERED, node.args[0].value, "SQL query without ORDER BY"),)
+        query = self._query(node) if name in queries else None
+        if query is not None:
+            return (Origin(t.UNORDERED, query, "query without an order"),)
         if name == "join" and len(node.args) == 1:
             items = node.args[0].value
             arguments = consumed(self.origins(items, env), items, exact=True, strings=True)
@@ -718,6 +720,18 @@ class Flow:
         keyword, code, value = named[0]
         label = ", ".join(f"`{k}`" for k, _, _ in named)
         return (Origin(code, value, label, t.PROCESS),)
+
+    def _query(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The text of an unordered query that ``call`` runs (a literal, or a name bound to one)."""
+        if not call.args:
+            return None
+        query = call.args[0].value
+        if isinstance(query, cst.Name):
+            values = [
+                b.value for a in self.bindings.reaching(query) for b in self.bindings.values_of(a)
+            ]
+            query = values[0] if len(values) == 1 else query
+        return query if is_unordered_query(query) else None
 
     def _unseeded_selector(self, call: cst.Call) -> bool:
         """Whether ``call`` draws from the shared generator or from one built without a seed."""
