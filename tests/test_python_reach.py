@@ -410,6 +410,42 @@ FOUND = (
     ),
     pytest.param(
         """
+        import os
+        from langchain_core.messages import SystemMessage
+
+        def prompt(rules):
+            return SystemMessage(content=os.linesep.join(rules) + os.linesep + "Be brief.")
+        """,
+        [(6, "PFX401")],
+        id="os.linesep joins the system prompt",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import SystemMessage
+
+        def prompt(rules, compact):
+            sep = "\\n" if compact else "\\n\\n"
+            return SystemMessage(content=sep.join(rules) + sep + "Be brief.")
+        """,
+        [(5, "PFX402")],
+        id="one blank line on one path, none on the other",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import SystemMessage
+
+        def prompt(rules, legacy):
+            if legacy:
+                header = f"Rules:\\n{rules}\\n"
+            else:
+                header = f"Rules:\\n{rules}  \\n"
+            return SystemMessage(content=header + "Be brief.")
+        """,
+        [(8, "PFX402")],
+        id="trailing spaces on one branch of an if",
+    ),
+    pytest.param(
+        """
         from app.schema import Message, UserMessage
 
         def mask_old(memory: list[Message], keep=5) -> list[Message]:
@@ -619,6 +655,26 @@ QUIET = (
             return [{"role": "system", "content": "Fields:\\n" + "\\n".join(fields)}]
         """,
         id="an AQL query with SORT",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import SystemMessage
+
+        def prompt(rules, numbered):
+            sep = "\\n- " if numbered else "\\n* "
+            return SystemMessage(content=sep.join(rules))
+        """,
+        id="separators that differ in more than whitespace",
+    ),
+    pytest.param(
+        """
+        import logging
+        import os
+
+        def report(lines):
+            logging.info(os.linesep.join(lines))
+        """,
+        id="os.linesep only in a log line",
     ),
 )
 

@@ -34,6 +34,7 @@ from prefixlint.pyflow.origins import (
 )
 from prefixlint.pyflow.sql import is_unordered_query
 from prefixlint.pyflow.templates import template_fields
+from prefixlint.pyflow.whitespace import whitespace_drift
 
 TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
 NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
@@ -102,19 +103,25 @@ class Flow:
                 return True
             if leaf in self._import_aliases or root in self._import_aliases:
                 return True
-        if any(a.attr.value in ("environ", "argv") for a in document.nodes(cst.Attribute)):
+        if any(
+            a.attr.value in ("environ", "argv", "linesep") for a in document.nodes(cst.Attribute)
+        ):
             return True
         input_names = document.option("PFX301", "input-names", ())
         spellings = {n.value for n in document.nodes(cst.Name)}
         spellings |= {d for d in map(_dotted_name, document.nodes(cst.Attribute)) if d}
+        short: dict[str, set[str]] = {}
         for string in document.nodes(cst.SimpleString):
             value = string.evaluated_value
             if not isinstance(value, str):
                 continue
             if len(string.value) < 40:
                 spellings.add(value)
+                short.setdefault("".join(value.split()), set()).add(value)
             if "{" in value:
                 spellings.update(template_fields(value))
+        if any(len(variants) > 1 for variants in short.values()):
+            return True  # "\n" and "\n\n": whitespace that may drift between paths
         return any(
             vocabulary.classify_name(name, document.extra_names) in NAME_CODES
             or vocabulary.is_request_input(name, input_names)
@@ -304,7 +311,11 @@ class Flow:
         return not_tail(merge(*found))
 
     def _IfExp(self, node: cst.IfExp, env: Env) -> tuple[Origin, ...]:
-        return self._all((node.body, node.orelse), env)
+        found = self._all((node.body, node.orelse), env)
+        if whitespace_drift([node.body, node.orelse]):
+            label = f"{self._label(node.body)} or {self._label(node.orelse)}"
+            return merge((Origin(t.WHITESPACE_DRIFT, node, label),), found)
+        return found
 
     def _BooleanOperation(self, node, env: Env) -> tuple[Origin, ...]:
         return self._all((node.left, node.right), env)
@@ -351,7 +362,21 @@ class Flow:
                 resolved = True
         if not resolved:
             return ()
-        return merge(*found)
+        return merge(*found, self._drifting_assignments(node))
+
+    def _drifting_assignments(self, node: cst.Name) -> tuple[Origin, ...]:
+        """``sep = "\\n\\n"`` on one path and ``sep = "\\n"`` on another, read here."""
+        values = [
+            b.value
+            for a in self.bindings.reaching(node)
+            for b in self.bindings.values_of(a)
+            if b.kind == "assign"
+        ]
+        if len(values) < 2 or not whitespace_drift(values):
+            return ()
+        last = max(values, key=self.document.order)
+        label = f"`{node.value}` = {self._label(last)}"
+        return (Origin(t.WHITESPACE_DRIFT, last, label),)
 
     def _assigned(self, assignment, env: Env) -> tuple[Origin, ...]:
         found = []

@@ -24,6 +24,8 @@ _HOW = {
     t.UNORDERED: {None: "comes out in a different order between runs"},
     t.KEY_ORDER: {None: "writes keys in whatever order the dict was built"},
     t.RANDOM_SELECTION: {None: "picks or orders items differently on every call"},
+    t.LINE_ENDINGS: {None: "is \\r\\n on Windows and \\n elsewhere"},
+    t.WHITESPACE_DRIFT: {None: "puts different whitespace in the same text on different paths"},
 }
 
 

@@ -15,6 +15,8 @@ ENVIRONMENT = "PFX104"
 UNORDERED = "PFX201"
 KEY_ORDER = "PFX202"
 RANDOM_SELECTION = "PFX203"
+LINE_ENDINGS = "PFX401"
+WHITESPACE_DRIFT = "PFX402"
 REQUEST_INPUT = "input"  # a per-request value (a parameter); only PFX301 reports it
 PARAMETER = "parameter"  # stands for an argument inside a function summary; never reported
 
@@ -75,6 +77,7 @@ VOLATILE_MODULES: dict[str, tuple[str, str]] = {"platform": (ENVIRONMENT, PROCES
 # Attributes that are volatile values by themselves (read, not called).
 VOLATILE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "os.environ": (ENVIRONMENT, PROCESS),
+    "os.linesep": (LINE_ENDINGS, PROCESS),
     "sys.argv": (ENVIRONMENT, PROCESS),
 }
 
