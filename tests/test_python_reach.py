@@ -421,6 +421,63 @@ FOUND = (
     ),
     pytest.param(
         """
+        import datetime
+        from semantic_kernel.contents import ChatHistory
+
+        def history():
+            chat = ChatHistory()
+            chat.add_system_message(f"Now: {datetime.datetime.now()}. Be brief.")
+            return chat
+        """,
+        [(7, "PFX101")],
+        id="Semantic Kernel add_system_message",
+    ),
+    pytest.param(
+        """
+        import uuid
+        from haystack.dataclasses import ChatMessage
+
+        def messages(question):
+            return [
+                ChatMessage.from_system(f"Session {uuid.uuid4()}. Be brief."),
+                ChatMessage.from_user(question),
+            ]
+        """,
+        [(7, "PFX102")],
+        id="Haystack ChatMessage.from_system",
+    ),
+    pytest.param(
+        """
+        import os
+        from llama_index.core.llms import ChatMessage, MessageRole
+
+        def messages():
+            return [ChatMessage(role=MessageRole.SYSTEM, content=f"cwd {os.getcwd()}. Be brief.")]
+        """,
+        [(6, "PFX104")],
+        id="LlamaIndex ChatMessage with MessageRole.SYSTEM",
+    ),
+    pytest.param(
+        """
+        import datetime
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        def ask(question):
+            return client.chat.completions.with_raw_response.create(
+                model="m",
+                messages=[
+                    {"role": "system", "content": f"Time {datetime.datetime.now()}. Be brief."},
+                    {"role": "user", "content": question},
+                ],
+            )
+        """,
+        [(11, "PFX101")],
+        id="OpenAI with_raw_response",
+    ),
+    pytest.param(
+        """
         from langchain_core.messages import SystemMessage
 
         def prompt(rules, compact):
@@ -675,6 +732,16 @@ QUIET = (
             logging.info(os.linesep.join(lines))
         """,
         id="os.linesep only in a log line",
+    ),
+    pytest.param(
+        """
+        import datetime
+        import os
+
+        def backup(path):
+            os.system(f"tar czf backup-{datetime.datetime.now():%s}.tgz {path}")
+        """,
+        id="os.system is not a system message",
     ),
 )
 

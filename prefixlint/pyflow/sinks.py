@@ -135,6 +135,14 @@ _NOT_PREFIX_WORDS = frozenset(
 
 
 _TURN_WORDS = frozenset({"user", "human"})
+# ``client.chat.completions.with_raw_response.create``: the same request, other return types.
+_RESPONSE_WRAPPERS = frozenset({"with_raw_response", "with_streaming_response"})
+# Calls that set or make a system message: ``history.add_system_message(text)``,
+# ``ChatMessage.from_system(text)``, ``agent.set_system_prompt(text)``.
+_SYSTEM_CALLEE = re.compile(
+    r"^(?:(?:add|set|with|from|make|create|update)_system(?:_message|_prompt|_instructions?)?"
+    r"|system_(?:message|prompt|instructions?))$"
+)
 _CHAT_LISTS = frozenset({"messages", "msgs", "conversation", "history", "transcript"})
 # Keywords that carry a message's text in message-making calls.
 _TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
@@ -212,6 +220,12 @@ def _dotted(node: cst.CSTNode) -> str | None:
     return None
 
 
+def _callee(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return next(
         (a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None
@@ -274,6 +288,12 @@ class _Finder:
     def _system_builder(self, node: cst.Call, dotted: str) -> None:
         """A message made by a call with a system role: ``make_message(role="system",
         message=text)`` or ``create_chat_message("system", text)``, whatever it is called."""
+        if _SYSTEM_CALLEE.match(_callee(node.func)):
+            text = next((_keyword(node, k) for k in _TEXT_KEYWORDS if _keyword(node, k)), None)
+            text = text if text is not None else _positional(node, 0)
+            if text is not None:
+                self._add(text, SYSTEM, f"the system message of {dotted}", call=node)
+            return
         role = _keyword(node, "role")
         text = None
         if role is not None:
@@ -285,7 +305,8 @@ class _Finder:
                 text = _positional(node, 0)
         elif len([a for a in node.args if a.keyword is None]) >= 2:
             role, text = _positional(node, 0), _positional(node, 1)
-        if text is None or (string_value(role) or "").lower() not in SYSTEM_ROLES:
+        spelled = string_value(role) or (role.attr.value if isinstance(role, cst.Attribute) else "")
+        if text is None or spelled.lower() not in SYSTEM_ROLES:
             return
         self._add(text, SYSTEM, f"the system message made by {dotted}", call=node)
 
@@ -308,7 +329,7 @@ class _Finder:
         return bool(roots & _AGENT_PACKAGES)
 
     def _api(self, node: cst.Call, dotted: str) -> str | None:
-        parts = dotted.split(".")
+        parts = [p for p in dotted.split(".") if p not in _RESPONSE_WRAPPERS]
         if parts[-1].endswith("completion") and self.document.qualified_names(node.func) & _LITELLM:
             return "litellm"
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
@@ -624,6 +645,9 @@ _API_WORDS = ("completions", "messages", "responses")
 _API_CALL = re.compile(
     r"\b(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
 )
+_SYSTEM_CALL_TEXT = re.compile(
+    r"\b(?:(?:add|set|with|from|make|create|update)_system\w*|system_(?:message|prompt)\w*)\s*\("
+)
 _SYSTEM_ROLE_CALL = re.compile(r"""(?:\brole\s*=\s*|\(\s*)["'](?:system|developer)["']""")
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
 _NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
@@ -691,6 +715,8 @@ def may_hold_prompt(text: str) -> bool:
     if any(word in text for word in _API_WORDS) and _API_CALL.search(text):
         return True
     if ("system" in text or "developer" in text) and _SYSTEM_ROLE_CALL.search(text):
+        return True
+    if "system" in text and _SYSTEM_CALL_TEXT.search(text):
         return True
     if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
         return True
