@@ -478,6 +478,29 @@ FOUND = (
     ),
     pytest.param(
         """
+        import random
+        from langchain_core.messages import SystemMessage
+
+        def examples(pool, name):
+            rng = random.Random(hash(name))
+            return SystemMessage(content="Examples:\\n" + "\\n".join(rng.sample(pool, 3)))
+        """,
+        [(7, "PFX203")],
+        id="a generator seeded with hash(str), salted per process",
+    ),
+    pytest.param(
+        """
+        import locale
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            return SystemMessage(content=f"Answer in the locale {locale.getlocale()[0]}. Be brief.")
+        """,
+        [(6, "PFX103")],
+        id="the process locale",
+    ),
+    pytest.param(
+        """
         from langchain_core.messages import SystemMessage
 
         def prompt(rules, compact):

@@ -160,10 +160,30 @@ class Flow:
     def _seeded(self) -> bool:
         """Whether the module seeds the shared random generator with a value."""
         return any(
-            call.args and self._names(call.func) & t.SEEDING_CALLS
+            call.args and self._names(call.func) & t.SEEDING_CALLS and self._fixed_seed(call)
             for call in self.bindings.calls
             if _callee_name(call) == "seed"
         )
+
+    def _fixed_seed(self, call: cst.Call) -> bool:
+        """Seeded the same way in every process: not by ``hash(str)``, which Python salts per
+        process, nor by the clock."""
+        seed = call.args[0].value
+        return not any(
+            isinstance(node, cst.Call) and _callee_name(node) in _PER_PROCESS_SEEDS
+            for node in [seed, *self._calls_in(seed)]
+        )
+
+    @staticmethod
+    def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
+        found = []
+        stack = list(node.children)
+        while stack:
+            child = stack.pop()
+            if isinstance(child, cst.Call):
+                found.append(child)
+            stack.extend(child.children)
+        return found
 
     def origins(self, node: cst.CSTNode, env: Env = ROOT) -> tuple[Origin, ...]:
         key = (id(node), id(env))
@@ -779,7 +799,11 @@ class Flow:
             for m in makers
             if isinstance(m, cst.Call) and self._names(m.func) & t.RANDOM_CONSTRUCTORS
         ]
-        return bool(constructed) and any(not m.args for m in constructed)
+        return bool(constructed) and any(not m.args or not self._fixed_seed(m) for m in constructed)
+
+
+# Seeds that differ between processes: salted string hashes, the clock, the process id.
+_PER_PROCESS_SEEDS = frozenset({"hash", "time", "time_ns", "getpid", "urandom", "now"})
 
 
 def _daily_name(name: str) -> bool:

@@ -58,7 +58,12 @@ VOLATILE_CALLS: dict[str, tuple[str, str]] = {
         ),
         (UNIQUE_ID, INSTANT),
     ),
-    **dict.fromkeys(_names("getpass.getuser"), (PER_USER, PROCESS)),
+    **dict.fromkeys(
+        _names("getpass.getuser, locale.getlocale, locale.getdefaultlocale"), (PER_USER, PROCESS)
+    ),
+    **dict.fromkeys(
+        _names("opentelemetry.trace.get_current_span, time.process_time"), (UNIQUE_ID, INSTANT)
+    ),
     **dict.fromkeys(
         _names(
             """
