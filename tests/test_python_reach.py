@@ -172,6 +172,16 @@ FOUND = (
         id="a configured window joined to the system message",
     ),
     pytest.param(
+        """
+        class Chat:
+            def window(self, budget):
+                start = max(1, len(self.messages) - budget)
+                return [self.messages[0]] + self.messages[start:]
+        """,
+        [(5, "PFX502")],
+        id="the system message kept, a moving start after it",
+    ),
+    pytest.param(
         f"""
         TEMPLATES = {{
             "plain": \"\"\"
@@ -624,6 +634,23 @@ QUIET = (
             return final_messages
         """,
         id="the last messages of the turn being answered",
+    ),
+    pytest.param(
+        """
+        class Chat:
+            def with_reminder(self, reminder):
+                return self.messages[:1] + [reminder] + self.messages[1:]
+        """,
+        id="every message kept after the head",
+    ),
+    pytest.param(
+        """
+        def render_prompt(prompt_str: str):
+            if not prompt_str:
+                return ()
+            return (prompt_str.strip(),)
+        """,
+        id="a function returning an empty tuple (no crash)",
     ),
     pytest.param(
         """

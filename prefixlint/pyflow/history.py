@@ -127,6 +127,7 @@ class _Collector:
         self.method_calls = [
             call for call in document.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
         ]
+        self.slices = bool(document.nodes(cst.Slice))
 
     def _write_target(self, target, statement) -> None:
         if isinstance(target, cst.Subscript):
@@ -138,7 +139,8 @@ class _Collector:
     def empty(self) -> bool:
         """No statement that could edit a list in place (nothing for the rules to check)."""
         edits = (
-            self.subscript_writes
+            self.slices
+            or self.subscript_writes
             or self.deletes
             or self.attribute_writes
             or any(
@@ -507,8 +509,11 @@ class HistoryAnalysis:
             for subscript in self.document.nodes(cst.Subscript)
             if self._is_tail_slice(subscript) and self._kept(subscript)
         ]
-        for subscript in candidates:
-            if id(subscript) in seen or not self._is_tail_slice(subscript):
+        rests = [s for s in self.document.nodes(cst.Subscript) if self._rest_after_head(s)]
+        for subscript in candidates + rests:
+            if id(subscript) in seen:
+                continue
+            if not self._is_tail_slice(subscript) and subscript not in rests:
                 continue
             seen.add(id(subscript))
             base = subscript.value
@@ -548,6 +553,22 @@ class HistoryAnalysis:
             return False
         window = subscript.slice[0].slice
         return _negative(window.lower) and window.upper is None and not _is_minus_one(window.lower)
+
+    def _rest_after_head(self, subscript: cst.Subscript) -> bool:
+        """``[m[0]] + m[start:]`` or ``m[:1] + m[start:]``: the head, then a moving start."""
+        if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
+            return False
+        window = subscript.slice[0].slice
+        if window.upper is not None or window.lower is None or _int(window.lower) is not None:
+            return False
+        parent = self.document.parent(subscript)
+        if not isinstance(parent, cst.BinaryOperation) or parent.right is not subscript:
+            return False
+        head = parent.left
+        if isinstance(head, cst.List) and len(head.elements) == 1:
+            head = head.elements[0].value
+        base = self.document.code(subscript.value)
+        return isinstance(head, cst.Subscript) and self.document.code(head.value) == base
 
     def _kept(self, subscript: cst.Subscript) -> bool:
         """The slice is joined to a head (``head + m[-k:]``, directly or through a name) and

@@ -226,6 +226,17 @@ def _callee(func: cst.BaseExpression) -> str:
     return func.value if isinstance(func, cst.Name) else ""
 
 
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` is read anywhere in ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name) and current.value == name:
+            return True
+        stack.extend(current.children)
+    return False
+
+
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
     return next(
         (a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None
@@ -598,13 +609,11 @@ class _Finder:
         """The region of a parameter named like prompt text that the function returns, changed
         (``def replace_date_tag(prompt_str): ...; return prompt_str``): its result is one too."""
         params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
-        returns = [self.document.code(value) for value in self.document.returns_of(node)]
         for param in params:
-            name = param.name.value
-            region = name_region(name)
+            region = name_region(param.name.value)
             if region not in (SYSTEM, PROMPT):
                 continue
-            if any(re.search(rf"\b{re.escape(name)}\b", text) for text in returns):
+            if any(_mentions(v, param.name.value) for v in self.document.returns_of(node)):
                 return region
         return None
 
@@ -663,6 +672,7 @@ _HISTORY_EDIT = re.compile(
           | \.(?:insert|pop|remove)\s*\(                  # messages.insert(0, ...)
           | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[) )  # rebuilt or sliced
       | (?:messages|conversation|transcript)\s*\[\s*-[^\]\n]*:\s*\]   # a tail window
+      | (?:messages|conversation|transcript)\s*\[\s*[a-z_]\w*\s*:\s*\]  # a moving start
       | \bdel\s+[\w.]*(?:messages|conversation|transcript)
       | (?:["']content["']\]|\.content)\s*=(?!=)""",
     re.VERBOSE,
