@@ -7,8 +7,7 @@ import textwrap
 
 import pytest
 
-from prefixlint.config import Settings
-from prefixlint.engine import check_text
+from prefixlint import check_source
 
 PYTHON_CODES = ("PFX1", "PFX2", "PFX3", "PFX4", "PFX5")
 RULES = "Follow every rule of the handbook below, in order, without exception.\\n" * 80
@@ -21,7 +20,7 @@ ONE_LINE_BLOCK = " ".join(STATIC_BLOCK.split())
 
 
 def _found(src: str) -> list[tuple[int, str]]:
-    found = check_text(textwrap.dedent(src), "app.py", Settings(select=PYTHON_CODES))
+    found = check_source(textwrap.dedent(src), "app.py", select=PYTHON_CODES)
     return sorted((d.span.line, d.code) for d in found)
 
 
