@@ -383,6 +383,16 @@ FOUND = (
     ),
     pytest.param(
         """
+        import time
+
+        def prompt(create_chat_message, rules):
+            return [create_chat_message("system", f"{rules}\\nIt is {time.ctime()}.")]
+        """,
+        [(5, "PFX101")],
+        id="a message maker called with ('system', text)",
+    ),
+    pytest.param(
+        """
         import datetime
 
         def replace_date_tag(prompt_str: str) -> str:
@@ -791,6 +801,15 @@ QUIET = (
             os.system(f"tar czf backup-{datetime.datetime.now():%s}.tgz {path}")
         """,
         id="os.system is not a system message",
+    ),
+    pytest.param(
+        """
+        import time
+
+        def audit(events, detail):
+            events.emit("system", f"{time.ctime()}: {detail}")
+        """,
+        id="an event named system is not a message",
     ),
 )
 

@@ -144,6 +144,8 @@ _SYSTEM_CALLEE = re.compile(
     r"|system_(?:message|prompt|instructions?))$"
 )
 _CHAT_LISTS = frozenset({"messages", "msgs", "conversation", "history", "transcript"})
+# Callees that make a message from ``(role, text)``: ``create_chat_message("system", text)``.
+_MESSAGE_MAKER = re.compile(r"message|msg|turn", re.I)
 # Keywords that carry a message's text in message-making calls.
 _TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
 # Fields of a tool definition the model reads, and words that say a mapping is one.
@@ -314,7 +316,9 @@ class _Finder:
             )
             if text is None:
                 text = _positional(node, 0)
-        elif len([a for a in node.args if a.keyword is None]) >= 2:
+        elif len([a for a in node.args if a.keyword is None]) >= 2 and _MESSAGE_MAKER.search(
+            _callee(node.func)
+        ):
             role, text = _positional(node, 0), _positional(node, 1)
         spelled = string_value(role) or (role.attr.value if isinstance(role, cst.Attribute) else "")
         if text is None or spelled.lower() not in SYSTEM_ROLES:
