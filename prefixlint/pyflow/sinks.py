@@ -661,7 +661,9 @@ _API_CALL = re.compile(
 _SYSTEM_CALL_TEXT = re.compile(
     r"\b(?:(?:add|set|with|from|make|create|update)_system\w*|system_(?:message|prompt)\w*)\s*\("
 )
-_SYSTEM_ROLE_CALL = re.compile(r"""(?:\brole\s*=\s*|\(\s*)["'](?:system|developer)["']""")
+_SYSTEM_ROLE_CALL = re.compile(
+    r"""(?:\brole\s*=\s*|\w\(\s*)["'](?:system|developer)["'](?:\s*,|\s*\))"""
+)
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
 _NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
 _ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
@@ -681,7 +683,8 @@ _HISTORY_EDIT = re.compile(
       | (?:["']content["']\]|\.content)\s*=(?!=)""",
     re.VERBOSE,
 )
-# Edits of a list that holds messages by its type (``memory: list[Message]``) or by a copy.
+# Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
+_MESSAGE_ANNOTATION = re.compile(r"""\b(?:list|List|Sequence)\[\s*["']?[\w.]*Message""")
 _TYPED_EDIT = re.compile(
     r"\.(?:insert|pop|remove)\s*\(|\bdel\s+\w|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
     r"|\b\w+\s*=\s*\w*message\("  # an element replaced by a new message
@@ -739,4 +742,4 @@ def may_hold_prompt(text: str) -> bool:
         return True
     if any(word in lowered for word in _HISTORY_WORDS) and _HISTORY_EDIT.search(lowered):
         return True
-    return "message" in lowered and bool(_TYPED_EDIT.search(lowered))
+    return bool(_MESSAGE_ANNOTATION.search(text)) and bool(_TYPED_EDIT.search(lowered))
