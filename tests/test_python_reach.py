@@ -181,6 +181,17 @@ FOUND = (
         id="the system message kept, a moving start after it",
     ),
     pytest.param(
+        """
+        class Chat:
+            def compact(self, summary):
+                cut = len(self.messages) - 6
+                summary_message = {"role": "user", "content": summary}
+                self.messages = [self.messages[0]] + [summary_message] + self.messages[cut:]
+        """,
+        [(6, "PFX502")],
+        id="older turns replaced by a summary after the system message",
+    ),
+    pytest.param(
         f"""
         TEMPLATES = {{
             "plain": \"\"\"
@@ -654,12 +665,45 @@ QUIET = (
     ),
     pytest.param(
         """
+        def with_extra(prompt_messages, extra, at):
+            return prompt_messages[:at] + extra + prompt_messages[at:]
+        """,
+        id="messages spliced in at one index, none dropped",
+    ),
+    pytest.param(
+        """
         def render_prompt(prompt_str: str):
             if not prompt_str:
                 return ()
             return (prompt_str.strip(),)
         """,
         id="a function returning an empty tuple (no crash)",
+    ),
+    pytest.param(
+        """
+        import datetime
+        import logging
+        import uuid
+        from openai import OpenAI
+
+        client = OpenAI()
+        SYSTEM_PROMPT = "You are a support assistant. Answer briefly."
+
+        def ask(question, user_id):
+            request_id = str(uuid.uuid4())
+            logging.info("request %s at %s", request_id, datetime.datetime.now())
+            return client.chat.completions.create(
+                model="gpt-4o",
+                messages=[
+                    {"role": "system", "content": SYSTEM_PROMPT},
+                    {"role": "user", "content": f"{question}\\n(asked {datetime.date.today()})"},
+                ],
+                metadata={"request_id": request_id, "user": user_id},
+                extra_headers={"Idempotency-Key": request_id},
+                user=user_id,
+            )
+        """,
+        id="ids and times only in logs, metadata, headers and the last user turn",
     ),
     pytest.param(
         """

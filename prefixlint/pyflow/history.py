@@ -565,10 +565,19 @@ class HistoryAnalysis:
         if not isinstance(parent, cst.BinaryOperation) or parent.right is not subscript:
             return False
         head = parent.left
-        if isinstance(head, cst.List) and len(head.elements) == 1:
+        while isinstance(head, cst.BinaryOperation) and isinstance(head.operator, cst.Add):
+            head = head.left  # [m[0]] + [summary] + m[start:]
+        if isinstance(head, cst.List) and head.elements:
             head = head.elements[0].value
         base = self.document.code(subscript.value)
-        return isinstance(head, cst.Subscript) and self.document.code(head.value) == base
+        if not isinstance(head, cst.Subscript) or self.document.code(head.value) != base:
+            return False
+        cut = head.slice[0].slice if len(head.slice) == 1 else None
+        # m[:i] + extra + m[i:] keeps every message: an insertion, not a window.
+        code = self.document.code
+        return not (
+            isinstance(cut, cst.Slice) and cut.upper and code(cut.upper) == code(window.lower)
+        )
 
     def _kept(self, subscript: cst.Subscript) -> bool:
         """The slice is joined to a head (``head + m[-k:]``, directly or through a name) and
