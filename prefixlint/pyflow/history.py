@@ -13,6 +13,7 @@ list changed inside a loop it was created outside of (building a fresh list is f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -51,6 +52,8 @@ _NOT_CHAT_WORDS = frozenset(
         "unread",
     }
 )
+# What a list defined as messages needs in the text: an annotation or a copy.
+_DEFINITION_HINT = re.compile(r"""\[\s*["']?[\w.]*Message|\.copy\(\)|deepcopy\(|list\(|\[:\]""")
 # Messages at the end of a conversation that belong to the turn being answered.
 _CURRENT_EXCHANGE = 3
 # Fields of a message that hold what the model reads.
@@ -227,12 +230,21 @@ class HistoryAnalysis:
             return False
         if self._named_messages(node):
             return True
-        if isinstance(node, cst.Name) and self._defined_as_messages(node, depth=0):
+        if (
+            isinstance(node, cst.Name)
+            and self._definitions_possible
+            and self._defined_as_messages(node, depth=0)
+        ):
             return True
         if not self._typed_lists_possible:
             return False
         identity = self._identity(node)
         return identity is not None and identity in self._lists
+
+    @cached_property
+    def _definitions_possible(self) -> bool:
+        """Whether the text has a message annotation or a list copy (no scopes needed)."""
+        return bool(_DEFINITION_HINT.search(self.document.text))
 
     def _named_messages(self, node: cst.Name | cst.Attribute) -> bool:
         name = node.value if isinstance(node, cst.Name) else node.attr.value
