@@ -13,7 +13,7 @@ from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.flow import Flow
 from prefixlint.pyflow.origins import Origin
 from prefixlint.pyflow.sinks import PREFIX_REGIONS, PROMPT, TOOLS, Sink, find_sinks
-from prefixlint.pyflow.tables import UNORDERED
+from prefixlint.pyflow.tables import PARAMETER, REQUEST_INPUT, UNORDERED
 
 
 @dataclass(frozen=True, eq=False)
@@ -110,7 +110,7 @@ class Analysis:
         uses: dict[tuple[str, int], set[int]] = {}
         out = []
         for reach in self.reaches:
-            if not reach.in_prefix:
+            if reach.origin.code in _NEVER_REPORTED or not reach.in_prefix:
                 continue
             origin = reach.origin
             key = (origin.code, id(origin.node))
@@ -133,6 +133,7 @@ class Analysis:
 
 
 _IDENTIFIER = re.compile(r"\w+")
+_NEVER_REPORTED = frozenset({REQUEST_INPUT, PARAMETER})
 
 
 def _grouped(reaches: list[Reach], key) -> list[Reach]:

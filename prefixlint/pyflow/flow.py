@@ -110,18 +110,16 @@ class Flow:
         input_names = document.option("PFX301", "input-names", ())
         spellings = {n.value for n in document.nodes(cst.Name)}
         spellings |= {d for d in map(_dotted_name, document.nodes(cst.Attribute)) if d}
-        short: dict[str, set[str]] = {}
         for string in document.nodes(cst.SimpleString):
             value = string.evaluated_value
             if not isinstance(value, str):
                 continue
             if len(string.value) < 40:
                 spellings.add(value)
-                short.setdefault("".join(value.split()), set()).add(value)
             if "{" in value:
                 spellings.update(template_fields(value))
-        if any(len(variants) > 1 for variants in short.values()):
-            return True  # "\n" and "\n\n": whitespace that may drift between paths
+        if self._drift_possible:
+            return True
         return any(
             vocabulary.classify_name(name, document.extra_names) in NAME_CODES
             or vocabulary.is_request_input(name, input_names)
@@ -137,6 +135,19 @@ class Flow:
             if self.document.enclosing_class(function) is not None:
                 found.setdefault(function.name.value, []).append(function)
         return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+
+    @cached_property
+    def _drift_possible(self) -> bool:
+        """An if-expression, or assignments to one name, of literals differing in whitespace."""
+        document = self.document
+        if any(whitespace_drift([n.body, n.orelse]) for n in document.nodes(cst.IfExp)):
+            return True
+        by_name: dict[str, list[cst.BaseExpression]] = {}
+        for statement in document.nodes(cst.Assign):
+            for target in statement.targets:
+                if isinstance(target.target, cst.Name):
+                    by_name.setdefault(target.target.value, []).append(statement.value)
+        return any(len(v) > 1 and whitespace_drift(v) for v in by_name.values())
 
     def _names(self, node: cst.CSTNode) -> frozenset[str]:
         """Qualified names of ``node``, looked up only when its spelling could be in a table."""

@@ -52,8 +52,13 @@ _NOT_CHAT_WORDS = frozenset(
         "unread",
     }
 )
-# What a list defined as messages needs in the text: an annotation or a copy.
-_DEFINITION_HINT = re.compile(r"""\[\s*["']?[\w.]*Message|\.copy\(\)|deepcopy\(|list\(|\[:\]""")
+# What a list defined as messages needs in the text: an annotation, or a copy of a list
+# named like a conversation (``history.copy()``, ``list(messages)``, ``messages[:]``).
+_MESSAGE_ANNOTATION = re.compile(r"""\[\s*["']?[\w.]*Message""")
+_NAMED_COPY = re.compile(
+    r"(?:messages|history|conversation|transcript)(?:\.copy\(\)|\[:\])"
+    r"|(?:list|deepcopy|copy)\(\s*[\w.]*(?:messages|history|conversation|transcript)\s*\)"
+)
 # Messages at the end of a conversation that belong to the turn being answered.
 _CURRENT_EXCHANGE = 3
 # Fields of a message that hold what the model reads.
@@ -243,8 +248,12 @@ class HistoryAnalysis:
 
     @cached_property
     def _definitions_possible(self) -> bool:
-        """Whether the text has a message annotation or a list copy (no scopes needed)."""
-        return bool(_DEFINITION_HINT.search(self.document.text))
+        """Whether the text has a message annotation, or a copy of a list named like a
+        conversation (no scopes needed)."""
+        text = self.document.text
+        if _MESSAGE_ANNOTATION.search(text):
+            return True
+        return bool(_NAMED_COPY.search(text))
 
     def _named_messages(self, node: cst.Name | cst.Attribute) -> bool:
         name = node.value if isinstance(node, cst.Name) else node.attr.value

@@ -23,13 +23,22 @@ from prefixlint.vocabulary import is_request_input
 
 @dataclass(frozen=True)
 class Misplaced:
-    """The per-request value at ``span`` comes before ``static``, the fixed text after it."""
+    """The per-request value ``node`` (or its ``field`` inside a template literal) comes before
+    ``static``, the fixed text after it."""
 
-    span: Span
+    node: cst.CSTNode
     label: str
     before: str
     static: str
     sink: object
+    field: str = ""
+
+    def span(self, document: PythonDocument) -> Span:
+        """Where the finding points (positions are resolved only for a finding)."""
+        whole = document.span(self.node)
+        if not self.field:
+            return whole
+        return span_within(whole, document.source(self.node), self.field)
 
 
 class Layout:
@@ -138,8 +147,7 @@ class Layout:
         if first is None or sum(map(len, after)) < min_chars:
             return None
         value, label = first
-        span = self.document.span(value)
-        return Misplaced(span, label, "".join(before), "".join(after), sink)
+        return Misplaced(value, label, "".join(before), "".join(after), sink)
 
     def _template_misplaced(self, node, min_chars: int, sink) -> Misplaced | None:
         """A ``str.format`` template whose first input field comes before the static text."""
@@ -155,9 +163,7 @@ class Layout:
         if len(after) < min_chars:
             return None
         before = static_part(template[: first.start()])
-        whole = self.document.span(node)
-        span = span_within(whole, self.document.source(node), first.group(0))
-        return Misplaced(span, first.group(0), before, after, sink)
+        return Misplaced(node, first.group(0), before, after, sink, field=first.group(0))
 
     def _variable(self, node) -> str | None:
         for origin in self.analysis.flow.origins(node):

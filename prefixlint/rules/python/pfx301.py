@@ -22,7 +22,7 @@ def check(document, ctx):
             f"`{found.label}` comes before {static:,} tokens of static text in "
             f"{found.sink.description}; those tokens are recomputed for every request. Put "
             "the static text first and the input after it",
-            found.span,
+            found.span(document),
             stable_prefix_tokens=len(tokenizer.encode(found.before)),
             unstable_tokens=static,
         )
