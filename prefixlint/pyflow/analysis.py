@@ -2,28 +2,42 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from functools import cached_property
+
+import libcst as cst
 
 from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.flow import Flow
 from prefixlint.pyflow.origins import Origin
-from prefixlint.pyflow.sinks import PREFIX_REGIONS, PROMPT, Sink, find_sinks
-from prefixlint.pyflow.tables import UNORDERED
+from prefixlint.pyflow.sinks import PREFIX_REGIONS, PROMPT, TOOLS, Sink, find_sinks
+from prefixlint.pyflow.tables import PARAMETER, REQUEST_INPUT, UNORDERED
 
 
 @dataclass(frozen=True, eq=False)
 class Reach:
-    """``origin`` ends up in ``sink``."""
+    """``origin`` ends up in ``sink``; ``also`` are more values of its code on the same line.
+
+    ``site`` is where the finding points: the origin itself for the first request part it
+    reaches, and the name it is read through for each further request part seen at a call
+    (a date stored once and read into two system prompts is two findings).
+    """
 
     origin: Origin
     sink: Sink
+    also: tuple[Origin, ...] = ()
+    site: object = None
 
     @property
     def in_prefix(self) -> bool:
         """Whether the value lands where later requests would reuse what follows it."""
         if self.sink.region not in PREFIX_REGIONS:
+            return False
+        if self.sink.region == TOOLS and self.origin.opaque:
+            # Passed into a tool's constructor (a working directory, a credential in its
+            # config): the schema the model sees may not show it.
             return False
         if self.sink.named and (
             self.origin.opaque or (self.origin.code == UNORDERED and self.origin.consumer is None)
@@ -47,8 +61,9 @@ class Analysis:
         self.reaches: list[Reach] = []
         for sink in self.sinks:
             self._follow(sink)
+        explained = set(self.flow.visited)  # names already explained as part of a request
         for sink in found.named:
-            if id(sink.named) not in self.flow.visited:
+            if id(sink.named) not in explained:
                 self._follow(sink)
 
     def _follow(self, sink: Sink) -> None:
@@ -63,15 +78,77 @@ class Analysis:
 
     @cached_property
     def _first_in_prefix(self) -> dict[str, list[Reach]]:
+        """One reach per construct: values of one kind in one statement (``platform.system()``
+        and ``platform.machine()``), then values of a code on one line, are one finding."""
+        reaches = _grouped(self._sited(), self._statement_key)
+        reaches = _grouped(reaches, lambda r: (r.origin.code, self.document.span(r.site).line))
         by_code: dict[str, list[Reach]] = {}
-        seen: set[tuple[str, int]] = set()
-        for reach in self.reaches:
-            key = (reach.origin.code, id(reach.origin.node))
-            if reach.in_prefix and key not in seen:
-                seen.add(key)
-                by_code.setdefault(reach.origin.code, []).append(reach)
+        for reach in reaches:
+            by_code.setdefault(reach.origin.code, []).append(reach)
         return by_code
 
+    def _statement_key(self, reach: Reach) -> tuple:
+        statement = next(
+            (
+                a
+                for a in self.document.ancestors(reach.site)
+                if isinstance(a, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+            ),
+            None,
+        )
+        family = _IDENTIFIER.match(reach.origin.label.strip("`{"))
+        return (
+            reach.origin.code,
+            id(statement),
+            id(reach.sink.expr),
+            family.group(0) if family else reach.origin.label,
+        )
+
+    def _sited(self) -> list[Reach]:
+        """Reaches into a prefix, one per origin and request part, with the site to report."""
+        sinks: dict[tuple[str, int], set[int]] = {}
+        uses: dict[tuple[str, int], set[int]] = {}
+        out = []
+        for reach in self.reaches:
+            if reach.origin.code in _NEVER_REPORTED or not reach.in_prefix:
+                continue
+            origin = reach.origin
+            key = (origin.code, id(origin.node))
+            if key not in sinks:
+                sinks[key], uses[key] = {id(reach.sink.expr)}, {id(origin.use)}
+                out.append(replace(reach, site=origin.node))
+            elif (
+                reach.sink.named is None  # a named text may be part of one already reported
+                and id(reach.sink.expr) not in sinks[key]
+                and id(origin.use) not in uses[key]
+            ):
+                sinks[key].add(id(reach.sink.expr))
+                uses[key].add(id(origin.use))
+                out.append(replace(reach, site=origin.use))
+        return out
+
     def in_prefix(self, code: str) -> list[Reach]:
-        """One reach per origin of ``code`` that lands in a request prefix (first sink wins)."""
+        """One reach per line and code that lands in a request prefix (first sink wins)."""
         return self._first_in_prefix.get(code, [])
+
+
+_IDENTIFIER = re.compile(r"\w+")
+_NEVER_REPORTED = frozenset({REQUEST_INPUT, PARAMETER})
+
+
+def _grouped(reaches: list[Reach], key) -> list[Reach]:
+    """Reaches with equal ``key`` merged into the first (the others become its ``also``)."""
+    first: dict[object, int] = {}
+    out: list[Reach] = []
+    for reach in reaches:
+        k = key(reach)
+        if k not in first:
+            first[k] = len(out)
+            out.append(reach)
+            continue
+        earlier = out[first[k]]
+        known = {id(o.node) for o in (earlier.origin, *earlier.also)}
+        extra = [o for o in (reach.origin, *reach.also) if id(o.node) not in known]
+        if extra:
+            out[first[k]] = replace(earlier, also=(*earlier.also, *extra))
+    return out

@@ -31,9 +31,10 @@ class Binding:
 
 @dataclass(frozen=True)
 class Mutation:
-    """``receiver.method(args)`` or ``function(receiver)`` changing a named object in place."""
+    """``receiver.method(args)`` or ``function(receiver)`` changing a named object in place;
+    ``method`` is ``"setitem"`` for ``receiver[key] = value`` (``call`` is then the statement)."""
 
-    call: cst.Call
+    call: cst.CSTNode
     method: str
     receiver: cst.Name
 
@@ -117,10 +118,18 @@ class Bindings:
     def _mutations(self) -> dict[int, list[Mutation]]:
         """In-place changes by the assignment (id) of the name they change."""
         found: dict[int, list[Mutation]] = {}
+        stores = [
+            Mutation(statement, "setitem", target.target.value)
+            for statement in self.document.nodes(cst.Assign)
+            for target in statement.targets
+            if isinstance(target.target, cst.Subscript)
+            and isinstance(target.target.value, cst.Name)
+        ]
         for call in self.calls:
-            for mutation in self._mutations_in(call):
-                for assignment in self.assignments(mutation.receiver):
-                    found.setdefault(id(assignment), []).append(mutation)
+            stores += self._mutations_in(call)
+        for mutation in stores:
+            for assignment in self.assignments(mutation.receiver):
+                found.setdefault(id(assignment), []).append(mutation)
         return found
 
     @staticmethod
@@ -159,11 +168,17 @@ class Bindings:
         if not local:
             return found
         position = self._position(name)
-        earlier = [a for a in local if self._position(a.node) < position]
+        ancestors = {id(a) for a in self.document.ancestors(name)}
+        # ``x = x.strip()``: the target comes first in the tree, but the value is read before it.
+        earlier = [
+            a
+            for a in local
+            if self._position(a.node) < position
+            and not any(id(b.statement) in ancestors for b in self._targets.get(id(a.node), ()))
+        ]
         if not earlier:
             return found
         earlier.sort(key=lambda a: self._position(a.node))
-        ancestors = {id(a) for a in self.document.ancestors(name)}
         chosen = [a for a in found if a not in local]
         for assignment in reversed(earlier):
             chosen.append(assignment)

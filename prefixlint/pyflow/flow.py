@@ -27,11 +27,14 @@ from prefixlint.pyflow.origins import (
     merge,
     not_tail,
     opaque,
+    read_at,
     stepped,
     substituted,
     without_order,
 )
 from prefixlint.pyflow.sql import is_unordered_query
+from prefixlint.pyflow.templates import template_fields
+from prefixlint.pyflow.whitespace import whitespace_drift
 
 TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
 NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
@@ -100,21 +103,51 @@ class Flow:
                 return True
             if leaf in self._import_aliases or root in self._import_aliases:
                 return True
-        if any(a.attr.value in ("environ", "argv") for a in document.nodes(cst.Attribute)):
+        if any(
+            a.attr.value in ("environ", "argv", "linesep") for a in document.nodes(cst.Attribute)
+        ):
             return True
         input_names = document.option("PFX301", "input-names", ())
         spellings = {n.value for n in document.nodes(cst.Name)}
         spellings |= {d for d in map(_dotted_name, document.nodes(cst.Attribute)) if d}
-        spellings |= {
-            s.evaluated_value
-            for s in document.nodes(cst.SimpleString)
-            if len(s.value) < 40 and isinstance(s.evaluated_value, str)
-        }
+        for string in document.nodes(cst.SimpleString):
+            value = string.evaluated_value
+            if not isinstance(value, str):
+                continue
+            if len(string.value) < 40:
+                spellings.add(value)
+            if "{" in value:
+                spellings.update(template_fields(value))
+        if self._drift_possible:
+            return True
         return any(
             vocabulary.classify_name(name, document.extra_names) in NAME_CODES
             or vocabulary.is_request_input(name, input_names)
             for name in spellings
         )
+
+    @cached_property
+    def _defined_methods(self) -> dict[str, cst.FunctionDef]:
+        """Methods defined once in this file, by name (``def list_tools(self)`` of a wrapper
+        class): a call of one is explained by its body, not taken for the library method."""
+        found: dict[str, list[cst.FunctionDef]] = {}
+        for function in self.document.nodes(cst.FunctionDef):
+            if self.document.enclosing_class(function) is not None:
+                found.setdefault(function.name.value, []).append(function)
+        return {name: defs[0] for name, defs in found.items() if len(defs) == 1}
+
+    @cached_property
+    def _drift_possible(self) -> bool:
+        """An if-expression, or assignments to one name, of literals differing in whitespace."""
+        document = self.document
+        if any(whitespace_drift([n.body, n.orelse]) for n in document.nodes(cst.IfExp)):
+            return True
+        by_name: dict[str, list[cst.BaseExpression]] = {}
+        for statement in document.nodes(cst.Assign):
+            for target in statement.targets:
+                if isinstance(target.target, cst.Name):
+                    by_name.setdefault(target.target.value, []).append(statement.value)
+        return any(len(v) > 1 and whitespace_drift(v) for v in by_name.values())
 
     def _names(self, node: cst.CSTNode) -> frozenset[str]:
         """Qualified names of ``node``, looked up only when its spelling could be in a table."""
@@ -138,10 +171,30 @@ class Flow:
     def _seeded(self) -> bool:
         """Whether the module seeds the shared random generator with a value."""
         return any(
-            call.args and self._names(call.func) & t.SEEDING_CALLS
+            call.args and self._names(call.func) & t.SEEDING_CALLS and self._fixed_seed(call)
             for call in self.bindings.calls
             if _callee_name(call) == "seed"
         )
+
+    def _fixed_seed(self, call: cst.Call) -> bool:
+        """Seeded the same way in every process: not by ``hash(str)``, which Python salts per
+        process, nor by the clock."""
+        seed = call.args[0].value
+        return not any(
+            isinstance(node, cst.Call) and _callee_name(node) in _PER_PROCESS_SEEDS
+            for node in [seed, *self._calls_in(seed)]
+        )
+
+    @staticmethod
+    def _calls_in(node: cst.CSTNode) -> list[cst.Call]:
+        found = []
+        stack = list(node.children)
+        while stack:
+            child = stack.pop()
+            if isinstance(child, cst.Call):
+                found.append(child)
+            stack.extend(child.children)
+        return found
 
     def origins(self, node: cst.CSTNode, env: Env = ROOT) -> tuple[Origin, ...]:
         key = (id(node), id(env))
@@ -212,6 +265,21 @@ class Flow:
             static += len(part.value.strip())
         return static > TAIL_SLACK
 
+    def _SimpleString(self, node: cst.SimpleString, env: Env) -> tuple[Origin, ...]:
+        """A template's fields named like a volatile value (``{current_date}``, ``{user_name}``)."""
+        text = _string_value(node)
+        if not text or "{" not in text:
+            return ()
+        found = []
+        for field in template_fields(text):
+            code = vocabulary.classify_name(field, self.document.extra_names)
+            if code in NAME_CODES:
+                granularity = t.DAILY if _daily_name(field) else t.PROCESS
+                if code == t.TIMESTAMP and not _daily_name(field):
+                    granularity = t.INSTANT
+                found.append(Origin(code, node, f"`{{{field}}}`", granularity, within=f"{{{field}"))
+        return tuple(found)
+
     def _ConcatenatedString(self, node: cst.ConcatenatedString, env: Env):
         right = self.origins(node.right, env)
         left = self.origins(node.left, env)
@@ -274,7 +342,11 @@ class Flow:
         return not_tail(merge(*found))
 
     def _IfExp(self, node: cst.IfExp, env: Env) -> tuple[Origin, ...]:
-        return self._all((node.body, node.orelse), env)
+        found = self._all((node.body, node.orelse), env)
+        if whitespace_drift([node.body, node.orelse]):
+            label = f"{self._label(node.body)} or {self._label(node.orelse)}"
+            return merge((Origin(t.WHITESPACE_DRIFT, node, label),), found)
+        return found
 
     def _BooleanOperation(self, node, env: Env) -> tuple[Origin, ...]:
         return self._all((node.left, node.right), env)
@@ -316,12 +388,26 @@ class Flow:
             elif isinstance(assignment, Assignment) and isinstance(target, cst.Name):
                 resolved = True
                 self.visited.add(id(target))
-                found.append(self._assigned(assignment, env))
+                found.append(read_at(self._assigned(assignment, env), node))
             elif isinstance(target, (cst.FunctionDef, cst.ClassDef, cst.Import, cst.ImportFrom)):
                 resolved = True
         if not resolved:
             return ()
-        return merge(*found)
+        return merge(*found, self._drifting_assignments(node))
+
+    def _drifting_assignments(self, node: cst.Name) -> tuple[Origin, ...]:
+        """``sep = "\\n\\n"`` on one path and ``sep = "\\n"`` on another, read here."""
+        values = [
+            b.value
+            for a in self.bindings.reaching(node)
+            for b in self.bindings.values_of(a)
+            if b.kind == "assign"
+        ]
+        if len(values) < 2 or not whitespace_drift(values):
+            return ()
+        last = max(values, key=self.document.order)
+        label = f"`{node.value}` = {self._label(last)}"
+        return (Origin(t.WHITESPACE_DRIFT, last, label),)
 
     def _assigned(self, assignment, env: Env) -> tuple[Origin, ...]:
         found = []
@@ -339,16 +425,19 @@ class Flow:
 
     def _mutation(self, mutation, env: Env) -> tuple[Origin, ...]:
         call = mutation.call
+        if mutation.method == "setitem":  # d[key] = value: the value, in the loop's order
+            return merge(self.origins(call.value, env), self._loop_order(call, env))
         if mutation.method in ("append", "extend", "insert", "update"):
             values = call.args[1:] if mutation.method == "insert" else call.args
             return merge(self._all((a.value for a in values), env), self._loop_order(call, env))
         if mutation.method == "shuffle" and self._unseeded_selector(call):
             return (Origin(t.RANDOM_SELECTION, call, self._label(call)),)
-        if mutation.method == "execute" and call.args and is_unordered_query(call.args[0].value):
-            return (Origin(t.UNORDERED, call.args[0].value, "SQL query without ORDER BY"),)
+        query = self._query(call)
+        if mutation.method == "execute" and query is not None:
+            return (Origin(t.UNORDERED, query, "query without an order"),)
         return ()
 
-    def _loop_order(self, call: cst.Call, env: Env) -> tuple[Origin, ...]:
+    def _loop_order(self, call: cst.CSTNode, env: Env) -> tuple[Origin, ...]:
         """Items appended inside ``for x in <unordered>`` come out in that order."""
         for ancestor in self.document.ancestors(call):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
@@ -474,10 +563,12 @@ class Flow:
         if name in t.ORDER_INSENSITIVE:
             return without_order(self._arguments(node, env))
         if name in t.ORDER_PRESERVING:
-            if positional and name not in ("builtins.str", "builtins.repr"):
+            if positional:
+                # str() and repr() write a collection out in its order, with its brackets.
+                exact = name not in ("builtins.str", "builtins.repr")
                 first = positional[0].value
                 rest = self._all((a.value for a in node.args[1:]), env)
-                return merge(consumed(self.origins(first, env), first, exact=True), rest)
+                return merge(consumed(self.origins(first, env), first, exact=exact), rest)
             return self._arguments(node, env)
         if name in t.RANDOM_CONSTRUCTORS:
             return ()
@@ -519,13 +610,23 @@ class Flow:
         return merge((Origin(t.KEY_ORDER, node, self._label(node)),), inner)
 
     def _fixed_literal(self, node: cst.BaseExpression, depth: int = 0) -> bool:
-        """A display whose keys are all literal, so it serialises in source order every time."""
+        """A value built in the same key order every time, so it serialises the same way.
+
+        Displays with literal keys, comprehensions (their order is their input's, which the
+        unordered-collection rule judges) and JSON decoded again (``json.loads`` keeps the
+        text's order), directly or through a name or ``self`` attribute bound only to those.
+        """
+        if depth > 3:
+            return False
         if isinstance(node, cst.Name) and depth == 0:
             values = []
             for assignment in self.bindings.reaching(node):
                 if self.bindings.mutations_of(assignment):
                     return False
                 values += [b.value for b in self.bindings.values_of(assignment)]
+            return bool(values) and all(self._fixed_literal(v, depth + 1) for v in values)
+        if isinstance(node, cst.Attribute) and depth == 0:
+            values = [b.value for b in self.bindings.attribute_values(node)]
             return bool(values) and all(self._fixed_literal(v, depth + 1) for v in values)
         if isinstance(node, cst.Dict):
             return all(
@@ -536,12 +637,14 @@ class Flow:
             )
         if isinstance(node, (cst.List, cst.Tuple)):
             return all(self._fixed_value(e.value, depth) for e in node.elements)
-        return False
+        if isinstance(node, (cst.DictComp, cst.ListComp)):
+            return True
+        return isinstance(node, cst.Call) and "json.loads" in self._names(node.func)
 
     def _fixed_value(self, node: cst.BaseExpression, depth: int) -> bool:
         if isinstance(node, (cst.Dict, cst.List, cst.Tuple)):
             return self._fixed_literal(node, depth + 1)
-        return not isinstance(node, (cst.DictComp, cst.Set, cst.SetComp))
+        return not isinstance(node, (cst.Set, cst.SetComp))
 
     def _loaded_mapping(self, node: cst.BaseExpression) -> bool:
         """A dict decoded from JSON text, whose key order is whatever the producer sent."""
@@ -609,6 +712,9 @@ class Flow:
         receiver = self.origins(func.value, env)
         arguments = self._arguments(node, env)
         if name in t.UNORDERED_METHODS:
+            own = self._defined_methods.get(name)
+            if own is not None and own is not self.document.enclosing_function(node):
+                return self._local_call(own, node, env)
             return (
                 Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name]),
             )
@@ -628,20 +734,60 @@ class Flow:
                 return coarsened(receiver, format_granularity(spec))
             return receiver
         queries = ("execute", "fetch", "fetchrow", "fetchall")
-        if name in queries and node.args and is_unordered_query(node.args[0].value):
-            return (Origin(t.UNORDERED, node.args[0].value, "SQL query without ORDER BY"),)
+        query = self._query(node) if name in queries else None
+        if query is not None:
+            return (Origin(t.UNORDERED, query, "query without an order"),)
         if name == "join" and len(node.args) == 1:
             items = node.args[0].value
             arguments = consumed(self.origins(items, env), items, exact=True, strings=True)
+        if name in t.FILLING_METHODS:
+            receiver = tuple(o for o in receiver if not o.within)
+            arguments = merge(arguments, self._named_arguments(node, env))
         if name in t.ORDER_PRESERVING_METHODS:
-            step = {"format": "str.format", "join": "join", "render": "Template.render"}.get(
-                name, name if name in ("substitute", "safe_substitute") else None
-            )
-            found = merge(receiver, not_tail(arguments) if name == "format" else arguments)
+            step = {
+                "format": "str.format",
+                "join": "join",
+                "render": "Template.render",
+                "replace": "str.replace",
+            }.get(name, name if name in ("substitute", "safe_substitute") else None)
+            # A field or a replaced tag can sit anywhere in the text, not only at its end.
+            placed = name in ("format", "replace")
+            found = merge(receiver, not_tail(arguments) if placed else arguments)
             return stepped(found, f"{step} {self._here(node)}") if step else found
         if name == "sort":
             return ()
         return without_order(merge(receiver, opaque(arguments)))
+
+    def _named_arguments(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        """The first keyword that names a volatile value, for values of unknown provenance:
+        ``PROMPT.format(user_name=ctx.name, user_email=ctx.email)`` fills in a per-user value."""
+        named = []
+        for argument in node.args:
+            keyword = argument.keyword.value if argument.keyword is not None else None
+            code = vocabulary.classify_name(keyword, self.document.extra_names) if keyword else None
+            value = argument.value
+            if code not in NAME_CODES or _string_value(value) is not None:
+                continue
+            unknown = (t.REQUEST_INPUT, t.PARAMETER)
+            if all(o.code in unknown for o in self.origins(value, env)):
+                named.append((keyword, code, value))
+        if not named:
+            return ()
+        keyword, code, value = named[0]
+        label = ", ".join(f"`{k}`" for k, _, _ in named)
+        return (Origin(code, value, label, t.PROCESS),)
+
+    def _query(self, call: cst.Call) -> cst.BaseExpression | None:
+        """The text of an unordered query that ``call`` runs (a literal, or a name bound to one)."""
+        if not call.args:
+            return None
+        query = call.args[0].value
+        if isinstance(query, cst.Name):
+            values = [
+                b.value for a in self.bindings.reaching(query) for b in self.bindings.values_of(a)
+            ]
+            query = values[0] if len(values) == 1 else query
+        return query if is_unordered_query(query) else None
 
     def _unseeded_selector(self, call: cst.Call) -> bool:
         """Whether ``call`` draws from the shared generator or from one built without a seed."""
@@ -664,7 +810,16 @@ class Flow:
             for m in makers
             if isinstance(m, cst.Call) and self._names(m.func) & t.RANDOM_CONSTRUCTORS
         ]
-        return bool(constructed) and any(not m.args for m in constructed)
+        return bool(constructed) and any(not m.args or not self._fixed_seed(m) for m in constructed)
+
+
+# Seeds that differ between processes: salted string hashes, the clock, the process id.
+_PER_PROCESS_SEEDS = frozenset({"hash", "time", "time_ns", "getpid", "urandom", "now"})
+
+
+def _daily_name(name: str) -> bool:
+    words = vocabulary.split_words(name)
+    return bool({"date", "day", "today"} & set(words)) and not {"time", "datetime"} & set(words)
 
 
 def _runs_git(call: cst.Call) -> bool:

@@ -13,6 +13,7 @@ list changed inside a loop it was created outside of (building a fresh list is f
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -20,6 +21,7 @@ import libcst as cst
 from libcst.metadata import GlobalScope
 
 from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
 from prefixlint.pyflow.sinks import string_value
 from prefixlint.vocabulary import split_words
 
@@ -50,19 +52,31 @@ _NOT_CHAT_WORDS = frozenset(
         "unread",
     }
 )
+# What a list defined as messages needs in the text: an annotation, or a copy of a list
+# named like a conversation (``history.copy()``, ``list(messages)``, ``messages[:]``).
+_MESSAGE_ANNOTATION = re.compile(r"""\[\s*["']?[\w.]*Message""")
+_NAMED_COPY = re.compile(
+    r"(?:messages|history|conversation|transcript)(?:\.copy\(\)|\[:\])"
+    r"|(?:list|deepcopy|copy)\(\s*[\w.]*(?:messages|history|conversation|transcript)\s*\)"
+)
+# Messages at the end of a conversation that belong to the turn being answered.
+_CURRENT_EXCHANGE = 3
+# Fields of a message that hold what the model reads.
+_CONTENT_FIELDS = frozenset({"content", "blocks", "text", "parts", "output"})
 _TOOL_ROLES = frozenset(
     {"tool", "tool_result", "function", "function_call_output", "ipython", "observation"}
-)
-_MESSAGE_CLASSES = frozenset(
-    {"SystemMessage", "HumanMessage", "AIMessage", "ToolMessage", "ChatMessage", "FunctionMessage"}
 )
 
 
 @dataclass(frozen=True)
 class HistoryEdit:
+    """A finding; ``subject`` is the list and the kind of change (``messages pop``): each
+    subject is reported once per function and code."""
+
     code: str
     node: cst.CSTNode
     message: str
+    subject: str = ""
 
 
 def _is_minus_one(node: cst.BaseExpression | None) -> bool:
@@ -121,6 +135,7 @@ class _Collector:
         self.method_calls = [
             call for call in document.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
         ]
+        self.slices = bool(document.nodes(cst.Slice))
 
     def _write_target(self, target, statement) -> None:
         if isinstance(target, cst.Subscript):
@@ -132,10 +147,15 @@ class _Collector:
     def empty(self) -> bool:
         """No statement that could edit a list in place (nothing for the rules to check)."""
         edits = (
-            self.subscript_writes
+            self.slices
+            or self.subscript_writes
             or self.deletes
             or self.attribute_writes
-            or any(isinstance(v, (cst.Subscript, cst.ListComp)) for _, v in self.reassignments)
+            or any(
+                isinstance(v, (cst.Subscript, cst.ListComp))
+                or (isinstance(v, cst.Call) and is_message_class(v.func))
+                for _, v in self.reassignments
+            )
             or any(c.func.attr.value in ("insert", "pop", "remove") for c in self.method_calls)
         )
         return not edits
@@ -203,26 +223,75 @@ class HistoryAnalysis:
                 for e in value.elements
             ):
                 return True
-            if isinstance(value, cst.Call):
-                name = self.document.code(value.func).rsplit(".", 1)[-1]
-                if name in _MESSAGE_CLASSES:
-                    return True
+            if isinstance(value, cst.Call) and (
+                is_message_class(value.func)
+                or any(a.keyword is not None and a.keyword.value == "role" for a in value.args)
+            ):
+                return True
         return False
 
     def is_message_list(self, node: cst.CSTNode) -> bool:
-        if isinstance(node, cst.Name):
-            name = node.value
-        elif isinstance(node, cst.Attribute):
-            name = node.attr.value
-        else:
+        if not isinstance(node, (cst.Name, cst.Attribute)):
             return False
-        words = split_words(name)
-        if words and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words):
-            return self._identity(node) is not None
+        if self._named_messages(node):
+            return True
+        if (
+            isinstance(node, cst.Name)
+            and self._definitions_possible
+            and self._defined_as_messages(node, depth=0)
+        ):
+            return True
         if not self._typed_lists_possible:
             return False
         identity = self._identity(node)
         return identity is not None and identity in self._lists
+
+    @cached_property
+    def _definitions_possible(self) -> bool:
+        """Whether the text has a message annotation, or a copy of a list named like a
+        conversation (no scopes needed)."""
+        text = self.document.text
+        if _MESSAGE_ANNOTATION.search(text):
+            return True
+        return bool(_NAMED_COPY.search(text))
+
+    def _named_messages(self, node: cst.Name | cst.Attribute) -> bool:
+        name = node.value if isinstance(node, cst.Name) else node.attr.value
+        words = split_words(name)
+        if words and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words):
+            return self._identity(node) is not None
+        return False
+
+    def _definitions(self, node: cst.Name) -> list:
+        scope = self.document.scopes.get(node)
+        return list(scope[node.value]) if scope and node.value in scope else []
+
+    def _copied_sources(self, node: cst.Name) -> list[cst.BaseExpression]:
+        """The lists ``node`` was assigned a copy of (``h = history.copy()``)."""
+        bindings = self.document.analysis.bindings
+        return [
+            source
+            for assignment in self._definitions(node)
+            for binding in bindings.values_of(assignment)
+            if (source := copied_list(binding.value)) is not None
+        ]
+
+    def _defined_as_messages(self, node: cst.Name, depth: int) -> bool:
+        """Annotated as a list of messages, or a copy of such a list."""
+        for assignment in self._definitions(node):
+            target = getattr(assignment, "node", None)
+            annotation = target.annotation if isinstance(target, cst.Param) else None
+            if annotation is not None and holds_messages(annotation.annotation):
+                return True
+            parent = self.document.parent(target) if target is not None else None
+            if isinstance(parent, cst.AnnAssign) and holds_messages(parent.annotation.annotation):
+                return True
+        return depth < 2 and any(
+            self._named_messages(source) or self._defined_as_messages(source, depth + 1)
+            if isinstance(source, cst.Name)
+            else self.is_message_list(source)
+            for source in self._copied_sources(node)
+        )
 
     @cached_property
     def _typed_lists_possible(self) -> bool:
@@ -236,8 +305,16 @@ class HistoryAnalysis:
         """Whether the list at ``node`` is sent again after the change at ``at``."""
         if isinstance(node, cst.Attribute):
             return True
-        scope = self.document.scopes.get(node)
-        assignments = list(scope[node.value]) if scope and node.value in scope else []
+        if not isinstance(node, cst.Name):
+            return False
+        assignments = self._definitions(node)
+        sources = [
+            s
+            for s in self._copied_sources(node)
+            if not (isinstance(s, cst.Name) and s.value == node.value)
+        ]
+        if any(self.outlives_request(s, at) for s in sources):
+            return True  # an edited copy of a kept history is returned in its place
         function = self.document.enclosing_function(at)
         for assignment in assignments:
             target = getattr(assignment, "node", None)
@@ -277,7 +354,21 @@ class HistoryAnalysis:
         found += self._loop_rewrites()
         found += self._windows()
         found += self._comprehension_rewrites()
-        return found
+        found += self._replaced_elements()
+        return self._once_per_list(found)
+
+    def _once_per_list(self, found: list[HistoryEdit]) -> list[HistoryEdit]:
+        """The first edit of each list, code and function (both branches of an ``if``)."""
+        seen: set[tuple[str, int, str]] = set()
+        out = []
+        for edit in found:
+            function = self.document.enclosing_function(edit.node)
+            key = (edit.code, id(function), edit.subject)
+            if edit.subject and key in seen:
+                continue
+            seen.add(key)
+            out.append(edit)
+        return out
 
     def _owner(self, node: cst.CSTNode) -> str:
         return self.document.code(node)
@@ -297,10 +388,11 @@ class HistoryAnalysis:
                     f"`{self._owner(target)}` is rewritten in place; "
                     f"`{self._owner(base)}` is sent again, so the next request "
                     "differs from this message on",
+                    f"{self._owner(base)} write",
                 )
             )
         for target in self.collector.attribute_writes:
-            if target.attr.value != "content":
+            if target.attr.value not in _CONTENT_FIELDS:
                 continue
             base, index = self._element(target.value)
             if base is None or _is_minus_one(index) or not self.is_message_list(base):
@@ -312,6 +404,7 @@ class HistoryAnalysis:
                         target,
                         f"`{self._owner(target)}` is rewritten in "
                         "place; the next request differs from this message on",
+                        f"{self._owner(base)} write",
                     )
                 )
         return out
@@ -346,6 +439,7 @@ class HistoryAnalysis:
                     target,
                     f"`del {self._owner(target)}` removes an "
                     "earlier message of a conversation that is sent again",
+                    f"{self._owner(base)} del",
                 )
             )
         return out
@@ -372,6 +466,7 @@ class HistoryAnalysis:
                     call,
                     f"`{self._owner(call)}` {what} an earlier "
                     "message of a conversation that is sent again",
+                    f"{self._owner(base)} {method}",
                 )
             )
         return out
@@ -430,8 +525,16 @@ class HistoryAnalysis:
                 candidates.append(value)
         for expr in self.document.analysis.message_lists:
             candidates += [p for p in self._sent_slices(expr)]
-        for subscript in candidates:
-            if id(subscript) in seen or not self._is_tail_slice(subscript):
+        candidates += [
+            subscript
+            for subscript in self.document.nodes(cst.Subscript)
+            if self._is_tail_slice(subscript) and self._kept(subscript)
+        ]
+        rests = [s for s in self.document.nodes(cst.Subscript) if self._rest_after_head(s)]
+        for subscript in candidates + rests:
+            if id(subscript) in seen:
+                continue
+            if not self._is_tail_slice(subscript) and subscript not in rests:
                 continue
             seen.add(id(subscript))
             base = subscript.value
@@ -470,7 +573,64 @@ class HistoryAnalysis:
         if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
             return False
         window = subscript.slice[0].slice
-        return _negative(window.lower) and window.upper is None
+        return _negative(window.lower) and window.upper is None and not _is_minus_one(window.lower)
+
+    def _rest_after_head(self, subscript: cst.Subscript) -> bool:
+        """``[m[0]] + m[start:]`` or ``m[:1] + m[start:]``: the head, then a moving start."""
+        if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
+            return False
+        window = subscript.slice[0].slice
+        if window.upper is not None or window.lower is None or _int(window.lower) is not None:
+            return False
+        parent = self.document.parent(subscript)
+        if not isinstance(parent, cst.BinaryOperation) or parent.right is not subscript:
+            return False
+        head = parent.left
+        while isinstance(head, cst.BinaryOperation) and isinstance(head.operator, cst.Add):
+            head = head.left  # [m[0]] + [summary] + m[start:]
+        if isinstance(head, cst.List) and head.elements:
+            head = head.elements[0].value
+        base = self.document.code(subscript.value)
+        if not isinstance(head, cst.Subscript) or self.document.code(head.value) != base:
+            return False
+        cut = head.slice[0].slice if len(head.slice) == 1 else None
+        # m[:i] + extra + m[i:] keeps every message: an insertion, not a window.
+        code = self.document.code
+        return not (
+            isinstance(cut, cst.Slice) and cut.upper and code(cut.upper) == code(window.lower)
+        )
+
+    def _kept(self, subscript: cst.Subscript) -> bool:
+        """The slice is joined to a head (``head + m[-k:]``, directly or through a name) and
+        keeps more than the current exchange (``m[-3:]`` is a tool call and its result)."""
+        kept = _int(subscript.slice[0].slice.lower)
+        if kept is not None and kept >= -_CURRENT_EXCHANGE:
+            return False
+        node = subscript
+        for parent in self.document.ancestors(subscript):
+            if isinstance(parent, cst.IfExp) and node is not parent.test:
+                node = parent
+                continue
+            if isinstance(parent, cst.BinaryOperation):
+                return isinstance(parent.operator, cst.Add)
+            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+                return self._joined_later(parent.targets[0].target, parent)
+            return False
+        return False
+
+    def _joined_later(self, target: cst.BaseExpression, statement: cst.Assign) -> bool:
+        """``target`` is an operand of a ``+`` in the same function."""
+        if not isinstance(target, cst.Name):
+            return False
+        function = self.document.enclosing_function(statement)
+        return any(
+            isinstance(node.operator, cst.Add)
+            and any(
+                isinstance(o, cst.Name) and o.value == target.value for o in (node.left, node.right)
+            )
+            and self.document.enclosing_function(node) is function
+            for node in self.document.nodes(cst.BinaryOperation)
+        )
 
     def _constant(self, node) -> int | None:
         """An integer literal, or a name bound once to one (``MAX_TURNS = 20``)."""
@@ -519,7 +679,7 @@ class HistoryAnalysis:
             field_name = (
                 target.attr.value if isinstance(target, cst.Attribute) else self._key(target)
             )
-            if field_name not in ("content", "output", "text") or not isinstance(element, cst.Name):
+            if field_name not in _CONTENT_FIELDS or not isinstance(element, cst.Name):
                 continue
             loop = self._loop_over_messages(element, statement)
             if loop is None:
@@ -551,6 +711,60 @@ class HistoryAnalysis:
                 )
         return out
 
+    def _replaced_elements(self) -> list[HistoryEdit]:
+        """``for m in history: if old(m): m = Message(...)``, the copy kept in its place."""
+        out = []
+        for target, value in self.collector.reassignments:
+            if not isinstance(target, cst.Name) or not self._builds_message(value):
+                continue
+            loop = self._loop_over_messages(target, value)
+            if loop is None or not self._conditional_in(value, loop):
+                continue
+            if not self._collected_in(target, loop):
+                continue
+            source = _loop_source(loop)
+            if self.outlives_request(source, value):
+                out.append(
+                    HistoryEdit(
+                        EDIT,
+                        value,
+                        f"`{self._owner(target)}` is replaced by a new message for some of "
+                        f"the messages of `{self._owner(source)}` already sent; the next "
+                        "request differs from the first replaced message on",
+                        f"{self._owner(source)} replace",
+                    )
+                )
+        return out
+
+    def _builds_message(self, value: cst.BaseExpression) -> bool:
+        if isinstance(value, cst.Call):
+            return is_message_class(value.func) or any(
+                a.keyword is not None and a.keyword.value == "role" for a in value.args
+            )
+        return isinstance(value, cst.Dict) and any(
+            isinstance(e, cst.DictElement) and string_value(e.key) == "role" for e in value.elements
+        )
+
+    def _collected_in(self, element: cst.Name, loop: cst.For) -> bool:
+        """The loop appends the element itself to a list (the rebuilt history)."""
+        return any(
+            call.func.attr.value == "append"
+            and len(call.args) == 1
+            and isinstance(call.args[0].value, cst.Name)
+            and call.args[0].value.value == element.value
+            and any(a is loop for a in self.document.ancestors(call))
+            for call in self.collector.method_calls
+        )
+
+    def _conditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
+        """``node`` sits under an ``if`` inside ``loop``."""
+        for ancestor in self.document.ancestors(node):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, cst.If):
+                return True
+        return False
+
     @staticmethod
     def _key(target) -> str | None:
         if isinstance(target, cst.Subscript) and len(target.slice) == 1:
@@ -566,12 +780,7 @@ class HistoryAnalysis:
             if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name):
                 if ancestor.target.value != element.value:
                     continue
-                source = ancestor.iter
-                if isinstance(source, cst.Subscript):
-                    source = source.value
-                if isinstance(source, cst.Call) and source.args:  # enumerate(messages)
-                    source = source.args[0].value
-                return ancestor if self.is_message_list(source) else None
+                return ancestor if self.is_message_list(_loop_source(ancestor)) else None
         return None
 
     def _tool_condition(self, at, element: cst.Name) -> bool:
@@ -619,6 +828,16 @@ class HistoryAnalysis:
                     )
                 )
         return out
+
+
+def _loop_source(loop: cst.For) -> cst.BaseExpression:
+    """The list a loop walks: ``m`` of ``m``, ``m[:-4]``, ``enumerate(m)``, ``reversed(m)``."""
+    source = loop.iter
+    if isinstance(source, cst.Subscript):
+        source = source.value
+    if isinstance(source, cst.Call) and source.args:
+        source = source.args[0].value
+    return source
 
 
 class _ToolMention(cst.CSTVisitor):

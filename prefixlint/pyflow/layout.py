@@ -16,20 +16,29 @@ import libcst as cst
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.sinks import string_value
+from prefixlint.pyflow.templates import FIELD, masked, span_within, static_part
+from prefixlint.types import Span
 from prefixlint.vocabulary import is_request_input
-
-VARIABLE_CODES = frozenset({t.PER_USER, t.TIMESTAMP, t.UNIQUE_ID})
 
 
 @dataclass(frozen=True)
 class Misplaced:
-    """``value`` (per-request) comes before ``static`` characters of fixed text."""
+    """The per-request value ``node`` (or its ``field`` inside a template literal) comes before
+    ``static``, the fixed text after it."""
 
-    value: cst.BaseExpression
+    node: cst.CSTNode
     label: str
     before: str
     static: str
     sink: object
+    field: str = ""
+
+    def span(self, document: PythonDocument) -> Span:
+        """Where the finding points (positions are resolved only for a finding)."""
+        whole = document.span(self.node)
+        if not self.field:
+            return whole
+        return span_within(whole, document.source(self.node), self.field)
 
 
 class Layout:
@@ -93,52 +102,72 @@ class Layout:
         if not self.analysis.flow.roots:
             return  # nothing reaches a request
         inner: set[int] = set()
-        for node in self.document.nodes(cst.FormattedString, cst.BinaryOperation):
+        kinds = (cst.FormattedString, cst.BinaryOperation, cst.SimpleString, cst.ConcatenatedString)
+        for node in self.document.nodes(*kinds):
             if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Add):
                 continue
             if id(node) in inner:
                 continue
-            if isinstance(node, cst.BinaryOperation):
+            if isinstance(node, (cst.BinaryOperation, cst.ConcatenatedString)):
                 self._mark_inner(node, inner)
             sink = self.analysis.sink_of(node)
             if sink is None:
                 continue
-            found = self._first_misplaced(node, min_chars, sink)
+            if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+                found = self._template_misplaced(node, min_chars, sink)
+            else:
+                found = self._first_misplaced(node, min_chars, sink)
             if found is not None:
                 yield found
 
     @staticmethod
     def _mark_inner(node, inner: set[int]) -> None:
         for side in (node.left, node.right):
-            if isinstance(side, cst.BinaryOperation) and isinstance(side.operator, cst.Add):
+            if isinstance(side, (cst.BinaryOperation, cst.ConcatenatedString, cst.SimpleString)):
                 inner.add(id(side))
-                Layout._mark_inner(side, inner)
+                if not isinstance(side, cst.SimpleString):
+                    Layout._mark_inner(side, inner)
 
     def _first_misplaced(self, node, min_chars: int, sink) -> Misplaced | None:
-        """The first input value followed by a contiguous static block of ``min_chars`` or more."""
+        """The first input value followed by ``min_chars`` or more of static text."""
         before: list[str] = []
-        pending: tuple[cst.BaseExpression, str] | None = None
-        block: list[str] = []
-        for kind, piece in [*self._segments(node), ("end", None)]:
-            if kind == "text":
-                (block if pending is not None else before).append(piece)
+        after: list[str] = []
+        first: tuple[cst.BaseExpression, str] | None = None
+        for kind, piece in self._segments(node):
+            if first is not None:
+                if kind == "text":
+                    after.append(piece)
                 continue
-            if pending is not None and sum(map(len, block)) >= min_chars:
-                value, label = pending
-                return Misplaced(value, label, "".join(before), "".join(block), sink)
-            block = []
-            if pending is None and kind == "value":
-                label = self._variable(piece)
-                if label is not None:
-                    pending = (piece, label)
-                else:
-                    before.append("")
-        return None
+            if kind == "text":
+                before.append(piece)
+                continue
+            label = self._variable(piece)
+            if label is not None:
+                first = (piece, label)
+        if first is None or sum(map(len, after)) < min_chars:
+            return None
+        value, label = first
+        return Misplaced(value, label, "".join(before), "".join(after), sink)
+
+    def _template_misplaced(self, node, min_chars: int, sink) -> Misplaced | None:
+        """A ``str.format`` template whose first input field comes before the static text."""
+        text = string_value(node)
+        if not text or "{" not in text:
+            return None
+        template = masked(text)
+        fields = list(FIELD.finditer(template))
+        first = next((f for f in fields if is_request_input(f.group(1), self.input_names)), None)
+        if first is None:
+            return None
+        after = static_part(template[first.end() :])
+        if len(after) < min_chars:
+            return None
+        before = static_part(template[: first.start()])
+        return Misplaced(node, first.group(0), before, after, sink, field=first.group(0))
 
     def _variable(self, node) -> str | None:
         for origin in self.analysis.flow.origins(node):
-            if origin.code in VARIABLE_CODES or (
-                origin.code == t.REQUEST_INPUT and is_request_input(origin.label, self.input_names)
-            ):
+            # Dates, ids and per-user values are reported by PFX101-PFX104 wherever they are.
+            if origin.code == t.REQUEST_INPUT and is_request_input(origin.label, self.input_names):
                 return " ".join(self.document.code(node).split())
         return None

@@ -34,6 +34,8 @@ class Origin:
     a function's argument in the function's summary; ``drops_order`` says the function sorts
     or counts it, so the argument's order does not matter. ``opaque`` says the value passed
     through a call this analysis does not know (it may or may not survive into the result).
+    ``use`` is the first name the value was read through after it was assigned. ``within``
+    is the text inside a string literal the value stands for (a template's ``{current_date}``).
     """
 
     code: str
@@ -47,6 +49,8 @@ class Origin:
     exact: bool = False
     drops_order: bool = False
     opaque: bool = False
+    use: cst.CSTNode | None = field(default=None, repr=False)
+    within: str = ""
 
     def step(self, description: str, boundary: bool = False) -> Origin:
         """Record that the value went through ``description`` (a construct, or a return)."""
@@ -58,15 +62,21 @@ class Origin:
 
 
 def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
-    """The origins of all groups, each (code, node) once, in order."""
-    seen: set[tuple[str, int]] = set()
+    """The origins of all groups, each (code, node, use) once, in order.
+
+    Of two copies the direct one wins: a value that reaches the text both through an unknown
+    call and directly does reach it.
+    """
+    index: dict[tuple[str, int, int], int] = {}
     out: list[Origin] = []
     for group in groups:
         for origin in group:
-            key = (origin.code, id(origin.node))
-            if key not in seen:
-                seen.add(key)
+            key = (origin.code, id(origin.node), id(origin.use))
+            if key not in index:
+                index[key] = len(out)
                 out.append(origin)
+            elif out[index[key]].opaque and not origin.opaque:
+                out[index[key]] = origin
     return tuple(out)
 
 
@@ -82,6 +92,11 @@ def without_order(origins: Iterable[Origin]) -> tuple[Origin, ...]:
 def opaque(origins: Iterable[Origin]) -> tuple[Origin, ...]:
     """``origins`` passed as arguments to a call whose result may or may not carry them."""
     return tuple(o if o.opaque else replace(o, opaque=True) for o in origins)
+
+
+def read_at(origins: Iterable[Origin], use: cst.CSTNode) -> tuple[Origin, ...]:
+    """``origins`` of an assigned value, read through the name ``use``."""
+    return tuple(o if o.use is not None else replace(o, use=use) for o in origins)
 
 
 def stepped(

@@ -9,7 +9,8 @@ from prefixlint import registry
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.types import Diagnostic, Fix, Severity
+from prefixlint.pyflow.templates import span_within
+from prefixlint.types import Diagnostic, Fix, Severity, Span
 
 _HOW = {
     t.TIMESTAMP: {
@@ -23,6 +24,8 @@ _HOW = {
     t.UNORDERED: {None: "comes out in a different order between runs"},
     t.KEY_ORDER: {None: "writes keys in whatever order the dict was built"},
     t.RANDOM_SELECTION: {None: "picks or orders items differently on every call"},
+    t.LINE_ENDINGS: {None: "is \\r\\n on Windows and \\n elsewhere"},
+    t.WHITESPACE_DRIFT: {None: "puts different whitespace in the same text on different paths"},
 }
 
 
@@ -32,10 +35,17 @@ def message(reach: Reach) -> str:
     how = _HOW[origin.code]
     change = how.get(origin.granularity) or how.get(None) or next(iter(how.values()))
     via = f" via {', '.join(origin.via)}" if origin.via else ""
-    return (
-        f"{origin.label} reaches {sink.description}{via}; it {change}, so the cached prefix "
-        "ends there"
-    )
+    label = ", ".join(o.label for o in (origin, *reach.also))
+    verb = "reach" if reach.also else "reaches"
+    return f"{label} {verb} {sink.description}{via}; it {change}, so the cached prefix ends there"
+
+
+def _span(document: PythonDocument, reach: Reach) -> Span:
+    """The finding's place: the value, or the field of a template literal it stands for."""
+    span = document.span(reach.site)
+    if reach.origin.within and reach.site is reach.origin.node:
+        return span_within(span, document.source(reach.site), reach.origin.within)
+    return span
 
 
 def prefix_diagnostics(
@@ -48,7 +58,7 @@ def prefix_diagnostics(
         found = registry.diagnostic(
             code,
             message(reach),
-            document.span(reach.origin.node),
+            _span(document, reach),
             fix=fix_for(reach),
             sink=reach.sink.description,
             source=reach.origin.label,

@@ -55,8 +55,18 @@ _LITELLM = frozenset({"litellm.completion", "litellm.acompletion", "litellm.text
 _FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "llama_index")
 # Packages whose calls take ``tools=`` meant for a model (beyond the request calls above).
 _AGENT_PACKAGES = frozenset(
-    {*_FRAMEWORKS, "pydantic_ai", "agents", "langgraph", "crewai", "autogen", "smolagents", "dspy"}
-)
+    {
+        *_FRAMEWORKS, "pydantic_ai", "agents", "langgraph", "crewai", "autogen", "smolagents",
+        "dspy", "camel", "autogen_agentchat", "qwen_agent",
+    }
+)  # fmt: skip
+# Agent classes that take their system message as a positional argument: (package, class)
+# -> the argument's index.
+_POSITIONAL_SYSTEM = {
+    ("camel", "ChatAgent"): 0,
+    ("autogen", "AssistantAgent"): 1,
+    ("autogen", "ConversableAgent"): 1,
+}
 _SYSTEM_CLASSES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
 _MESSAGE_CLASSES = {
     "SystemMessage": "system",
@@ -84,6 +94,8 @@ _TEXT_HEADS = frozenset(
         "template",
         "block",
         "blocks",
+        "str",
+        "string",
     }
 )
 _NOT_PREFIX_WORDS = frozenset(
@@ -122,6 +134,26 @@ _NOT_PREFIX_WORDS = frozenset(
 )
 
 
+_TURN_WORDS = frozenset({"user", "human"})
+# ``client.chat.completions.with_raw_response.create``: the same request, other return types.
+_RESPONSE_WRAPPERS = frozenset({"with_raw_response", "with_streaming_response"})
+# Calls that set or make a system message: ``history.add_system_message(text)``,
+# ``ChatMessage.from_system(text)``, ``agent.set_system_prompt(text)``.
+_SYSTEM_CALLEE = re.compile(
+    r"^(?:(?:add|set|with|from|make|create|update)_system(?:_message|_prompt|_instructions?)?"
+    r"|system_(?:message|prompt|instructions?))$"
+)
+_CHAT_LISTS = frozenset({"messages", "msgs", "conversation", "history", "transcript"})
+# Callees that make a message from ``(role, text)``: ``create_chat_message("system", text)``.
+_MESSAGE_MAKER = re.compile(r"message|msg|turn", re.I)
+# Keywords that carry a message's text in message-making calls.
+_TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
+# Fields of a tool definition the model reads, and words that say a mapping is one.
+_TOOL_FIELDS = frozenset({"description", "inputs", "parameters"})
+_TOOL_OWNERS = ("tool", "schema", "function")
+_TASK_WORDS = frozenset({"question", "query", "input", "response", "answer", "output"})
+
+
 @dataclass(frozen=True, eq=False)
 class Sink:
     """``expr`` becomes part of a request in ``region``; ``description`` says where."""
@@ -137,7 +169,11 @@ class Sink:
 def name_region(name: str) -> str | None:
     """The region a variable, attribute or function name says its value is for, if any."""
     words = split_words(name)
-    if not words or _NOT_PREFIX_WORDS.intersection(words):
+    if not words:
+        return None
+    blocked = _NOT_PREFIX_WORDS.intersection(words)
+    # ``QUERY_REWRITE_SYSTEM_PROMPT`` is a system prompt (for a step about the query).
+    if blocked and not (_SYSTEM_WORDS.intersection(words) and blocked <= _TASK_WORDS):
         return None
     head = words[-1]
     if head == "tools" or words[-2:] in (
@@ -153,6 +189,17 @@ def name_region(name: str) -> str | None:
         return SYSTEM
     if "prompt" in words or "prompts" in words:
         return PROMPT
+    return None
+
+
+def text_region(name: str) -> str | None:
+    """Like :func:`name_region`, and ``LAST`` for a user turn's prompt (``USER_PROMPT``)."""
+    region = name_region(name)
+    if region is not None:
+        return region
+    words = split_words(name)
+    if words and words[-1] in ("prompt", "template") and _TURN_WORDS.intersection(words):
+        return None if (_NOT_PREFIX_WORDS - _TURN_WORDS).intersection(words) else LAST
     return None
 
 
@@ -173,6 +220,23 @@ def _dotted(node: cst.CSTNode) -> str | None:
         base = _dotted(node.func)
         return f"{base}()" if base else None
     return None
+
+
+def _callee(func: cst.BaseExpression) -> str:
+    if isinstance(func, cst.Attribute):
+        return func.attr.value
+    return func.value if isinstance(func, cst.Name) else ""
+
+
+def _mentions(node: cst.CSTNode, name: str) -> bool:
+    """Whether ``name`` is read anywhere in ``node``."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name) and current.value == name:
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
@@ -207,7 +271,8 @@ class _Finder:
         for name in self.document.qualified_names(func):
             if name.split(".")[0] in _FRAMEWORKS:
                 parts = name.split(".")
-                return ".".join(parts[-2:]) if parts[-2] in _TEMPLATE_CLASSES else parts[-1]
+                owner = parts[-2] in _TEMPLATE_CLASSES or parts[-2] in _SYSTEM_CLASSES
+                return ".".join(parts[-2:]) if owner else parts[-1]
         return None
 
     # -- calls ------------------------------------------------------------------------------
@@ -226,8 +291,50 @@ class _Finder:
                 self._add(argument.value, SYSTEM, f"the {keyword} of {dotted}", call=node)
             elif keyword in TOOL_KEYWORDS and (api is not None or self._agent_call(node)):
                 self._add(argument.value, TOOLS, f"the tool definitions of {dotted}", call=node)
+        index = self._positional_system(node)
+        if index is not None:
+            self._add(_positional(node, index), SYSTEM, f"the system message of {dotted}")
         if isinstance(node.func, cst.Attribute) and node.func.attr.value == "bind_tools":
             self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
+        self._system_builder(node, dotted)
+
+    def _system_builder(self, node: cst.Call, dotted: str) -> None:
+        """A message made by a call with a system role: ``make_message(role="system",
+        message=text)`` or ``create_chat_message("system", text)``, whatever it is called."""
+        if _SYSTEM_CALLEE.match(_callee(node.func)):
+            text = next((_keyword(node, k) for k in _TEXT_KEYWORDS if _keyword(node, k)), None)
+            text = text if text is not None else _positional(node, 0)
+            if text is not None:
+                self._add(text, SYSTEM, f"the system message of {dotted}", call=node)
+            return
+        role = _keyword(node, "role")
+        text = None
+        if role is not None:
+            text = next(
+                (_keyword(node, k) for k in _TEXT_KEYWORDS if _keyword(node, k) is not None),
+                None,
+            )
+            if text is None:
+                text = _positional(node, 0)
+        elif len([a for a in node.args if a.keyword is None]) >= 2 and _MESSAGE_MAKER.search(
+            _callee(node.func)
+        ):
+            role, text = _positional(node, 0), _positional(node, 1)
+        spelled = string_value(role) or (role.attr.value if isinstance(role, cst.Attribute) else "")
+        if text is None or spelled.lower() not in SYSTEM_ROLES:
+            return
+        self._add(text, SYSTEM, f"the system message made by {dotted}", call=node)
+
+    def _positional_system(self, node: cst.Call) -> int | None:
+        """The index of the system message among an agent constructor's positional arguments."""
+        if not self._agents or not node.args or node.args[0].keyword is not None:
+            return None
+        for name in self.document.qualified_names(node.func):
+            parts = name.split(".")
+            index = _POSITIONAL_SYSTEM.get((parts[0], parts[-1]))
+            if index is not None:
+                return index
+        return None
 
     def _agent_call(self, node: cst.Call) -> bool:
         """A call into an LLM framework (an agent or model constructor that takes tools)."""
@@ -237,7 +344,7 @@ class _Finder:
         return bool(roots & _AGENT_PACKAGES)
 
     def _api(self, node: cst.Call, dotted: str) -> str | None:
-        parts = dotted.split(".")
+        parts = [p for p in dotted.split(".") if p not in _RESPONSE_WRAPPERS]
         if parts[-1].endswith("completion") and self.document.qualified_names(node.func) & _LITELLM:
             return "litellm"
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
@@ -275,7 +382,10 @@ class _Finder:
         )
 
     def _framework_call(self, node: cst.Call, name: str) -> None:
-        if name in _SYSTEM_CLASSES:
+        if name.split(".")[0] in _SYSTEM_CLASSES and name.endswith(".from_template"):
+            template = _keyword(node, "template") or _positional(node, 0)
+            self._add(template, SYSTEM, f"the template of {name}")
+        elif name in _SYSTEM_CLASSES:
             content = _keyword(node, "content") or _keyword(node, "prompt") or _positional(node, 0)
             self._add(content, SYSTEM, f"the {name}")
         elif name.endswith(".from_template") or name in _TEMPLATE_CLASSES:
@@ -365,8 +475,8 @@ class _Finder:
                     return role.lower() if role else None
             return None
         if isinstance(element, cst.Tuple) and len(element.elements) == 2:
-            role = string_value(element.elements[0].value)
-            return role.lower() if role else None
+            role = (string_value(element.elements[0].value) or "").lower()
+            return role if role in SYSTEM_ROLES or role in CHAT_ROLES else None
         if isinstance(element, cst.Call):
             name = _dotted(element.func) or ""
             short = name.rsplit(".", 1)[-1]
@@ -403,6 +513,11 @@ class _Finder:
                     self._add(self._content(node), SYSTEM, "a system message")
                 continue
             roles = [self._role(e.value) for e in node.elements]
+            # Pairs read as (role, text) only when every item is one: [("repo", path), ...]
+            # is not a conversation for holding a ("user", ...) pair.
+            pairs = any(isinstance(e.value, cst.Tuple) for e in node.elements)
+            if pairs and None in roles:
+                continue
             if sum(role is not None for role in roles) >= 2:
                 self._message_list(node, "a message list", None)
 
@@ -412,10 +527,15 @@ class _Finder:
         name = target.value if isinstance(target, cst.Name) else None
         if isinstance(target, cst.Attribute):
             name = target.attr.value
-        region = name_region(name) if name else None
+        region = text_region(name) if name else None
         if region is not None and value is not None:
             label = self.document.code(target)
-            what = {SYSTEM: "system prompt", TOOLS: "tool definitions", PROMPT: "prompt"}[region]
+            what = {
+                SYSTEM: "system prompt",
+                TOOLS: "tool definitions",
+                PROMPT: "prompt",
+                LAST: "user prompt",
+            }[region]
             self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
 
     def assignment(self, node) -> None:
@@ -424,6 +544,50 @@ class _Finder:
         )
         for target in targets:
             self._named(target, node.value, node)
+            self._tool_field(target, node.value)
+            self._content_write(target, node.value)
+
+    def _content_write(self, target, value) -> None:
+        """``messages[0]["content"] += text`` or ``messages[2].content = text``: text written
+        into an early message of a conversation (the first one is the system message)."""
+        if value is None:
+            return
+        if isinstance(target, cst.Attribute) and target.attr.value == "content":
+            element = target.value
+        elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            key = string_value(index.value) if isinstance(index, cst.Index) else None
+            element = target.value if key == "content" else None
+        else:
+            return
+        if not isinstance(element, cst.Subscript) or len(element.slice) != 1:
+            return
+        index = element.slice[0].slice
+        position = index.value if isinstance(index, cst.Index) else None
+        name = _dotted(element.value) or ""
+        words = split_words(name.rsplit(".", 1)[-1])
+        if not isinstance(position, cst.Integer) or not words or words[-1] not in _CHAT_LISTS:
+            return
+        first = int(position.value, 0) == 0
+        region, what = (SYSTEM, "the first message") if first else (EARLY, "an earlier message")
+        self._add(value, region, f"{what} of `{name}`")
+
+    def _tool_field(self, target, value) -> None:
+        """``schema["function"]["description"] = ...`` and a tool class's ``description``."""
+        if value is None:
+            return
+        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
+            index = target.slice[0].slice
+            key = string_value(index.value) if isinstance(index, cst.Index) else None
+            owner = self.document.code(target.value).lower()
+            if key in _TOOL_FIELDS and any(word in owner for word in _TOOL_OWNERS):
+                self._add(value, TOOLS, f"the {key} in `{self.document.code(target.value)}`")
+        elif isinstance(target, cst.Name) and target.value in _TOOL_FIELDS:
+            owner = self.document.enclosing_class(target)
+            if owner is not None and self.document.enclosing_function(target) is None:
+                bases = " ".join(self.document.code(b.value) for b in owner.bases)
+                if owner.name.value.endswith("Tool") or "Tool" in bases:
+                    self._add(value, TOOLS, f"the {target.value} of tool {owner.name.value}")
 
     def function(self, node: cst.FunctionDef) -> None:
         decorated = any(
@@ -431,6 +595,8 @@ class _Finder:
             for d in node.decorators
         )
         region = SYSTEM if decorated else name_region(node.name.value)
+        if region is None:
+            region = self._rewritten_prompt(node)
         if region is None:
             return
         what = {SYSTEM: "system prompt", TOOLS: "tool definitions", PROMPT: "prompt"}[region]
@@ -442,6 +608,18 @@ class _Finder:
                 named=None if decorated else node,
             )
             (self.sinks if decorated else self.named).append(sink)
+
+    def _rewritten_prompt(self, node: cst.FunctionDef) -> str | None:
+        """The region of a parameter named like prompt text that the function returns, changed
+        (``def replace_date_tag(prompt_str): ...; return prompt_str``): its result is one too."""
+        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        for param in params:
+            region = name_region(param.name.value)
+            if region not in (SYSTEM, PROMPT):
+                continue
+            if any(_mentions(v, param.name.value) for v in self.document.returns_of(node)):
+                return region
+        return None
 
 
 @dataclass
@@ -472,10 +650,19 @@ def find_sinks(document: PythonDocument) -> Sinks:
 
 # What the sinks above need in a file's text, checked before parsing (``may_hold_prompt``).
 # Fast literal tests come first; regexes run only where a literal matched.
-_LITERALS = ('"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(")
+_LITERALS = (
+    '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(",
+    *sorted({f"{name}(" for _, name in _POSITIONAL_SYSTEM}),
+)  # fmt: skip
 _API_WORDS = ("completions", "messages", "responses")
 _API_CALL = re.compile(
     r"\b(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
+)
+_SYSTEM_CALL_TEXT = re.compile(
+    r"\b(?:(?:add|set|with|from|make|create|update)_system\w*|system_(?:message|prompt)\w*)\s*\("
+)
+_SYSTEM_ROLE_CALL = re.compile(
+    r"""(?:\brole\s*=\s*|\w\(\s*)["'](?:system|developer)["'](?:\s*,|\s*\))"""
 )
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
 _NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
@@ -490,9 +677,17 @@ _HISTORY_EDIT = re.compile(
         (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)              # messages[i] = ..., messages[i][k] = ...
           | \.(?:insert|pop|remove)\s*\(                  # messages.insert(0, ...)
           | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[) )  # rebuilt or sliced
+      | (?:messages|conversation|transcript)\s*\[\s*-[^\]\n]*:\s*\]   # a tail window
+      | (?:messages|conversation|transcript)\s*\[\s*[a-z_]\w*\s*:\s*\]  # a moving start
       | \bdel\s+[\w.]*(?:messages|conversation|transcript)
       | (?:["']content["']\]|\.content)\s*=(?!=)""",
     re.VERBOSE,
+)
+# Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
+_MESSAGE_ANNOTATION = re.compile(r"""\b(?:list|List|Sequence)\[\s*["']?[\w.]*Message""")
+_TYPED_EDIT = re.compile(
+    r"\.(?:insert|pop|remove)\s*\(|\bdel\s+\w|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
+    r"|\b\w+\s*=\s*\w*message\("  # an element replaced by a new message
 )
 _TRIVIAL_VALUE = re.compile(
     r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
@@ -522,7 +717,7 @@ def _named_text(text: str, lowered: str) -> bool:
         if _TRIVIAL_VALUE.match(lowered, assigned.end()):
             continue
         keyword = identifier in SYSTEM_KEYWORDS or identifier in TOOL_KEYWORDS
-        if keyword or name_region(identifier.rsplit(".", 1)[-1]) is not None:
+        if keyword or text_region(identifier.rsplit(".", 1)[-1]) is not None:
             return True
     return False
 
@@ -536,9 +731,15 @@ def may_hold_prompt(text: str) -> bool:
         return True
     if any(word in text for word in _API_WORDS) and _API_CALL.search(text):
         return True
+    if ("system" in text or "developer" in text) and _SYSTEM_ROLE_CALL.search(text):
+        return True
+    if "system" in text and _SYSTEM_CALL_TEXT.search(text):
+        return True
     if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
         return True
     lowered = text.lower()
     if _named_text(text, lowered):
         return True
-    return any(word in lowered for word in _HISTORY_WORDS) and bool(_HISTORY_EDIT.search(lowered))
+    if any(word in lowered for word in _HISTORY_WORDS) and _HISTORY_EDIT.search(lowered):
+        return True
+    return bool(_MESSAGE_ANNOTATION.search(text)) and bool(_TYPED_EDIT.search(lowered))

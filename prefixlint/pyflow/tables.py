@@ -15,6 +15,8 @@ ENVIRONMENT = "PFX104"
 UNORDERED = "PFX201"
 KEY_ORDER = "PFX202"
 RANDOM_SELECTION = "PFX203"
+LINE_ENDINGS = "PFX401"
+WHITESPACE_DRIFT = "PFX402"
 REQUEST_INPUT = "input"  # a per-request value (a parameter); only PFX301 reports it
 PARAMETER = "parameter"  # stands for an argument inside a function summary; never reported
 
@@ -56,7 +58,12 @@ VOLATILE_CALLS: dict[str, tuple[str, str]] = {
         ),
         (UNIQUE_ID, INSTANT),
     ),
-    **dict.fromkeys(_names("getpass.getuser"), (PER_USER, PROCESS)),
+    **dict.fromkeys(
+        _names("getpass.getuser, locale.getlocale, locale.getdefaultlocale"), (PER_USER, PROCESS)
+    ),
+    **dict.fromkeys(
+        _names("opentelemetry.trace.get_current_span, time.process_time"), (UNIQUE_ID, INSTANT)
+    ),
     **dict.fromkeys(
         _names(
             """
@@ -75,6 +82,7 @@ VOLATILE_MODULES: dict[str, tuple[str, str]] = {"platform": (ENVIRONMENT, PROCES
 # Attributes that are volatile values by themselves (read, not called).
 VOLATILE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "os.environ": (ENVIRONMENT, PROCESS),
+    "os.linesep": (LINE_ENDINGS, PROCESS),
     "sys.argv": (ENVIRONMENT, PROCESS),
 }
 
@@ -143,6 +151,7 @@ ORDER_PRESERVING_METHODS = frozenset(
         "render",
         "substitute",
         "safe_substitute",
+        "replace",
         "tools",
         "fetchall",
         "fetchmany",
@@ -150,6 +159,8 @@ ORDER_PRESERVING_METHODS = frozenset(
         "scalars",
     }
 )
+# Methods that fill a template's fields from their arguments.
+FILLING_METHODS = frozenset({"format", "format_map", "render", "substitute", "safe_substitute"})
 # Calls whose result does not depend on the order of their input.
 ORDER_INSENSITIVE = frozenset(
     _names(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import libcst as cst
+
 from prefixlint.pyflow import fixes
 from prefixlint.pyflow.relocate import relocate
 from prefixlint.pyflow.report import prefix_diagnostics
@@ -14,6 +16,8 @@ def _fix(document, reach):
     moved = relocate(document, reach)
     if moved is not None or reach.origin.granularity != INSTANT:
         return moved
+    if not isinstance(reach.origin.node, cst.Call):
+        return None  # a template's field: the value is filled in elsewhere
     return fixes.coarsen_to_date(document, reach.origin.node)
 
 

@@ -1,28 +1,38 @@
-"""PFX301 in Python: per-request input comes before a large static block of the same text."""
+"""PFX301 in Python: per-request input comes before a large static block of the same text.
+
+Text of the user turn is held to ``min-static-tokens``; ``str.format`` templates and
+system-side text to at most ``TEMPLATE_STATIC_TOKENS``, the size from which real prompt
+builders' fixed instruction blocks after a question were judged worth caching (about 500
+characters; smaller tails, such as an answer-format line, are not reported).
+"""
 
 from __future__ import annotations
 
 from prefixlint import registry
 from prefixlint.pyflow.layout import Layout
+from prefixlint.pyflow.sinks import LAST
 
 CODE = "PFX301"
+TEMPLATE_STATIC_TOKENS = 128
 
 
 @registry.register(CODE, "python")
 def check(document, ctx):
-    min_tokens = ctx.option(CODE, "min-static-tokens")
+    turn_tokens = ctx.option(CODE, "min-static-tokens")
+    template_tokens = min(turn_tokens, TEMPLATE_STATIC_TOKENS)
     layout = Layout(document, ctx.option(CODE, "input-names"))
-    for found in layout.misplaced(min_chars=min_tokens):
+    for found in layout.misplaced(min_chars=min(turn_tokens, template_tokens)):
         tokenizer = ctx.tokenizer
         static = len(tokenizer.encode(found.static))
-        if static < min_tokens:
+        template = found.field or found.sink.region != LAST
+        if static < (template_tokens if template else turn_tokens):
             continue
         yield registry.diagnostic(
             CODE,
             f"`{found.label}` comes before {static:,} tokens of static text in "
             f"{found.sink.description}; those tokens are recomputed for every request. Put "
             "the static text first and the input after it",
-            document.span(found.value),
+            found.span(document),
             stable_prefix_tokens=len(tokenizer.encode(found.before)),
             unstable_tokens=static,
         )

@@ -1,0 +1,868 @@
+"""Python prompt analysis on small real-world shapes: what is found, where, and what stays quiet.
+
+Each case is a short module and the findings it must give, as ``(line, code)`` pairs.
+"""
+
+import textwrap
+
+import pytest
+
+from prefixlint import check_source
+
+PYTHON_CODES = ("PFX1", "PFX2", "PFX3", "PFX4", "PFX5")
+RULES = "Follow every rule of the handbook below, in order, without exception.\\n" * 80
+# About 180 tokens of fixed instructions, one line each, indented like the cases below.
+STATIC_BLOCK = "\n        ".join(
+    f"{n}. Cite the passage you rely on, quote it exactly and keep the answer short."
+    for n in range(1, 13)
+)
+ONE_LINE_BLOCK = " ".join(STATIC_BLOCK.split())
+
+
+def _found(src: str) -> list[tuple[int, str]]:
+    found = check_source(textwrap.dedent(src), "app.py", select=PYTHON_CODES)
+    return sorted((d.span.line, d.code) for d in found)
+
+
+FOUND = (
+    pytest.param(
+        f"""
+        import datetime
+        from openai import OpenAI
+
+        client = OpenAI()
+        RULES = "{RULES}"
+
+        def ask(question):
+            system = f"Today is {{datetime.date.today()}}.\\n{{RULES}}"
+            return client.chat.completions.create(
+                model="m",
+                messages=[
+                    {{"role": "system", "content": system}},
+                    {{"role": "user", "content": question}},
+                ],
+            )
+        """,
+        [(9, "PFX101")],
+        id="a date before a static block is a date, not a layout finding",
+    ),
+    pytest.param(
+        """
+        import datetime
+        from langchain_core.messages import SystemMessage
+
+        def prompts():
+            today = datetime.datetime.now().strftime("%B %d, %Y")
+            first = SystemMessage(content=f"You answer questions. Today is {today}.")
+            second = SystemMessage(content=f"You chat freely. Today is {today}.")
+            return first, second
+        """,
+        [(6, "PFX101"), (8, "PFX101")],
+        id="one stored date read into two system prompts: at the value, then at the read",
+    ),
+    pytest.param(
+        """
+        import platform
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            return SystemMessage(
+                content=f"OS {platform.system()} on {platform.machine()}. Be careful."
+            )
+        """,
+        [(7, "PFX104")],
+        id="two machine values on one line are one finding",
+    ),
+    pytest.param(
+        """
+        import os
+        from camel.agents import ChatAgent
+
+        WORKDIR = os.getcwd()
+
+        def planner(model):
+            return ChatAgent(f"You plan tasks. You work in {WORKDIR}.", model=model)
+        """,
+        [(5, "PFX104")],
+        id="camel ChatAgent takes its system message first",
+    ),
+    pytest.param(
+        """
+        import json
+        from langchain_core.messages import SystemMessage
+
+        def prompt(schema):
+            return SystemMessage(content="Answer in this schema: " + json.dumps(schema))
+        """,
+        [(6, "PFX202")],
+        id="json.dumps of a mapping from elsewhere",
+    ),
+    pytest.param(
+        """
+        from app.schema import Message, UserMessage
+
+        def add_view(memory: list[Message], view: str) -> list[Message]:
+            for index, message in enumerate(memory):
+                if "opened" in message.content:
+                    memory.insert(index + 1, UserMessage(content=view))
+                    break
+            return memory
+        """,
+        [(7, "PFX501")],
+        id="a list annotated as messages gets a message inserted in its middle",
+    ),
+    pytest.param(
+        """
+        from llama_index.core.llms import ChatMessage
+
+        def drop_tools(chat_history: list[ChatMessage]) -> list[ChatMessage]:
+            history = chat_history.copy()
+            i = 0
+            while i < len(history):
+                if history[i].role == "tool":
+                    history.pop(i)
+                    if i > 0 and history[i - 1].role == "assistant":
+                        history.pop(i - 1)
+                else:
+                    i += 1
+            return history
+        """,
+        [(9, "PFX501")],
+        id="a copy of the history returned with messages popped: one finding per list",
+    ),
+    pytest.param(
+        """
+        from llama_index.core.llms import ChatMessage, TextBlock
+
+        def condense(chat_history: list[ChatMessage], summary: str) -> list[ChatMessage]:
+            condensed = chat_history.copy()
+            for index, message in enumerate(condensed):
+                if message.role == "tool":
+                    condensed[index].blocks = [TextBlock(text=summary)]
+            return condensed
+        """,
+        [(8, "PFX501")],
+        id="an older message's content blocks replaced",
+    ),
+    pytest.param(
+        """
+        class Agent:
+            def __init__(self):
+                self.messages = [{"role": "system", "content": "Be brief."}]
+
+            def add_knowledge(self, knowledge: str):
+                if isinstance(self.messages[0]["content"], str):
+                    self.messages[0]["content"] += knowledge
+                else:
+                    self.messages[0]["content"] += [{"text": knowledge}]
+        """,
+        [(8, "PFX501")],
+        id="the same message rewritten on both branches of an if: one finding",
+    ),
+    pytest.param(
+        """
+        def retrieve(records, window_size):
+            preserved_messages = records[:1]
+            sliding_messages = records[1:]
+            kept = [] if window_size == 0 else sliding_messages[-window_size:]
+            return preserved_messages + kept
+        """,
+        [(5, "PFX502")],
+        id="a configured window joined to the system message",
+    ),
+    pytest.param(
+        """
+        class Chat:
+            def window(self, budget):
+                start = max(1, len(self.messages) - budget)
+                return [self.messages[0]] + self.messages[start:]
+        """,
+        [(5, "PFX502")],
+        id="the system message kept, a moving start after it",
+    ),
+    pytest.param(
+        """
+        class Chat:
+            def compact(self, summary):
+                cut = len(self.messages) - 6
+                summary_message = {"role": "user", "content": summary}
+                self.messages = [self.messages[0]] + [summary_message] + self.messages[cut:]
+        """,
+        [(6, "PFX502")],
+        id="older turns replaced by a summary after the system message",
+    ),
+    pytest.param(
+        f"""
+        TEMPLATES = {{
+            "plain": \"\"\"
+        Question: {{question}}
+        Context: {{context}}
+        {STATIC_BLOCK}\"\"\",
+        }}
+
+        def encode(question, chunk, key="plain"):
+            prompt = TEMPLATES[key].format(question=question, context=str(chunk))
+            return [
+                {{"role": "system", "content": "You answer from the context."}},
+                {{"role": "user", "content": prompt}},
+            ]
+        """,
+        [(4, "PFX301")],
+        id="a str.format template: the question field before the fixed instructions",
+    ),
+    pytest.param(
+        f"""
+        from camel.prompts import TextPrompt
+
+        USER_PROMPT = TextPrompt(\"\"\"You instruct me.
+        Here is the task: {{task}}. Never forget our task!
+        {STATIC_BLOCK}\"\"\")
+        """,
+        [(5, "PFX301")],
+        id="a template named for the user turn",
+    ),
+    pytest.param(
+        f"""
+        def encode(question, api):
+            prompt = question + "\\nCall the API in " + str(api) + "{ONE_LINE_BLOCK}"
+            return [{{"role": "user", "content": prompt}}]
+        """,
+        [(3, "PFX301")],
+        id="concatenation: the question, another value, then the fixed text",
+    ),
+    pytest.param(
+        """
+        SEMANTIC_QUERY_REPHRASE_SYSTEM_PROMPT = \"\"\"
+        You rewrite the last user message into a standalone query.
+
+        The current date is {current_date}.
+        \"\"\"
+        """,
+        [(5, "PFX101")],
+        id="a system prompt template with a date field (its name also says query)",
+    ),
+    pytest.param(
+        """
+        BASIC_INFO = "The user is {user_name} ({user_email})."
+
+        def build_system_prompt(base, ctx):
+            return base + "\\n" + BASIC_INFO.format(
+                user_name=ctx.info.name or "",
+                user_email=ctx.info.email or "",
+            )
+        """,
+        [(6, "PFX103")],
+        id="format keywords that name per-user values: one finding per call",
+    ),
+    pytest.param(
+        """
+        def generate_agent_instructions(template: str, user_name: str) -> str:
+            user_context = f"You are assisting {user_name}."
+            content = template
+            content = content.replace("{{USER_CONTEXT}}", user_context)
+            content = content.replace("{{MODEL}}", "default")
+            return content
+        """,
+        [(3, "PFX103")],
+        id="str.replace chains carry the value into the prompt",
+    ),
+    pytest.param(
+        """
+        import random
+
+        ENSEMBLE_PROMPT = "Pick the best solution.\\n{solutions}\\nQuestion: {question}"
+
+        class Ensemble:
+            @staticmethod
+            def shuffle(solutions):
+                shuffled = solutions.copy()
+                random.shuffle(shuffled)
+                return shuffled, {chr(65 + i): solutions.index(s) for i, s in enumerate(shuffled)}
+
+            def ask(self, solutions, question):
+                shuffled, mapping = self.shuffle(solutions)
+                text = ""
+                for index, solution in enumerate(shuffled):
+                    text += f"{chr(65 + index)}: {solution}\\n"
+                prompt = ENSEMBLE_PROMPT.format(solutions=text, question=question)
+                return prompt
+        """,
+        [(10, "PFX203")],
+        id="a shuffle returned by a helper, also read through an unknown call",
+    ),
+    pytest.param(
+        """
+        import os
+
+        class Loop:
+            def step(self):
+                self.system_prompt = self.template.format(listing=str(os.listdir(".")))
+        """,
+        [(6, "PFX201")],
+        id="str() of a directory listing in the system prompt",
+    ),
+    pytest.param(
+        """
+        import os
+
+        def tools_text(root):
+            skills = {}
+            for name in os.listdir(root):
+                skills[name] = {"name": name}
+            return [{"role": "system", "content": "Skills: " + ", ".join(skills)}]
+        """,
+        [(6, "PFX201")],
+        id="a dict filled in directory order and listed in the prompt",
+    ),
+    pytest.param(
+        """
+        import datetime
+        from langchain_core.prompts import ChatPromptTemplate, SystemMessagePromptTemplate
+
+        def define():
+            prompts = {}
+            today = datetime.date.today()
+            system = f"You are Quivr. Today is {today}."
+            prompts["rag"] = ChatPromptTemplate.from_messages(
+                [SystemMessagePromptTemplate.from_template(system)]
+            )
+            return prompts
+        """,
+        [(7, "PFX101")],
+        id="SystemMessagePromptTemplate.from_template, inside a registry the function returns",
+    ),
+    pytest.param(
+        """
+        import platform
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            return SystemMessage(
+                content=f\"\"\"You run on {platform.system()}
+        with {platform.machine()}. Be careful.\"\"\"
+            )
+        """,
+        [(7, "PFX104")],
+        id="machine values of one module in one statement are one finding",
+    ),
+    pytest.param(
+        """
+        from pathlib import Path
+
+        class SkillTool:
+            def get_tools(self, tool):
+                schema = tool.get_openai_tool_schema()
+                schema["function"]["description"] = f"Skills live in {Path.home()}/skills."
+                return [tool]
+
+        class WeatherTool(BaseTool):
+            description = f"Weather, cached under {Path.cwd()}."
+        """,
+        [(7, "PFX104"), (11, "PFX104")],
+        id="a tool schema's description and a tool class's description",
+    ),
+    pytest.param(
+        """
+        class Server:
+            async def list_tools(self):
+                response = await self.session.list_tools()
+                return [tool for tool in response.tools]
+
+        async def start(servers):
+            tools = []
+            for server in servers:
+                tools.extend(await server.list_tools())
+            text = "\\n".join(tool.name for tool in tools)
+            return [{"role": "system", "content": f"Tools:\\n{text}\\nUse them well."}]
+        """,
+        [(4, "PFX201")],
+        id="a wrapper's own list_tools(): reported once, at the MCP call",
+    ),
+    pytest.param(
+        """
+        import datetime
+
+        def env_context():
+            now = datetime.datetime.now()
+            return f"- Current time: {now:%Y-%m-%d %H:%M:%S}"
+
+        def compose(format_chat_message, history):
+            return [format_chat_message(role="system", message=f"Rules.\\n{env_context()}")]
+        """,
+        [(5, "PFX101")],
+        id="a project's own message maker called with role='system'",
+    ),
+    pytest.param(
+        """
+        import time
+
+        def prompt(create_chat_message, rules):
+            return [create_chat_message("system", f"{rules}\\nIt is {time.ctime()}.")]
+        """,
+        [(5, "PFX101")],
+        id="a message maker called with ('system', text)",
+    ),
+    pytest.param(
+        """
+        import datetime
+
+        def replace_date_tag(prompt_str: str) -> str:
+            today = datetime.date.today().strftime("%B %d, %Y")
+            prompt_str = prompt_str.replace("[[CURRENT_DATE]]", today)
+            return prompt_str
+        """,
+        [(5, "PFX101")],
+        id="a function that returns its prompt argument rewritten returns a prompt",
+    ),
+    pytest.param(
+        """
+        import json
+
+        def prepare(prompt_messages, functions):
+            messages = [message.raw() for message in prompt_messages]
+            messages[0]["content"] += "\\nTools:\\n" + json.dumps(functions, indent=2)
+            return messages
+        """,
+        [(6, "PFX202")],
+        id="text appended to the first message of a conversation",
+    ),
+    pytest.param(
+        """
+        def schema_message(db, collection):
+            query = f"FOR doc IN {collection} LIMIT 5 RETURN doc"
+            fields = []
+            for doc in db.aql.execute(query):
+                fields.append(", ".join(doc))
+            return [{"role": "system", "content": "Fields:\\n" + "\\n".join(fields)}]
+        """,
+        [(3, "PFX201")],
+        id="an AQL query without SORT, run through a name",
+    ),
+    pytest.param(
+        """
+        import os
+        from langchain_core.messages import SystemMessage
+
+        def prompt(rules):
+            return SystemMessage(content=os.linesep.join(rules) + os.linesep + "Be brief.")
+        """,
+        [(6, "PFX401")],
+        id="os.linesep joins the system prompt",
+    ),
+    pytest.param(
+        """
+        import datetime
+        from semantic_kernel.contents import ChatHistory
+
+        def history():
+            chat = ChatHistory()
+            chat.add_system_message(f"Now: {datetime.datetime.now()}. Be brief.")
+            return chat
+        """,
+        [(7, "PFX101")],
+        id="Semantic Kernel add_system_message",
+    ),
+    pytest.param(
+        """
+        import uuid
+        from haystack.dataclasses import ChatMessage
+
+        def messages(question):
+            return [
+                ChatMessage.from_system(f"Session {uuid.uuid4()}. Be brief."),
+                ChatMessage.from_user(question),
+            ]
+        """,
+        [(7, "PFX102")],
+        id="Haystack ChatMessage.from_system",
+    ),
+    pytest.param(
+        """
+        import os
+        from llama_index.core.llms import ChatMessage, MessageRole
+
+        def messages():
+            return [ChatMessage(role=MessageRole.SYSTEM, content=f"cwd {os.getcwd()}. Be brief.")]
+        """,
+        [(6, "PFX104")],
+        id="LlamaIndex ChatMessage with MessageRole.SYSTEM",
+    ),
+    pytest.param(
+        """
+        import datetime
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        def ask(question):
+            return client.chat.completions.with_raw_response.create(
+                model="m",
+                messages=[
+                    {"role": "system", "content": f"Time {datetime.datetime.now()}. Be brief."},
+                    {"role": "user", "content": question},
+                ],
+            )
+        """,
+        [(11, "PFX101")],
+        id="OpenAI with_raw_response",
+    ),
+    pytest.param(
+        """
+        import random
+        from langchain_core.messages import SystemMessage
+
+        def examples(pool, name):
+            rng = random.Random(hash(name))
+            return SystemMessage(content="Examples:\\n" + "\\n".join(rng.sample(pool, 3)))
+        """,
+        [(7, "PFX203")],
+        id="a generator seeded with hash(str), salted per process",
+    ),
+    pytest.param(
+        """
+        import locale
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            return SystemMessage(content=f"Answer in the locale {locale.getlocale()[0]}. Be brief.")
+        """,
+        [(6, "PFX103")],
+        id="the process locale",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import SystemMessage
+
+        def prompt(rules, compact):
+            sep = "\\n" if compact else "\\n\\n"
+            return SystemMessage(content=sep.join(rules) + sep + "Be brief.")
+        """,
+        [(5, "PFX402")],
+        id="one blank line on one path, none on the other",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import SystemMessage
+
+        def prompt(rules, legacy):
+            if legacy:
+                header = f"Rules:\\n{rules}\\n"
+            else:
+                header = f"Rules:\\n{rules}  \\n"
+            return SystemMessage(content=header + "Be brief.")
+        """,
+        [(8, "PFX402")],
+        id="trailing spaces on one branch of an if",
+    ),
+    pytest.param(
+        """
+        from app.schema import Message, UserMessage
+
+        def mask_old(memory: list[Message], keep=5) -> list[Message]:
+            kept = []
+            seen = 0
+            for message in reversed(memory):
+                if "Editor" in message.content:
+                    seen += 1
+                    if seen > keep:
+                        message = UserMessage(content="[output elided]")
+                kept.append(message)
+            kept.reverse()
+            return kept
+        """,
+        [(11, "PFX501")],
+        id="older messages replaced by masked copies",
+    ),
+)
+
+
+QUIET = (
+    pytest.param(
+        """
+        import os
+        from agents import Agent, HostedMCPTool
+
+        def agent():
+            token = os.environ["CALENDAR_TOKEN"]
+            return Agent(
+                name="Assistant",
+                instructions="You help with calendars.",
+                tools=[HostedMCPTool(tool_config={"type": "mcp", "authorization": token})],
+            )
+        """,
+        id="a credential in a tool's config",
+    ),
+    pytest.param(
+        """
+        import os
+        from camel.agents import ChatAgent
+        from camel.toolkits import NoteToolkit
+
+        def planner(model):
+            return ChatAgent(
+                "You plan tasks.",
+                model=model,
+                tools=NoteToolkit(working_directory=os.getcwd()).get_tools(),
+            )
+        """,
+        id="a working directory passed to a toolkit's constructor",
+    ),
+    pytest.param(
+        """
+        import json
+        from langchain_core.messages import SystemMessage
+
+        def prompt(tools):
+            listing = json.dumps({tool.name: tool.schema for tool in tools})
+            return SystemMessage(content="Tools: " + listing)
+        """,
+        id="json.dumps of a dict comprehension: keys in the order of its input",
+    ),
+    pytest.param(
+        """
+        import json
+        from langchain_core.messages import SystemMessage
+
+        class Coder:
+            def __init__(self, data):
+                self.schema = json.loads(data["schema"])
+
+            def prompt(self):
+                return SystemMessage(content="Reply as: " + json.dumps(self.schema))
+        """,
+        id="json decoded and encoded again keeps the text's key order",
+    ),
+    pytest.param(
+        """
+        from app.schema import Message
+
+        def build(question: str) -> list[Message]:
+            messages: list[Message] = [Message(role="system", content="Be brief.")]
+            working = messages.copy()
+            working.insert(1, Message(role="user", content=question))
+            return working
+        """,
+        id="a copy of a list built fresh on every call",
+    ),
+    pytest.param(
+        """
+        def current_turn(messages):
+            if messages[-1].type == "tool":
+                final_messages = messages[-3:]
+            else:
+                final_messages = messages[-1:]
+            return final_messages
+        """,
+        id="the last messages of the turn being answered",
+    ),
+    pytest.param(
+        """
+        class Chat:
+            def with_reminder(self, reminder):
+                return self.messages[:1] + [reminder] + self.messages[1:]
+        """,
+        id="every message kept after the head",
+    ),
+    pytest.param(
+        """
+        def with_extra(prompt_messages, extra, at):
+            return prompt_messages[:at] + extra + prompt_messages[at:]
+        """,
+        id="messages spliced in at one index, none dropped",
+    ),
+    pytest.param(
+        """
+        def render_prompt(prompt_str: str):
+            if not prompt_str:
+                return ()
+            return (prompt_str.strip(),)
+        """,
+        id="a function returning an empty tuple (no crash)",
+    ),
+    pytest.param(
+        """
+        import datetime
+        import logging
+        import uuid
+        from openai import OpenAI
+
+        client = OpenAI()
+        SYSTEM_PROMPT = "You are a support assistant. Answer briefly."
+
+        def ask(question, user_id):
+            request_id = str(uuid.uuid4())
+            logging.info("request %s at %s", request_id, datetime.datetime.now())
+            return client.chat.completions.create(
+                model="gpt-4o",
+                messages=[
+                    {"role": "system", "content": SYSTEM_PROMPT},
+                    {"role": "user", "content": f"{question}\\n(asked {datetime.date.today()})"},
+                ],
+                metadata={"request_id": request_id, "user": user_id},
+                extra_headers={"Idempotency-Key": request_id},
+                user=user_id,
+            )
+        """,
+        id="ids and times only in logs, metadata, headers and the last user turn",
+    ),
+    pytest.param(
+        """
+        from app.schema import Message
+
+        def render(memory: list[Message]) -> list[str]:
+            lines = []
+            for message in memory:
+                if message.role == "tool":
+                    message = Message(role="tool", content=message.content.strip())
+                lines.append(str(message))
+            return lines
+        """,
+        id="messages rebuilt for display only: not a history",
+    ),
+    pytest.param(
+        f"""
+        PROMPT = \"\"\"{STATIC_BLOCK}
+        Question: {{question}}
+        \"\"\"
+
+        def encode(question):
+            return [{{"role": "user", "content": PROMPT.format(question=question)}}]
+        """,
+        id="the question after the fixed instructions",
+    ),
+    pytest.param(
+        """
+        PROMPT = "Question: {question}\\nAnswer in one sentence, citing the context."
+
+        def encode(question):
+            return [{"role": "user", "content": PROMPT.format(question=question)}]
+        """,
+        id="a short fixed tail after the question",
+    ),
+    pytest.param(
+        """
+        import datetime
+        from langchain_core.messages import SystemMessage
+
+        SYSTEM_PROMPT = "You help. The current date is {current_date}."
+
+        def messages(question):
+            return [SystemMessage(content=SYSTEM_PROMPT.format(current_date="2024-01-01"))]
+        """,
+        id="a template's date field filled with a fixed value",
+    ),
+    pytest.param(
+        """
+        import os
+
+        class Loop:
+            def step(self):
+                self.system_prompt = self.template.format(listing=str(sorted(os.listdir("."))))
+        """,
+        id="str() of a sorted directory listing",
+    ),
+    pytest.param(
+        """
+        import random
+
+        def pick(examples):
+            rng = random.Random(42)
+            chosen = rng.sample(examples, 3)
+            SYSTEM_PROMPT = "Examples:\\n" + "\\n".join(chosen)
+            return SYSTEM_PROMPT
+        """,
+        id="examples drawn with a seeded generator",
+    ),
+    pytest.param(
+        """
+        from pathlib import Path
+
+        def roots(workdir):
+            return [
+                ("repo", workdir / "skills"),
+                ("user", Path.home() / "skills"),
+                ("system", Path("/usr/share/skills")),
+            ]
+        """,
+        id="(scope, path) pairs are not a conversation",
+    ),
+    pytest.param(
+        """
+        import datetime
+
+        def log_entry(make_record, text):
+            return make_record(role="user", message=f"{datetime.datetime.now()}: {text}")
+        """,
+        id="a message maker called with the user role",
+    ),
+    pytest.param(
+        """
+        import datetime
+
+        def stamp(messages):
+            messages[-1]["content"] += f" (sent {datetime.datetime.now():%H:%M})"
+            return messages
+        """,
+        id="text appended to the newest message",
+    ),
+    pytest.param(
+        """
+        def schema_message(db, collection):
+            query = f"FOR doc IN {collection} SORT doc._key LIMIT 5 RETURN doc"
+            fields = []
+            for doc in db.aql.execute(query):
+                fields.append(doc["name"])
+            return [{"role": "system", "content": "Fields:\\n" + "\\n".join(fields)}]
+        """,
+        id="an AQL query with SORT",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import SystemMessage
+
+        def prompt(rules, numbered):
+            sep = "\\n- " if numbered else "\\n* "
+            return SystemMessage(content=sep.join(rules))
+        """,
+        id="separators that differ in more than whitespace",
+    ),
+    pytest.param(
+        """
+        import logging
+        import os
+
+        def report(lines):
+            logging.info(os.linesep.join(lines))
+        """,
+        id="os.linesep only in a log line",
+    ),
+    pytest.param(
+        """
+        import datetime
+        import os
+
+        def backup(path):
+            os.system(f"tar czf backup-{datetime.datetime.now():%s}.tgz {path}")
+        """,
+        id="os.system is not a system message",
+    ),
+    pytest.param(
+        """
+        import time
+
+        def audit(events, detail):
+            events.emit("system", f"{time.ctime()}: {detail}")
+        """,
+        id="an event named system is not a message",
+    ),
+)
+
+
+@pytest.mark.parametrize(("src", "expected"), FOUND)
+def test_found(src, expected):
+    assert _found(src) == expected
+
+
+@pytest.mark.parametrize("src", QUIET)
+def test_quiet(src):
+    assert _found(src) == []
