@@ -51,6 +51,14 @@ class Reach:
 class Analysis:
     """Sinks of a document and the flows into them, computed once."""
 
+    @classmethod
+    def of(cls, document: PythonDocument) -> Analysis:
+        """The document's analysis, computed on first use and then kept with it."""
+        found = document.derived.get("analysis")
+        if found is None:
+            found = document.derived["analysis"] = cls(document)
+        return found
+
     def __init__(self, document: PythonDocument) -> None:
         self.document = document
         self.bindings = Bindings(document)

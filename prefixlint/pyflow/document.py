@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from functools import cached_property
+from typing import Any
 
 import libcst as cst
 from libcst._metadata_dependent import LazyValue
@@ -84,6 +85,9 @@ class PythonDocument:
         self.module = self.wrapper.module
         self._parents, self._order, self._by_type = _index(self.module)
         self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        # What the analyses found in this document, computed once by whichever rule asks
+        # first (``Analysis.of``, ``history_edits``).
+        self.derived: dict[str, Any] = {}
 
     def nodes(self, *types: type) -> list:
         """The nodes of the given types, in source order."""
@@ -107,21 +111,6 @@ class PythonDocument:
     @cached_property
     def _qualified(self):
         return self.wrapper.resolve(QualifiedNameProvider)
-
-    @cached_property
-    def analysis(self):
-        """The prompt sinks and the flow of values into them (computed on first use)."""
-        from prefixlint.pyflow.analysis import Analysis
-
-        return Analysis(self)
-
-    @cached_property
-    def history(self):
-        """Edits to conversations that are sent again (PFX501, PFX502, PFX504)."""
-        from prefixlint.pyflow.history import WINDOW, HistoryAnalysis
-
-        fraction = self.ctx.option(WINDOW, "min-cut-fraction")
-        return HistoryAnalysis(self, self.analysis.message_lists, fraction).edits()
 
     def option(self, code: str, key: str, default=None):
         """A rule option, or ``default`` when the rule does not define it."""

@@ -20,6 +20,7 @@ from functools import cached_property
 import libcst as cst
 from libcst.metadata import GlobalScope
 
+from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
 from prefixlint.pyflow.sinks import string_value
@@ -164,14 +165,17 @@ class _Collector:
 class HistoryAnalysis:
     """Finds PFX501/502/504 patterns in one document."""
 
-    def __init__(self, document: PythonDocument, message_lists, min_cut_fraction: float) -> None:
+    def __init__(
+        self, document: PythonDocument, analysis: Analysis, min_cut_fraction: float
+    ) -> None:
         self.document = document
+        self.analysis = analysis
         self.min_cut_fraction = min_cut_fraction
         self.collector = _Collector(document)
-        self.message_lists = message_lists
+        self.message_lists = analysis.message_lists
         self._sending_loops = {
             id(a)
-            for expr in message_lists
+            for expr in self.message_lists
             for a in document.ancestors(expr)
             if isinstance(a, (cst.For, cst.While))
         }
@@ -268,7 +272,7 @@ class HistoryAnalysis:
 
     def _copied_sources(self, node: cst.Name) -> list[cst.BaseExpression]:
         """The lists ``node`` was assigned a copy of (``h = history.copy()``)."""
-        bindings = self.document.analysis.bindings
+        bindings = self.analysis.bindings
         return [
             source
             for assignment in self._definitions(node)
@@ -346,7 +350,7 @@ class HistoryAnalysis:
 
     def edits(self) -> list[HistoryEdit]:
         found: list[HistoryEdit] = []
-        if self.collector.empty and not self.document.analysis.message_lists:
+        if self.collector.empty and not self.analysis.message_lists:
             return found
         found += self._subscript_writes()
         found += self._deletes()
@@ -523,7 +527,7 @@ class HistoryAnalysis:
                 and self._identity(target) == self._identity(value.value)
             ):
                 candidates.append(value)
-        for expr in self.document.analysis.message_lists:
+        for expr in self.analysis.message_lists:
             candidates += [p for p in self._sent_slices(expr)]
         candidates += [
             subscript
@@ -553,16 +557,16 @@ class HistoryAnalysis:
         if isinstance(expr, cst.StarredElement):
             return self._sent_slices(expr.value)
         if isinstance(expr, cst.Call):
-            function = self.document.analysis.bindings.local_function(expr.func)
+            function = self.analysis.bindings.local_function(expr.func)
             if function is None:
                 return []
-            returns = self.document.analysis.bindings.returns_of(function)
+            returns = self.analysis.bindings.returns_of(function)
             return [s for value in returns for s in self._sent_slices(value)]
         if isinstance(expr, cst.Name):
             scope = self.document.scopes.get(expr)
             out = []
             for assignment in scope[expr.value] if scope and expr.value in scope else ():
-                for binding in self.document.analysis.bindings.values_of(assignment):
+                for binding in self.analysis.bindings.values_of(assignment):
                     if not isinstance(binding.value, cst.Name):
                         out += self._sent_slices(binding.value)
             return out
@@ -641,7 +645,7 @@ class HistoryAnalysis:
         name = node.expression if negate else node
         if not isinstance(name, cst.Name):
             return None
-        bindings = self.document.analysis.bindings
+        bindings = self.analysis.bindings
         values = [b.value for a in bindings.reaching(name) for b in bindings.values_of(a)]
         if len(values) != 1 or _int(values[0]) is None:
             return None
@@ -855,3 +859,13 @@ class _ToolMention(cst.CSTVisitor):
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if node.attr.value.lower() in _TOOL_ROLES:
             self.found = True
+
+
+def history_edits(document: PythonDocument) -> list[HistoryEdit]:
+    """Edits to conversations that are sent again (PFX501, PFX502, PFX504), found once."""
+    found = document.derived.get("history")
+    if found is None:
+        fraction = document.ctx.option(WINDOW, "min-cut-fraction")
+        analysis = Analysis.of(document)
+        found = document.derived["history"] = HistoryAnalysis(document, analysis, fraction).edits()
+    return found

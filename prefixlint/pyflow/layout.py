@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from prefixlint.pyflow import tables as t
+from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.sinks import string_value
 from prefixlint.pyflow.templates import FIELD, masked, span_within, static_part
@@ -46,7 +47,7 @@ class Layout:
 
     def __init__(self, document: PythonDocument, input_names=()) -> None:
         self.document = document
-        self.analysis = document.analysis
+        self.analysis = Analysis.of(document)
         self.input_names = tuple(input_names)
 
     def static_text(self, node: cst.CSTNode, depth: int = 0) -> str | None:

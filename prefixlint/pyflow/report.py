@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 from prefixlint import registry
 from prefixlint.pyflow import tables as t
-from prefixlint.pyflow.analysis import Reach
+from prefixlint.pyflow.analysis import Analysis, Reach
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.templates import span_within
 from prefixlint.types import Diagnostic, Fix, Severity, Span
@@ -54,7 +54,7 @@ def prefix_diagnostics(
     fix_for: Callable[[Reach], Fix | None] = lambda reach: None,
 ) -> Iterator[Diagnostic]:
     """A diagnostic for every value of ``code`` that reaches a request prefix."""
-    for reach in document.analysis.in_prefix(code):
+    for reach in Analysis.of(document).in_prefix(code):
         found = registry.diagnostic(
             code,
             message(reach),

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from prefixlint import registry
-from prefixlint.pyflow.history import EDIT
+from prefixlint.pyflow.history import EDIT, history_edits
 
 
 @registry.register(EDIT, "python")
 def check(document, ctx):
-    for edit in document.history:
+    for edit in history_edits(document):
         if edit.code == EDIT:
             yield registry.diagnostic(EDIT, edit.message, document.span(edit.node))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from prefixlint import registry
-from prefixlint.pyflow.history import WINDOW
+from prefixlint.pyflow.history import WINDOW, history_edits
 
 
 @registry.register(WINDOW, "python")
 def check(document, ctx):
-    for edit in document.history:
+    for edit in history_edits(document):
         if edit.code == WINDOW:
             yield registry.diagnostic(WINDOW, edit.message, document.span(edit.node))

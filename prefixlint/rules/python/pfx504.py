@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from prefixlint import registry
-from prefixlint.pyflow.history import TOOL_OUTPUT
+from prefixlint.pyflow.history import TOOL_OUTPUT, history_edits
 
 
 @registry.register(TOOL_OUTPUT, "python")
 def check(document, ctx):
-    for edit in document.history:
+    for edit in history_edits(document):
         if edit.code == TOOL_OUTPUT:
             yield registry.diagnostic(TOOL_OUTPUT, edit.message, document.span(edit.node))
