@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # tests skip with their reason.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv torch demo test lint
+.PHONY: venv torch demo test test-slow lint
 
 venv: $(STAMP)
 
@@ -28,6 +28,10 @@ demo: venv
 
 test: venv
 	$(BIN)/pytest
+
+# Fuzz corpora, memory bounds, pre-commit and wheel builds: minutes, so apart (CI runs both).
+test-slow: venv
+	$(BIN)/pytest -m slow
 
 lint: venv
 	$(BIN)/pre-commit run --all-files --show-diff-on-failure
