@@ -135,6 +135,10 @@ def test_every_rule_caused_miss_names_its_source_line(tmp_path, monkeypatch):
         expected = template_line if miss["cause"] == "PFX101" else host_line
         assert miss["source"] == [expected], miss
     assert {r["cause"] for r in misses} == {"PFX101", "PFX104"}
+    # Examples are kept under the refined cause, as the totals count it.
+    assert set(report["examples"]["vllm"]) == set(report["models"]["vllm"]["by_cause"]) - {
+        "first-seen"
+    }
     ranked = [(s["path"], s["line"], s["requests"]) for s in report["sources"]["vllm"]]
     assert ranked == [(template_line["path"], 4, 7), (host_line["path"], 23, 1)]
     without = CliRunner().invoke(main, args[:2] + args[4:])
@@ -171,3 +175,13 @@ def test_check_with_log_ranks_findings_by_measured_cost(tmp_path, monkeypatch):
     }
     bad = CliRunner().invoke(main, ["check", "fixtures/app", "--with-log", str(tmp_path)])
     assert bad.exit_code == 2
+
+
+def test_a_file_the_check_cannot_parse_gives_no_anchors(tmp_path):
+    # Past the check's chain limit (1,000), though Python itself would parse it.
+    chained = tmp_path / "chained.py"
+    chained.write_text("x = " + " + ".join(["1"] * 1500) + "\nprompt = f'Served by host {h}'\n")
+    index = SourceIndex.build([str(chained)])
+    assert index.locate("... Served by host api-", "PFX104") == ()
+    chained.write_text("prompt = f'Served by host {h}'\n")
+    assert SourceIndex.build([str(chained)]).locate("... Served by host api-", "PFX104")

@@ -162,8 +162,6 @@ class Auditor:
             no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
             cause = cause_for(divergence, result, no_breakpoint=no_breakpoint)
             record = self._record(file, request, session, name, result, cause, divergence)
-            if self.sources is not None:
-                self._link_source(record, divergence)
             record.observed_cached = observed
             record.group = group
             price = prices[name]
@@ -208,6 +206,9 @@ class Auditor:
         divergence: Divergence,
     ) -> RequestRecord:
         located = cause.located
+        code, source = cause.code, ()
+        if located and code is not None and self.sources is not None:
+            code, source = self._linked(code, divergence)
         record = RequestRecord(
             file=file,
             line=request.line,
@@ -217,27 +218,28 @@ class Auditor:
             prompt_tokens=result.prompt_tokens,
             cached_tokens=result.cached_tokens,
             cache_write_tokens=result.cache_write_tokens,
-            cause=cause.code,
+            cause=code,
             component=cause.component,
             divergence_char=divergence.char if located else None,
             divergence_token=divergence.token if located else None,
             predecessor_line=divergence.predecessor_line if cause.code and cause.cost else None,
             cost_tokens=cause.cost,
             observed_cached=None,
+            source=source,
         )
         if located:
             self._keep_example(file, record, divergence)
         return record
 
-    def _link_source(self, record: RequestRecord, divergence: Divergence) -> None:
-        """Point a located miss at the source lines whose static text precedes the change."""
-        if record.cause is None or record.divergence_char is None or not divergence.renderings:
-            return
-        assert self.sources is not None
-        before = divergence.renderings[1].text[: record.divergence_char]
-        refs = self.sources.locate(before, record.cause)
-        record.source = tuple((ref.path, ref.line, ref.code) for ref in refs)
-        record.cause = refined_cause(record.cause, refs)
+    def _linked(
+        self, code: str, divergence: Divergence
+    ) -> tuple[str, tuple[tuple[str, int, str], ...]]:
+        """A located miss's cause, refined by the source lines whose static text precedes
+        the change (``audit --source``), and those lines."""
+        if divergence.char is None or not divergence.renderings or self.sources is None:
+            return code, ()
+        refs = self.sources.locate(divergence.renderings[1].text[: divergence.char], code)
+        return refined_cause(code, refs), tuple((r.path, r.line, r.code) for r in refs)
 
     def _keep_example(self, file: str, record: RequestRecord, divergence: Divergence) -> None:
         examples = self.report.examples.setdefault((record.model_cache, record.cause), [])

@@ -129,6 +129,15 @@ class Totals:
         if cost is not None:
             self.cost_usd = (self.cost_usd or 0.0) + cost
 
+    def merge(self, other: Totals) -> None:
+        """Add ``other``'s sums to these."""
+        self.requests += other.requests
+        self.prompt_tokens += other.prompt_tokens
+        self.cached_tokens += other.cached_tokens
+        self.cache_write_tokens += other.cache_write_tokens
+        if other.cost_usd is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + other.cost_usd
+
 
 @dataclass
 class CauseTotals:
@@ -212,13 +221,7 @@ class GroupTotals:
         return max(costly, key=lambda c: (costly[c], c)) if costly else None
 
     def merge(self, other: GroupTotals) -> None:
-        mine, theirs = self.totals, other.totals
-        mine.requests += theirs.requests
-        mine.prompt_tokens += theirs.prompt_tokens
-        mine.cached_tokens += theirs.cached_tokens
-        mine.cache_write_tokens += theirs.cache_write_tokens
-        if theirs.cost_usd is not None:
-            mine.cost_usd = (mine.cost_usd or 0.0) + theirs.cost_usd
+        self.totals.merge(other.totals)
         self.cost_tokens += other.cost_tokens
         for cause, cost in other.causes.items():
             self.causes[cause] = self.causes.get(cause, 0) + cost

@@ -22,6 +22,7 @@ from prefixlint.lines import LineIndex
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FileResult, check_file
 from prefixlint.linting.files import collect_files
+from prefixlint.lru import LRU
 from prefixlint.types import Diagnostic
 
 # Static text this long, ending right before the changed value, identifies its source.
@@ -36,6 +37,8 @@ PLACEHOLDER = re.compile(
 # A finding of these families names what changed better than the audit's generic causes.
 REFINING_FAMILIES = ("PFX1", "PFX2", "PFX4")
 GENERIC_CAUSES = frozenset({"PFX501", "content-changed"})
+PARSE_ERROR = "PFX902"
+MEMO_SIZE = 65_536
 
 
 @dataclass(frozen=True)
@@ -109,7 +112,8 @@ class SourceIndex:
         self._findings: dict[tuple[str, int], list[Diagnostic]] = defaultdict(list)
         for finding in findings:
             self._findings[finding.span.path, finding.span.line].append(finding)
-        self._memo: dict[tuple[str, str], tuple[SourceRef, ...]] = {}
+        # Misses of one breaker share their window: each is matched once (bounded).
+        self._memo = LRU(MEMO_SIZE)
 
     @classmethod
     def build(cls, paths: Sequence[str], settings: Settings | None = None) -> SourceIndex:
@@ -120,12 +124,17 @@ class SourceIndex:
 
     @classmethod
     def from_results(cls, results: Iterable[FileResult]) -> SourceIndex:
-        """Index files that were checked already (``check --with-log``)."""
+        """Index files that were checked already (``check --with-log``).
+
+        A file the check could not parse (PFX902: a syntax error, or past a depth or size
+        limit) gives no anchors: its text is never handed to a parser here either.
+        """
         anchors: list[Anchor] = []
         findings: list[Diagnostic] = []
         for result in results:
             findings.extend(result.diagnostics)
-            if result.text is not None:
+            unparsable = any(d.code == PARSE_ERROR for d in result.diagnostics)
+            if result.text is not None and not unparsable:
                 python = result.path.endswith((".py", ".pyi"))
                 reader = python_anchors if python else template_anchors
                 anchors.extend(reader(result.path, result.text.replace("\r\n", "\n")))
@@ -136,9 +145,11 @@ class SourceIndex:
         differing character), nearest the difference first; empty when none matches."""
         window = before[-(VALUE_REACH + 4 * KEY_CHARS) :]
         key = (window, cause)
-        if key not in self._memo:
-            self._memo[key] = self._locate(window, cause)
-        return self._memo[key]
+        found = self._memo.recall(key)
+        if found is None:
+            found = self._locate(window, cause)
+            self._memo.remember(key, found)
+        return found
 
     def _locate(self, window: str, cause: str) -> tuple[SourceRef, ...]:
         lowest = max(KEY_CHARS, len(window) - VALUE_REACH)

@@ -39,6 +39,7 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path, PurePath
 from typing import Any
 
@@ -103,10 +104,14 @@ class Settings:
 
     def can_fix(self, code: str) -> bool:
         """Whether ``--fix`` may apply fixes of ``code`` (a longer prefix wins, ruff-style)."""
+        return code in self._fixable_codes
+
+    @cached_property
+    def _fixable_codes(self) -> frozenset[str]:
         layers = [registry.Selection(self.fixable, self.unfixable)]
         if self.command_line_fixable is not None:
             layers.append(self.command_line_fixable)
-        return code in registry.resolve_selection(layers, preview=True)
+        return registry.resolve_selection(layers, preview=True)
 
     def is_excluded(self, path: str) -> bool:
         patterns = (*self.exclude, *self.extend_exclude)
