@@ -151,3 +151,11 @@ def test_remembered_tool_blocks_keep_key_order_and_types():
         assert rendered.text == jinja_render(template_messages(request), request.tools)
         texts.add(rendered.text)
     assert len(texts) == len(variants)
+
+
+def test_a_role_that_is_not_a_string_renders_no_turn():
+    # The log readers refuse such a role; the renderer, called directly, gives it no turn
+    # (the template matches no role) instead of failing to look up its alias.
+    odd = ChatRequest(line=1, format="openai", messages=({"role": ["user"], "content": "x"}, USER))
+    plain = ChatRequest(line=1, format="openai", messages=(USER,))
+    assert render(odd).text == render(plain).text

@@ -31,11 +31,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Any
 
 from prefixlint.chat.errors import TemplateError
+from prefixlint.chat.messages import Message
 from prefixlint.request import ChatRequest
 
 ENGINES = ("transformers", "vllm", "sglang", "llamacpp")
@@ -111,7 +113,7 @@ def logged_template_kwargs(request: ChatRequest) -> dict[str, Any]:
     return dict(kwargs) if isinstance(kwargs, dict) else {}
 
 
-def _with_parsed_arguments(message: dict, parse) -> dict:
+def _with_parsed_arguments(message: Message, parse: Callable[[object], object]) -> Message:
     """``message`` with its tool calls' ``arguments`` parsed by ``parse`` (a new dict; the
     logged one is shared and never changed)."""
     calls = message.get("tool_calls")
@@ -119,7 +121,7 @@ def _with_parsed_arguments(message: dict, parse) -> dict:
         return message
     if not calls:
         return {k: v for k, v in message.items() if k != "tool_calls"}
-    parsed = []
+    parsed: list[object] = []
     for call in calls:
         function = call.get("function") if isinstance(call, dict) else None
         if not isinstance(function, dict):
@@ -130,7 +132,7 @@ def _with_parsed_arguments(message: dict, parse) -> dict:
     return {**message, "tool_calls": parsed}
 
 
-def _vllm_arguments(arguments):
+def _vllm_arguments(arguments: object) -> dict[str, Any]:
     """vLLM: an object stays; a string is parsed; anything that is not an object is ``{}``."""
     if isinstance(arguments, dict):
         return arguments
@@ -140,7 +142,7 @@ def _vllm_arguments(arguments):
     return parsed if isinstance(parsed, dict) else {}
 
 
-def _sglang_arguments(arguments):
+def _sglang_arguments(arguments: object) -> object:
     """SGLang: a string is parsed (empty, ``null``, ``None``: ``{}``); invalid JSON fails."""
     if not isinstance(arguments, str):
         return arguments
@@ -156,7 +158,7 @@ _INVALID = object()
 
 
 @lru_cache(maxsize=8192)
-def _loads(text: str):
+def _loads(text: str) -> object:
     """``json.loads(text)``, or ``_INVALID``; remembered, as history repeats every call (the
     values are shared and never changed)."""
     try:

@@ -31,13 +31,35 @@ that component into its neighbour; text before the first component found is name
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, Protocol, cast
+
 from prefixlint.chat.errors import TemplateError
 from prefixlint.chat.memo import SegmentEncoder
-from prefixlint.chat.messages import component_names, template_messages
+from prefixlint.chat.messages import Message, component_names, template_messages
 from prefixlint.chat.pieces import assemble
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sequences import common_prefix_length
-from prefixlint.tokenizers import Tokenizer, TokenizerError, get_tokenizer
+from prefixlint.tokenizers import HFTokenizer, Tokenizer, TokenizerError, get_tokenizer
+
+Starts = list[tuple[int, str]]  # (position, component) starts, ordered
+
+
+class ChatTemplateTokenizer(Protocol):
+    """What is used of a transformers tokenizer: its chat template."""
+
+    chat_template: str | None
+
+    def apply_chat_template(
+        self,
+        conversation: list[Message],
+        *,
+        tools: list[dict[str, Any]] | None,
+        add_generation_prompt: bool,
+        tokenize: bool,
+        **kwargs: Any,
+    ) -> str:
+        """The rendered conversation (``tokenize=False``)."""
 
 
 def common_suffix(a: str, b: str, floor: int) -> int:
@@ -56,9 +78,11 @@ class HFChatTemplate:
         self, path: str, tokenizer: Tokenizer | str | None = None, *, enable_thinking: bool
     ) -> None:
         try:
-            self.hf = get_tokenizer(f"hf:{path}").hf
+            # An ``hf:`` spec always loads an HFTokenizer.
+            loaded = cast(HFTokenizer, get_tokenizer(f"hf:{path}"))
         except TokenizerError as exc:
             raise TemplateError(str(exc)) from None
+        self.hf: ChatTemplateTokenizer = loaded.hf
         if not getattr(self.hf, "chat_template", None):
             raise TemplateError(f"hf:{path}: the tokenizer has no chat template")
         if tokenizer is None:
@@ -68,7 +92,14 @@ class HFChatTemplate:
         self.name = f"hf:{path}"
         self.enable_thinking = enable_thinking
 
-    def apply(self, messages: list[dict], tools, *, generation_prompt: bool, kwargs=None) -> str:
+    def apply(
+        self,
+        messages: list[Message],
+        tools: Sequence[dict[str, Any]],
+        *,
+        generation_prompt: bool,
+        kwargs: dict[str, Any] | None = None,
+    ) -> str:
         """The template's text; ``kwargs`` are the template variables (default:
         ``enable_thinking`` as configured)."""
         if kwargs is None:
@@ -85,7 +116,14 @@ class HFChatTemplate:
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise TemplateError(f"{self.name}: chat template failed: {first_line}") from None
 
-    def _partial(self, text: str, messages: list[dict], tools, generation_prompt: bool, kwargs):
+    def _partial(
+        self,
+        text: str,
+        messages: list[Message],
+        tools: Sequence[dict[str, Any]],
+        generation_prompt: bool,
+        kwargs: dict[str, Any] | None,
+    ) -> tuple[int, str] | None:
         """Where a partial rendering departs from ``text``; None when it cannot render."""
         try:
             partial = self.apply(
@@ -95,7 +133,14 @@ class HFChatTemplate:
             return None
         return common_prefix_length(text, partial), partial
 
-    def boundaries(self, text: str, messages: list[dict], tools, names: list[str], kwargs=None):
+    def boundaries(
+        self,
+        text: str,
+        messages: list[Message],
+        tools: Sequence[dict[str, Any]],
+        names: list[str],
+        kwargs: dict[str, Any] | None = None,
+    ) -> Starts:
         """``(position, component)`` starts, ordered, for ``text``."""
         starts = [(0, names[0])] if names else []
         for k in range(1, len(messages)):
@@ -110,7 +155,14 @@ class HFChatTemplate:
             starts = self._tool_boundaries(text, messages, tools, starts, kwargs)
         return starts
 
-    def _tool_boundaries(self, text, messages, tools, starts, kwargs):
+    def _tool_boundaries(
+        self,
+        text: str,
+        messages: list[Message],
+        tools: Sequence[dict[str, Any]],
+        starts: Starts,
+        kwargs: dict[str, Any] | None,
+    ) -> Starts:
         found = self._partial(text, messages, (), True, kwargs)
         if found is None:
             return starts
@@ -130,7 +182,7 @@ class HFChatTemplate:
             )
         )
 
-    def render(self, request: ChatRequest, kwargs: dict | None = None) -> Rendered:
+    def render(self, request: ChatRequest, kwargs: dict[str, Any] | None = None) -> Rendered:
         """Render ``request``; ``kwargs`` are the template variables (see :meth:`apply`)."""
         messages = template_messages(request)
         names = component_names(request)
@@ -143,9 +195,9 @@ class HFChatTemplate:
         return assemble(pieces, self.encoder, self.name)
 
 
-def clamp(starts: list[tuple[int, str]]) -> list[tuple[int, str]]:
+def clamp(starts: Starts) -> Starts:
     """Make positions non-decreasing (a later start is never before an earlier one)."""
-    clamped = []
+    clamped: Starts = []
     floor = 0
     for position, name in starts:
         floor = max(floor, position)

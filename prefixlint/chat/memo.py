@@ -79,7 +79,7 @@ class SegmentEncoder:
 
     def segment(self, text: str) -> Segment:
         """The (remembered) encoding of one stretch of text without special tokens."""
-        found = self._segments.recall(text)
+        found: Segment | None = self._segments.recall(text)
         if found is not None:
             self.hits += 1
             return found
@@ -116,7 +116,7 @@ class SegmentEncoder:
         return text.endswith(self._edges)
 
     def _run(self, texts: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        found = self._runs.recall(texts)
+        found: tuple[tuple[int, ...], tuple[int, ...]] | None = self._runs.recall(texts)
         if found is not None:
             self.hits += 1
         else:
@@ -128,22 +128,21 @@ class SegmentEncoder:
 
     def _encode_segment(self, text: str) -> Segment:
         tokenizer = self.tokenizer
-        ids = tokenizer.encode(text)
-        ids = tuple(map(self._ints.setdefault, ids, ids))
+        encoded = tokenizer.encode(text)
+        ids = tuple(map(self._ints.setdefault, encoded, encoded))
         if isinstance(tokenizer, TiktokenTokenizer):
             seen = tokenizer._prepare(text)
-            return Segment(ids, tuple(self._starts(seen, ids)), seen != text)
+            return Segment(ids, tuple(self._starts(tokenizer, seen, ids)), seen != text)
         starts = [start for start, _ in tokenizer.offsets(text)]
         return Segment(ids, tuple(starts), False)
 
-    def _starts(self, text: str, ids: Sequence[int]) -> list[int]:
+    def _starts(self, tokenizer: TiktokenTokenizer, text: str, ids: Sequence[int]) -> list[int]:
         """Character offset in ``text`` where each token starts (a token that starts inside
         a multi-byte character starts at that character)."""
         lengths = self._lengths
         unknown = list(set(ids).difference(lengths))
         if unknown:
-            sizes = map(len, self.tokenizer.token_bytes(unknown))
-            lengths.update(zip(unknown, sizes, strict=True))
+            lengths.update(zip(unknown, map(len, tokenizer.token_bytes(unknown)), strict=True))
         sizes = list(map(lengths.__getitem__, ids))
         if text.isascii():
             return [0, *accumulate(sizes)][:-1]

@@ -11,6 +11,8 @@ placeholder: the text model sees their position, not their bytes.
 from __future__ import annotations
 
 import marshal
+from collections.abc import Hashable
+from typing import Any, TypeAlias
 
 from prefixlint.chat.qwen3 import tojson
 from prefixlint.request import ChatRequest
@@ -21,8 +23,13 @@ ROLE_ALIASES = {"developer": "system", "function": "tool"}
 # transformers (``_alias_reasoning_fields``) and vLLM accept reasoning under these names.
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
+# A message as logged: an OpenAI-shaped JSON object (``role``, ``content``, ``tool_calls``...).
+Message: TypeAlias = dict[str, Any]
+# A logged value that ``marshal`` may take (it raises ValueError for what it cannot).
+PlainData: TypeAlias = str | int | float | list[Any] | tuple[Any, ...] | dict[str, Any] | None
 
-def part_text(part) -> str:
+
+def part_text(part: object) -> str:
     """One content part as text: text parts as is, media as a placeholder, data as JSON."""
     if isinstance(part, str):
         return part
@@ -35,7 +42,7 @@ def part_text(part) -> str:
     return tojson(part)
 
 
-def content_text(content) -> str:
+def content_text(content: object) -> str:
     """The text a chat template sees for a message's ``content``.
 
     A string stays as is, None is empty, a list of parts is joined by newlines (vLLM), and
@@ -50,11 +57,16 @@ def content_text(content) -> str:
     return part_text(content)
 
 
-def template_message(message: dict) -> dict:
+def template_role(role: object) -> str | None:
+    """The role a template sees for a logged one; None for a role that is not a string."""
+    return ROLE_ALIASES.get(role, role) if isinstance(role, str) else None
+
+
+def template_message(message: Message) -> Message:
     """One message as a chat template receives it (see the module docstring)."""
     prepared = dict(message)
     role = prepared.get("role")
-    prepared["role"] = ROLE_ALIASES.get(role, role)
+    prepared["role"] = template_role(role) if isinstance(role, str) else role
     prepared["content"] = content_text(prepared.get("content"))
     reasoning = message_reasoning(message)
     if reasoning is not None:
@@ -62,7 +74,7 @@ def template_message(message: dict) -> dict:
     return prepared
 
 
-def message_reasoning(message: dict):
+def message_reasoning(message: Message) -> object:
     """The message's reasoning, under whichever name it was logged, or None."""
     for field in REASONING_FIELDS:
         if message.get(field) is not None:
@@ -70,9 +82,9 @@ def message_reasoning(message: dict):
     return None
 
 
-def template_messages(request: ChatRequest) -> list[dict]:
+def template_messages(request: ChatRequest) -> list[Message]:
     """The request's messages as a chat template receives them, system prompt first."""
-    messages = []
+    messages: list[Message] = []
     if request.system is not None:
         messages.append({"role": "system", "content": request.system})
     messages.extend(map(template_message, request.messages))
@@ -96,12 +108,12 @@ def message_name(index: int) -> str:
     return _MESSAGE_NAMES[index]
 
 
-def message_key(message: dict) -> tuple | None:
+def message_key(message: Message) -> tuple[Hashable, ...] | None:
     """An exact, hashable stand-in for all the Qwen3 template reads of ``message``, or None.
 
     Strings stand for themselves; other content and tool calls for their ``marshal`` bytes,
     which load back to equal values of the same types (``True`` and ``1`` differ), so equal
-    keys render alike. None when a value cannot be marshalled.
+    keys render alike. None when a value cannot be marshalled or the role is not a string.
     """
     content = message.get("content")
     if content is not None and type(content) is not str:
@@ -109,6 +121,8 @@ def message_key(message: dict) -> tuple | None:
         if content is None:
             return None
     role = message.get("role")
+    if role is not None and type(role) is not str:
+        return None
     if role != "assistant":
         return role, content
     reasoning = message_reasoning(message)
@@ -121,7 +135,7 @@ def message_key(message: dict) -> tuple | None:
     return None if calls is None else (role, content, reasoning, calls)
 
 
-def marshalled(value) -> bytes | None:
+def marshalled(value: PlainData) -> bytes | None:
     """``value`` as marshal bytes (an exact, fast key), or None when it is not plain data."""
     try:
         return marshal.dumps(value)

@@ -12,6 +12,7 @@ from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import TypeVar
 
 from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.lru import LRU
@@ -21,11 +22,12 @@ Piece = tuple[str, str]
 # (component name, char start, char end, token start, token end), relative to the block;
 # a name of None stands for the name the block is given when it is placed (see join_blocks).
 Part = tuple[str | None, int, int, int, int]
+Name = TypeVar("Name", str, str | None)
 
 
-def merge_pieces(pieces: Sequence[Piece]) -> list[Piece]:
+def merge_pieces(pieces: Sequence[tuple[Name, str]]) -> list[tuple[Name, str]]:
     """Join neighbouring pieces of the same component and drop empty ones."""
-    merged: list[Piece] = []
+    merged: list[tuple[Name, str]] = []
     for name, text in pieces:
         if not text:
             continue
@@ -58,7 +60,7 @@ def encode_block(pieces: Sequence[tuple[str | None, str]], encoder: SegmentEncod
     merged = merge_pieces(pieces)
     texts = [text for _, text in merged]
     tokens, token_starts = encoder.encode_pieces(texts)
-    parts = []
+    parts: list[Part] = []
     char_start = 0
     for index, (name, text) in enumerate(merged):
         token_end = len(tokens) if index == len(merged) - 1 else token_starts[index + 1]

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import marshal
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from prefixlint.chat.pieces import Piece
 from prefixlint.lru import LRU
@@ -29,12 +30,12 @@ THINKING_OFF = "<think>\n\n</think>\n\n"
 TOOL_BLOCKS = LRU(256)
 
 
-def tojson(value) -> str:
+def tojson(value: object) -> str:
     """transformers' ``tojson`` filter with its default arguments."""
     return json.dumps(value, ensure_ascii=False)
 
 
-def _jinja_text(mapping: dict, key: str) -> str:
+def _jinja_text(mapping: Mapping[str, object], key: str) -> str:
     """What ``{{ mapping.key }}`` prints: nothing when undefined, ``None`` for None."""
     if key not in mapping:
         return ""
@@ -58,14 +59,14 @@ def last_query_index(roles: Sequence[str | None], content_at: Callable[[int], st
     return len(roles) - 1
 
 
-def _render_tool_block(tools: Sequence[dict]) -> tuple[Piece, ...]:
-    block = [("tools", TOOLS_HEADER)]
+def _render_tool_block(tools: Sequence[dict[str, Any]]) -> tuple[Piece, ...]:
+    block: list[Piece] = [("tools", TOOLS_HEADER)]
     block.extend((f"tools[{i}]", "\n" + tojson(tool)) for i, tool in enumerate(tools))
     block.append(("tools", TOOLS_FOOTER))
     return tuple(block)
 
 
-def _tool_block(tools: Sequence[dict]) -> tuple[Piece, ...]:
+def _tool_block(tools: Sequence[dict[str, Any]]) -> tuple[Piece, ...]:
     """The tool block, remembered by the tools' ``marshal`` bytes.
 
     A log repeats one tool list on every line, and serialising it is most of the cost of
@@ -77,7 +78,7 @@ def _tool_block(tools: Sequence[dict]) -> tuple[Piece, ...]:
         key = marshal.dumps(tuple(tools))
     except ValueError:  # not plain JSON data
         return _render_tool_block(tools)
-    block = TOOL_BLOCKS.recall(key)
+    block: tuple[Piece, ...] | None = TOOL_BLOCKS.recall(key)
     if block is None:
         block = _render_tool_block(tools)
         TOOL_BLOCKS.remember(key, block)
@@ -85,19 +86,19 @@ def _tool_block(tools: Sequence[dict]) -> tuple[Piece, ...]:
 
 
 def system_turn(
-    name: str, system_text: str | None, tools: Sequence[dict], tools_first: bool
+    name: str, system_text: str | None, tools: Sequence[dict[str, Any]], tools_first: bool
 ) -> list[Piece]:
     """The system turn: the system text (``None`` when there is none) and the tool block.
 
     ``name`` names the system text's component, which also holds the turn's markers; without
     a system text they belong to ``tools``, like the tool block's header and footer.
     """
-    if system_text is None:
-        if not tools:
-            return []
-        name = "tools"
     if not tools:
+        if system_text is None:
+            return []
         return [(name, "<|im_start|>system\n" + system_text + "<|im_end|>\n")]
+    if system_text is None:
+        name = "tools"
     if tools_first:
         pieces = [("tools", "<|im_start|>system\n"), *_tool_block(tools)]
         if system_text is not None:
@@ -107,7 +108,7 @@ def system_turn(
     return [(name, opening), *_tool_block(tools), ("tools", "<|im_end|>\n")]
 
 
-def _tool_calls_text(tool_calls, content: str) -> str:
+def _tool_calls_text(tool_calls: Sequence[dict[str, Any]], content: str) -> str:
     text = ""
     for index, call in enumerate(tool_calls):
         if index > 0 or content:
@@ -124,9 +125,9 @@ def _tool_calls_text(tool_calls, content: str) -> str:
     return text
 
 
-def _assistant_text(message: dict, after_query: bool, is_last: bool) -> str:
-    content = message["content"]
-    reasoning = ""
+def _assistant_text(message: dict[str, Any], after_query: bool, is_last: bool) -> str:
+    content: str = message["content"]
+    reasoning: str = ""
     if message.get("reasoning_content") is not None:
         reasoning = message["reasoning_content"]
     elif "</think>" in content:
@@ -168,11 +169,12 @@ def turn_context(roles: Sequence[str | None], index: int, last_query: int) -> tu
     return False, False
 
 
-def turn_text(message: dict, context: tuple[bool, bool]) -> str:
+def turn_text(message: dict[str, Any], context: tuple[bool, bool]) -> str:
     """The text of one message after the system turn, in its :func:`turn_context`."""
-    role = message["role"]
+    role: str | None = message["role"]
     if role == "user" or role == "system":
-        return "<|im_start|>" + role + "\n" + message["content"] + "<|im_end|>\n"
+        content: str = message["content"]
+        return "<|im_start|>" + role + "\n" + content + "<|im_end|>\n"
     if role == "assistant":
         return _assistant_text(message, *context)
     if role == "tool":
@@ -189,9 +191,9 @@ def generation_prompt(enable_thinking: bool) -> Piece:
 
 
 def qwen3_pieces(
-    messages: Sequence[dict],
+    messages: Sequence[dict[str, Any]],
     names: Sequence[str],
-    tools: Sequence[dict],
+    tools: Sequence[dict[str, Any]],
     *,
     enable_thinking: bool = False,
     tools_first: bool = False,
@@ -201,9 +203,9 @@ def qwen3_pieces(
     ``names[i]`` names ``messages[i]``. ``tools_first`` puts the tool block before the system
     text (Anthropic's prefix order); the official template puts it after.
     """
-    roles = [message["role"] for message in messages]
+    roles: list[str | None] = [message["role"] for message in messages]
     has_system = bool(messages) and roles[0] == "system"
-    system_text = messages[0]["content"] if has_system else None
+    system_text: str | None = messages[0]["content"] if has_system else None
     pieces = system_turn(names[0] if has_system else "", system_text, tools, tools_first)
     last_query = last_query_index(roles, lambda index: messages[index]["content"])
     for index in range(1 if has_system else 0, len(messages)):

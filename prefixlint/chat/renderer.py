@@ -51,6 +51,8 @@ requests (see :class:`Renderer`; ``tests/test_render_speedpaths.py`` checks it).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from prefixlint.chat.engines import (
     DEFAULT_ENGINE,
     EngineView,
@@ -61,7 +63,7 @@ from prefixlint.chat.engines import (
 from prefixlint.chat.errors import TemplateError
 from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.chat.messages import (
-    ROLE_ALIASES,
+    Message,
     component_names,
     content_text,
     marshalled,
@@ -69,6 +71,7 @@ from prefixlint.chat.messages import (
     message_name,
     template_message,
     template_messages,
+    template_role,
 )
 from prefixlint.chat.pieces import Block, assemble, encode_block, join_blocks, separable
 from prefixlint.chat.qwen3 import (
@@ -83,6 +86,9 @@ from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import SameItemsMemo
 from prefixlint.tokenizers import Tokenizer, get_tokenizer
+
+if TYPE_CHECKING:
+    from prefixlint.chat.hf import HFChatTemplate
 
 DEFAULT_TEMPLATE = "qwen3"
 
@@ -111,6 +117,7 @@ class Renderer:
         self.engine = check_engine(engine)
         # A server runs the template as the request says; Qwen3 thinks unless told not to.
         self.enable_thinking = enable_thinking if engine == DEFAULT_ENGINE else True
+        self._hf: HFChatTemplate | None = None
         if template.startswith("hf:"):
             from prefixlint.chat.hf import HFChatTemplate
 
@@ -120,7 +127,6 @@ class Renderer:
             return
         if template != DEFAULT_TEMPLATE:
             raise TemplateError(f"unknown chat template {template!r}: use qwen3 or hf:PATH")
-        self._hf = None
         if tokenizer is None or isinstance(tokenizer, str):
             tokenizer = get_tokenizer(tokenizer or "qwen")
         self.tokenizer = tokenizer
@@ -149,7 +155,7 @@ class Renderer:
             rendered = self.render_whole(view.request, thinking)
         return self._finish(rendered, view)
 
-    def template_kwargs(self, request: ChatRequest) -> dict:
+    def template_kwargs(self, request: ChatRequest) -> dict[str, Any]:
         """The ``chat_template_kwargs`` a server needs to render ``request`` as this renderer
         does: the logged ones, with ``enable_thinking`` as assumed (the transformers default
         assumes ``false``; an engine reads the request's own)."""
@@ -190,7 +196,7 @@ class Renderer:
         the component name of each block's unnamed part."""
         messages = request.messages
         offset = request.system is not None
-        roles = [ROLE_ALIASES.get(role, role) for role in [m.get("role") for m in messages]]
+        roles = [template_role(message.get("role")) for message in messages]
         if offset:
             roles.insert(0, "system")
         has_system = bool(roles) and roles[0] == "system"
@@ -222,7 +228,7 @@ class Renderer:
         tools_first = request.format == "anthropic"
         tools = self._tools_key(request.tools)
         key = None if tools is None else ("system turn", name, text, tools, tools_first)
-        block = None if key is None else self.turns.recall(key)
+        block: Block | None = None if key is None else self.turns.recall(key)
         if block is None:
             pieces = system_turn(name, text, request.tools, tools_first)
             block = encode_block(pieces, self.encoder)
@@ -230,10 +236,10 @@ class Renderer:
                 self.turns.remember(key, block)
         return block
 
-    def _turn_block(self, message: dict, context: tuple[bool, bool]) -> Block:
-        key = message_key(message)
-        key = None if key is None else (key, context)
-        block = None if key is None else self.turns.recall(key)
+    def _turn_block(self, message: Message, context: tuple[bool, bool]) -> Block:
+        found = message_key(message)
+        key = None if found is None else (found, context)
+        block: Block | None = None if key is None else self.turns.recall(key)
         if block is None:
             text = turn_text(template_message(message), context)
             block = encode_block([(None, text)], self.encoder)
@@ -282,7 +288,7 @@ def _template_name(request: ChatRequest) -> str:
     return "qwen3+anthropic-order" if request.format == "anthropic" else "qwen3"
 
 
-_RENDERERS: dict[tuple, Renderer] = {}
+_RENDERERS: dict[tuple[str, Tokenizer | str | None, bool, str], Renderer] = {}
 
 
 def get_renderer(
