@@ -159,6 +159,12 @@ def test_request_format(path, expected):
             1800,
         ),
         (None, "anthropic", None, None),
+        # Read as the audit reads logged usage (prefixlint.sources.logs.usage): DeepSeek's
+        # and LiteLLM's cache fields count, and an unreported cache read is None, not 0.
+        ({"prompt_tokens": 900, "prompt_cache_hit_tokens": 640}, "openai-chat", 900, 640),
+        ({"prompt_tokens": 900, "cache_read_input_tokens": 512}, "openai-chat", 900, 512),
+        ({"input_tokens": 70}, "anthropic", 70, None),
+        ({"cache_read_input_tokens": 1800}, "anthropic", None, 1800),
     ),
 )
 def test_usage_fields(usage, fmt, prompt, cached):
@@ -180,3 +186,9 @@ def test_stream_usage_across_chunk_boundaries():
         reader.feed(events[start : start + 17])
     usage = reader.usage()
     assert (usage.prompt_tokens, usage.cached_tokens) == (1005, 1000)
+
+
+def test_stream_usage_ignores_a_message_start_without_a_message_object():
+    reader = StreamUsage("anthropic")
+    reader.feed(b'data: {"type":"message_start","message":"usage"}\n\n')
+    assert reader.usage() is None

@@ -1,49 +1,36 @@
 """Prompt and cached token counts from provider responses, whole or streamed (SSE).
 
-Fields read (as documented by the providers):
+A ``usage`` object is read as the log reader of the request's format reads it
+(:mod:`prefixlint.sources.logs.usage`), so the monitor and the audit agree on what the
+provider reported. Streamed, the usage is in these events:
 
-- OpenAI Chat Completions: ``usage.prompt_tokens``, ``usage.prompt_tokens_details.cached_tokens``
-  (streamed: the last chunk carries ``usage`` when ``stream_options.include_usage`` is set);
-- OpenAI Responses: ``usage.input_tokens``, ``usage.input_tokens_details.cached_tokens``
-  (streamed: the ``response.completed`` event's ``response.usage``);
-- Anthropic Messages: ``usage.input_tokens`` (tokens after the last cache breakpoint),
-  ``cache_read_input_tokens``, ``cache_creation_input_tokens``; the prompt is their sum
-  (streamed: ``message_start``'s ``message.usage``, updated by ``message_delta``'s ``usage``).
+- OpenAI Chat Completions: the last chunk's ``usage`` (when ``stream_options.include_usage``
+  is set);
+- OpenAI Responses: the ``response.completed`` event's ``response.usage``;
+- Anthropic Messages: ``message_start``'s ``message.usage``, updated by ``message_delta``'s
+  ``usage``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 from prefixlint.request import Usage
+from prefixlint.sources.logs.usage import anthropic_usage, openai_usage, responses_usage
+
+# The usage reader of each request format (another format is read as Chat Completions).
+USAGE_READERS: dict[str, Callable[[object], Usage | None]] = {
+    "openai-chat": openai_usage,
+    "openai-responses": responses_usage,
+    "anthropic": anthropic_usage,
+}
 
 
-def _int(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def usage_from(usage: dict | None, request_format: str) -> Usage | None:
-    """A :class:`Usage` from a response's ``usage`` object, or ``None``."""
-    if not isinstance(usage, dict):
-        return None
-    if request_format == "anthropic":
-        fresh = _int(usage.get("input_tokens"))
-        read = _int(usage.get("cache_read_input_tokens"))
-        written = _int(usage.get("cache_creation_input_tokens"))
-        if fresh is None and read is None:
-            return None
-        total = (fresh or 0) + (read or 0) + (written or 0)
-        return Usage(prompt_tokens=total, cached_tokens=read or 0, cache_write_tokens=written)
-    if request_format == "openai-responses":
-        prompt = _int(usage.get("input_tokens"))
-        details = usage.get("input_tokens_details") or {}
-    else:
-        prompt = _int(usage.get("prompt_tokens"))
-        details = usage.get("prompt_tokens_details") or {}
-    if prompt is None:
-        return None
-    cached = _int(details.get("cached_tokens")) if isinstance(details, dict) else None
-    return Usage(prompt_tokens=prompt, cached_tokens=cached)
+def usage_from(usage: object, request_format: str) -> Usage | None:
+    """A :class:`Usage` from a response's ``usage`` object, or ``None`` when it is not one."""
+    return USAGE_READERS.get(request_format, USAGE_READERS["openai-chat"])(usage)
 
 
 def usage_from_body(body: bytes, request_format: str) -> Usage | None:
@@ -65,9 +52,10 @@ class StreamUsage:
     def __init__(self, request_format: str) -> None:
         self.format = request_format
         self._partial = b""
-        self._usage: dict = {}
+        self._usage: dict[str, Any] = {}
 
     def feed(self, chunk: bytes) -> None:
+        """Read the complete lines of ``chunk`` (after the partial line left before)."""
         lines = (self._partial + chunk).split(b"\n")
         self._partial = lines.pop()
         for line in lines:
@@ -82,14 +70,16 @@ class StreamUsage:
         if not isinstance(event, dict):
             return
         usage = event.get("usage")
+        message, response = event.get("message"), event.get("response")
         if event.get("type") == "message_start":
-            usage = (event.get("message") or {}).get("usage")
-        elif isinstance(event.get("response"), dict):
-            usage = event["response"].get("usage")
+            usage = message.get("usage") if isinstance(message, dict) else None
+        elif isinstance(response, dict):
+            usage = response.get("usage")
         if isinstance(usage, dict):
             self._usage.update({k: v for k, v in usage.items() if v is not None})
 
     def usage(self) -> Usage | None:
+        """The usage read so far, the last partial line included."""
         if self._partial:
             self.feed(b"\n")
         return usage_from(self._usage or None, self.format)
