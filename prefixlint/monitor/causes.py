@@ -47,7 +47,7 @@ def _tools_cause(old: RequestPrint, new: RequestPrint, index: int) -> str:
     return "PFX204"
 
 
-def _is_sliding_window(before: Sequence[bytes], after: Sequence[bytes]) -> bool:
+def _is_sliding_window(before: Sequence[int], after: Sequence[int]) -> bool:
     """``after`` continues with messages that ``before`` had further on."""
     wanted = min(_WINDOW_OVERLAP, len(after))
     if wanted == 0:

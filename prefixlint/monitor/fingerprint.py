@@ -27,8 +27,9 @@ import json
 import json.encoder
 import re
 from array import array
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from prefixlint.sequences import common_prefix_length
 
@@ -61,16 +62,18 @@ _VARIANT_LIMIT = 65536
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
-_C_ENCODER = (
-    json.encoder.c_make_encoder(
+# CPython's C encoder (``None`` without the accelerator); typeshed does not declare it.
+_MAKE_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_C_ENCODER: Callable[[object, int], Iterable[str]] | None = (
+    _MAKE_C_ENCODER(
         None, _ENCODER.default, json.encoder.encode_basestring, None, ":", ",", False, False, True
     )
-    if json.encoder.c_make_encoder is not None
+    if _MAKE_C_ENCODER is not None
     else None
 )
 
 
-def _serialise(value) -> str:
+def _serialise(value: object) -> str:
     """``json.dumps(value, ensure_ascii=False, separators=(",", ":"))``, without building an
     encoder per call (the C encoder, made once)."""
     if _C_ENCODER is None or isinstance(value, str):
@@ -92,7 +95,7 @@ class _VariantMemo:
         self.size = size
         self._data: dict[int, tuple[int, ...]] = {}
 
-    def get(self, digest: int, text: str, value) -> tuple[int, ...]:
+    def get(self, digest: int, text: str, value: object) -> tuple[int, ...]:
         variants = self._data.get(digest)
         if variants is None:
             variants = _variants(text, value)
@@ -102,7 +105,7 @@ class _VariantMemo:
         return variants
 
 
-def _variants(text: str, value) -> tuple[int, ...]:
+def _variants(text: str, value: object) -> tuple[int, ...]:
     if len(text) > _VARIANT_LIMIT:
         return ()
     sorted_text = _SORTED_ENCODER.encode(value) if isinstance(value, (dict, list)) else text
@@ -132,7 +135,9 @@ class ComponentPrint(NamedTuple):
 VARIANT_CAUSES = ("PFX202", "PFX402", "PFX101", "PFX102")
 
 
-def _component(name: str, kind: str, value, role: str | None = None) -> tuple[ComponentPrint, str]:
+def _component(
+    name: str, kind: str, value: object, role: str | None = None
+) -> tuple[ComponentPrint, str]:
     text = _serialise(value)
     digest = _digest(text)
     variants = _MEMO.get(digest, text, value)
@@ -145,7 +150,7 @@ class RequestPrint:
 
     format: str
     components: tuple[ComponentPrint, ...]
-    blocks: array
+    blocks: array[int]
     """Chained hash of each block of :data:`BLOCK_CHARS` serialised characters (the last
     block may be shorter)."""
     chars: int
@@ -160,7 +165,7 @@ class RequestPrint:
         return min(self.shared_blocks(other) * BLOCK_CHARS, self.chars, other.chars)
 
 
-def _chained_blocks(text: str) -> array:
+def _chained_blocks(text: str) -> array[int]:
     blocks = array("q")
     previous = 0
     for start in range(0, len(text), BLOCK_CHARS):
@@ -169,7 +174,7 @@ def _chained_blocks(text: str) -> array:
     return blocks
 
 
-def _system_parts(body: dict, request_format: str) -> list[tuple[str, object]]:
+def _system_parts(body: dict[str, Any], request_format: str) -> list[tuple[str, object]]:
     if request_format == "anthropic":
         system = body.get("system")
     elif request_format == "openai-responses":
@@ -183,14 +188,14 @@ def _system_parts(body: dict, request_format: str) -> list[tuple[str, object]]:
     return [("system", system)]
 
 
-def _messages(body: dict, request_format: str) -> list:
+def _messages(body: dict[str, Any], request_format: str) -> list[object]:
     if request_format == "openai-responses":
         items = body.get("input", [])
         return [{"role": "user", "content": items}] if isinstance(items, str) else list(items)
     return list(body.get("messages") or [])
 
 
-def fingerprint(body: dict, request_format: str) -> RequestPrint:
+def fingerprint(body: dict[str, Any], request_format: str) -> RequestPrint:
     """The :class:`RequestPrint` of a parsed request body of ``request_format``."""
     parts: list[tuple[str, str, object, str | None]] = [("model", "model", body.get("model"), None)]
     params = {key: body[key] for key in _PARAMS[request_format] if key in body}

@@ -17,9 +17,13 @@ OpenTelemetry instruments use the same names with dots (``prefixlint.monitor.req
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from prefixlint.request import Usage
+
+if TYPE_CHECKING:
+    from opentelemetry.metrics import MeterProvider
+    from prometheus_client import CollectorRegistry
 
 
 class MetricsSink(Protocol):
@@ -33,36 +37,41 @@ class MetricsSink(Protocol):
 class PrometheusMetrics:
     """Prometheus counters and gauges, registered in ``registry`` (the default one if None)."""
 
-    def __init__(self, registry=None, namespace: str = "prefixlint_monitor") -> None:
+    def __init__(
+        self, registry: CollectorRegistry | None = None, namespace: str = "prefixlint_monitor"
+    ) -> None:
         import prometheus_client as prom
 
-        kwargs = {"registry": registry} if registry is not None else {}
+        registry = prom.REGISTRY if registry is None else registry
         self.requests = prom.Counter(
-            f"{namespace}_requests", "Requests observed", ["route"], **kwargs
+            f"{namespace}_requests", "Requests observed", ["route"], registry=registry
         )
         self.stable = prom.Gauge(
             f"{namespace}_stable_prefix_chars",
             "Serialised characters shared with the best matching recent request",
             ["route"],
-            **kwargs,
+            registry=registry,
         )
         self.prompt_tokens = prom.Counter(
-            f"{namespace}_prompt_tokens", "Prompt tokens reported", ["route"], **kwargs
+            f"{namespace}_prompt_tokens", "Prompt tokens reported", ["route"], registry=registry
         )
         self.cached_tokens = prom.Counter(
-            f"{namespace}_cached_tokens", "Cached prompt tokens reported", ["route"], **kwargs
+            f"{namespace}_cached_tokens",
+            "Cached prompt tokens reported",
+            ["route"],
+            registry=registry,
         )
         self.breaks = prom.Counter(
             f"{namespace}_prefix_breaks",
             "Requests whose stable prefix broke",
             ["route", "cause", "component"],
-            **kwargs,
+            registry=registry,
         )
         self.drops = prom.Counter(
             f"{namespace}_cache_drops",
             "Provider cache reads that dropped while the prefix held",
             ["route", "cause"],
-            **kwargs,
+            registry=registry,
         )
 
     def request(self, route: str, stable_chars: int) -> None:
@@ -83,7 +92,9 @@ class PrometheusMetrics:
 class OpenTelemetryMetrics:
     """OpenTelemetry instruments from ``meter_provider`` (the global one if None)."""
 
-    def __init__(self, meter_provider=None, prefix: str = "prefixlint.monitor") -> None:
+    def __init__(
+        self, meter_provider: MeterProvider | None = None, prefix: str = "prefixlint.monitor"
+    ) -> None:
         from opentelemetry import metrics
 
         meter = metrics.get_meter("prefixlint.monitor", meter_provider=meter_provider)

@@ -28,6 +28,8 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
+from types import FrameType
+from typing import Any
 
 from prefixlint.monitor.causes import FIRST_SEEN, divergence
 from prefixlint.monitor.fingerprint import RequestPrint, fingerprint
@@ -56,7 +58,7 @@ _LIBRARY_MODULES = (
 
 def call_site(skip: tuple[str, ...] = _LIBRARY_MODULES) -> str:
     """``module:function`` of the nearest caller outside the HTTP and SDK libraries."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         module = frame.f_globals.get("__name__", "")
         if not module.startswith(skip):
@@ -80,7 +82,8 @@ class MonitorEvent:
     previous_cached_tokens: int | None = None
     seconds_since_match: float | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, str | int | float | None]:
+        """The event's fields by name."""
         return asdict(self)
 
     def summary(self) -> str:
@@ -103,8 +106,8 @@ class _Record:
 
 @dataclass
 class _RouteState:
-    recent: deque
-    last_warned: dict = field(default_factory=dict)
+    recent: deque[_Record]
+    last_warned: dict[tuple[str, str, str], float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -171,7 +174,7 @@ class Monitor:
         self._routes.move_to_end(route)
         return state
 
-    def observe_request(self, body: dict, request_format: str, route: str) -> Observation:
+    def observe_request(self, body: dict[str, Any], request_format: str, route: str) -> Observation:
         """Fingerprint a request body and compare it with the route's recent requests."""
         record = _Record(fingerprint(body, request_format), self.clock())
         with self._lock:
@@ -212,33 +215,40 @@ class Monitor:
         previous = match.usage.cached_tokens if match.usage else None
         cached = usage.cached_tokens if usage else None
         since = observation.record.time - match.time
-        common = {
-            "route": observation.route,
-            "component": observation.component,
-            "stable_prefix_chars": observation.stable_chars,
-            "request_chars": observation.record.print.chars,
-            "prompt_tokens": usage.prompt_tokens if usage else None,
-            "cached_tokens": cached,
-            "previous_cached_tokens": previous,
-            "seconds_since_match": round(since, 3),
-        }
-        if observation.cause not in (None, FIRST_SEEN):
-            return MonitorEvent(kind="prefix-break", cause=observation.cause, **common)
-        dropped = bool(previous) and cached is not None and cached < self.drop_ratio * previous
-        if dropped and self._prefix_covers(observation, previous):
-            cause = "ttl-expired" if since > self.ttl_s else "evicted"
-            return MonitorEvent(kind="cache-drop", cause=cause, **common)
+
+        def event(kind: str, cause: str) -> MonitorEvent:
+            return MonitorEvent(
+                observation.route,
+                kind,
+                cause,
+                observation.component,
+                observation.stable_chars,
+                observation.record.print.chars,
+                usage.prompt_tokens if usage else None,
+                cached,
+                previous,
+                round(since, 3),
+            )
+
+        if observation.cause is not None and observation.cause != FIRST_SEEN:
+            return event("prefix-break", observation.cause)
+        if (
+            previous
+            and cached is not None
+            and cached < self.drop_ratio * previous
+            and self._prefix_covers(observation.stable_chars, match, previous)
+        ):
+            return event("cache-drop", "ttl-expired" if since > self.ttl_s else "evicted")
         return None
 
     @staticmethod
-    def _prefix_covers(observation: Observation, previous_cached: int) -> bool:
+    def _prefix_covers(stable_chars: int, match: _Record, previous_cached: int) -> bool:
         """Whether the stable prefix is at least what the matching request had cached,
         converting characters to tokens at that request's own characters-per-token ratio."""
-        match = observation.match
-        prompt = match.usage.prompt_tokens if match and match.usage else None
+        prompt = match.usage.prompt_tokens if match.usage else None
         if not prompt:
-            return observation.stable_chars >= match.print.chars
-        stable_tokens = observation.stable_chars * prompt / max(match.print.chars, 1)
+            return stable_chars >= match.print.chars
+        stable_tokens = stable_chars * prompt / max(match.print.chars, 1)
         return stable_tokens >= 0.9 * previous_cached
 
     def _report(self, event: MonitorEvent) -> None:
