@@ -90,7 +90,7 @@ def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) ->
             "vllm", block_size=options.block_size, capacity_tokens=table.capacity_tokens
         ),
     )
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "path": c.prompt.path,
             "line": c.prompt.line,
@@ -227,7 +227,7 @@ def run_server(
         ((p.where, CacheQuery(tokens=t)) for p, t in zip(inputs.prompts, sent, strict=True)),
         **params,
     )
-    rows = [
+    rows: list[dict[str, Any]] = [
         {
             "path": prompt.path,
             "line": prompt.line,

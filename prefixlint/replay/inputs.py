@@ -8,8 +8,9 @@ models. ``--max-prompt-tokens`` cuts the tokens and drops the positions beyond t
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.query import build_query
@@ -17,6 +18,7 @@ from prefixlint.chat import DEFAULT_ENGINE, TemplateError, get_renderer
 from prefixlint.replay import ReplayError
 from prefixlint.request import ChatRequest
 from prefixlint.sources.logs import LogReadError, read_log
+from prefixlint.sources.logs.base import LogItem
 
 
 @dataclass(frozen=True)
@@ -37,21 +39,22 @@ class Prompt:
 @dataclass(frozen=True)
 class Inputs:
     prompts: list[Prompt]
-    skipped: list[dict]
+    skipped: list[dict[str, Any]]  # path, line and reason of each line that gave no prompt
 
 
-def _cut(query: CacheQuery, max_tokens: int | None) -> CacheQuery:
-    if max_tokens is None or len(query.tokens) <= max_tokens:
+def _cut(query: CacheQuery, tokens: tuple[int, ...], max_tokens: int | None) -> CacheQuery:
+    """``query`` (whose tokens are ``tokens``) cut to ``max_tokens`` tokens."""
+    if max_tokens is None or len(tokens) <= max_tokens:
         return query
     return dataclasses.replace(
         query,
-        tokens=query.tokens[:max_tokens],
+        tokens=tokens[:max_tokens],
         breakpoints=tuple(b for b in query.breakpoints if b[0] <= max_tokens),
         boundaries=tuple(b for b in query.boundaries if b <= max_tokens),
     )
 
 
-def _read(path: str, log_format: str):
+def _read(path: str, log_format: str) -> Iterator[LogItem]:
     try:
         yield from read_log(path, format=log_format)
     except (LogReadError, ValueError) as exc:
@@ -74,7 +77,7 @@ def load_prompts(
     is an error naming the first line and why."""
     renderer = get_renderer(template, tokenizer, engine=engine)
     prompts: list[Prompt] = []
-    skipped: list[dict] = []
+    skipped: list[dict[str, Any]] = []
     for path in paths:
         for item in _read(path, log_format):
             if limit is not None and len(prompts) >= limit:
@@ -91,8 +94,9 @@ def load_prompts(
             except TemplateError as exc:
                 skipped.append({"path": path, "line": item.line, "reason": str(exc)})
                 continue
-            query = _cut(build_query(item, rendered), max_prompt_tokens)
-            prompts.append(Prompt(path, item.line, item, tuple(query.tokens), query))
+            query = _cut(build_query(item, rendered), rendered.tokens, max_prompt_tokens)
+            tokens = rendered.tokens[:max_prompt_tokens]
+            prompts.append(Prompt(path, item.line, item, tokens, query))
     if skipped and not prompts:
         first = skipped[0]
         raise ReplayError(

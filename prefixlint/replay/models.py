@@ -11,18 +11,28 @@ torch and transformers are imported here and only here, so the core install stay
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from prefixlint.replay import ReplayError
+
+if TYPE_CHECKING:
+    from torch import device as TorchDevice
+    from torch import dtype as TorchDtype
+    from torch.nn import Module
+    from transformers import PretrainedConfig
+
+T = TypeVar("T")
 
 INSTALL_HINT = "the torch backend needs torch and transformers: install prefixlint[gpu]"
 DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
-def import_torch():
+def import_torch() -> tuple[ModuleType, ModuleType]:
     """``(torch, transformers)``, or a :class:`ReplayError` saying how to install them."""
     try:
         import torch
@@ -76,31 +86,35 @@ class LoadedModel:
     """A causal LM ready for prefill, with what the KV pool needs to know about it."""
 
     name: str
-    model: Any
-    device: Any
-    dtype: Any
+    model: Module
+    device: TorchDevice
+    dtype: TorchDtype
     geometry: KVGeometry
     vocab_size: int
     random_weights: bool
 
 
-def resolve_device(torch, device: str):
+def resolve_device(torch: ModuleType, device: str) -> TorchDevice:
+    """The torch device ``device`` names (``auto``: CUDA when available, else the CPU)."""
     if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if device.startswith("cuda") and not torch.cuda.is_available():
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    elif device.startswith("cuda") and not torch.cuda.is_available():
         raise ReplayError(f"--device {device}: no CUDA device is available")
-    return torch.device(device)
+    resolved: TorchDevice = torch.device(device)
+    return resolved
 
 
-def resolve_dtype(torch, dtype: str, device):
+def resolve_dtype(torch: ModuleType, dtype: str, device: TorchDevice) -> TorchDtype:
+    """The torch dtype ``dtype`` names (``auto``: bfloat16 on CUDA, else float32)."""
     if dtype == "auto":
-        return torch.bfloat16 if device.type == "cuda" else torch.float32
-    if dtype not in DTYPES:
+        dtype = "bfloat16" if device.type == "cuda" else "float32"
+    elif dtype not in DTYPES:
         raise ReplayError(f"unknown dtype {dtype!r} (use {', '.join(DTYPES)})")
-    return getattr(torch, dtype)
+    resolved: TorchDtype = getattr(torch, dtype)
+    return resolved
 
 
-def _geometry(config, dtype_bytes: int) -> KVGeometry:
+def _geometry(config: PretrainedConfig, dtype_bytes: int) -> KVGeometry:
     layer_types = getattr(config, "layer_types", None) or ()
     if any(kind != "full_attention" for kind in layer_types):
         raise ReplayError(
@@ -115,7 +129,7 @@ def _geometry(config, dtype_bytes: int) -> KVGeometry:
 LOCAL = {"local_files_only": True}
 
 
-def _load(load, name: str):
+def _load(load: Callable[[], T], name: str) -> T:
     """``load()``, with a failure to read local files as a one-line :class:`ReplayError`."""
     try:
         return load()

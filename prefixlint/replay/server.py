@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 
@@ -165,8 +165,8 @@ def _first_line(text: str) -> str:
     return (text.strip().splitlines() or [""])[0][:200]
 
 
-def _reply_error(reply: Any) -> str | None:
-    """Why a chat-completions JSON body carries no usable counts, or None."""
+def _usable_reply(reply: object) -> dict[str, Any] | str:
+    """A chat-completions JSON body that carries usable counts, or why it does not."""
     if not isinstance(reply, dict):
         return f"response is not a JSON object (got {type(reply).__name__})"
     usage = reply.get("usage")
@@ -177,7 +177,7 @@ def _reply_error(reply: Any) -> str | None:
     prompt = _dig(reply, "usage", "prompt_tokens")
     if prompt is not None and _count(prompt) is None:
         return "usage.prompt_tokens is not a count of tokens"
-    return None
+    return reply
 
 
 def _retry_after(headers: httpx.Headers) -> float | None:
@@ -189,29 +189,33 @@ def _retry_after(headers: httpx.Headers) -> float | None:
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
 
 
-def within(seconds: float, work: Callable[[], Any]) -> Any:
+T = TypeVar("T")
+
+
+def within(seconds: float, work: Callable[[], T]) -> T:
     """``work()``, or :class:`ResponseError` when it is not done after ``seconds``.
 
     It runs on a daemon thread so that nothing (a server that sends its headers a byte at a
     time) can hold the caller; an abandoned call ends by itself at its own deadline check or
     when the server lets go.
     """
-    outcome: dict[str, Any] = {}
+    values: list[T] = []
+    errors: list[BaseException] = []
 
     def run() -> None:
         try:
-            outcome["value"] = work()
+            values.append(work())
         except BaseException as exc:  # handed to the caller below
-            outcome["error"] = exc
+            errors.append(exc)
 
     thread = threading.Thread(target=run, daemon=True, name="prefixlint-request")
     thread.start()
     thread.join(seconds)
     if thread.is_alive():
         raise ResponseError(f"no complete response within {seconds:g} s (--timeout)", retry=True)
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["value"]
+    if errors:
+        raise errors[0]
+    return values[0]
 
 
 class EngineClient:
@@ -291,6 +295,7 @@ class EngineClient:
         attempt = 0
         while True:
             unreachable = False
+            failure: ResponseError | None
             try:
                 fetched = within(self.timeout, lambda: self._read(method, path, kwargs))
             except httpx.TransportError as exc:
@@ -357,12 +362,12 @@ class EngineClient:
             return ServerReply(None, None, None, time.monotonic() - start, str(exc))
         latency = time.monotonic() - start
         if response.status != 200:
-            error = f"HTTP {response.status}: {_first_line(response.text())}".rstrip(": ")
-            return ServerReply(None, None, None, latency, error)
-        error = _reply_error(reply)
-        if error is not None:
-            return ServerReply(None, None, None, latency, error)
-        cached, field = reported_cached_tokens(reply)
+            status = f"HTTP {response.status}: {_first_line(response.text())}".rstrip(": ")
+            return ServerReply(None, None, None, latency, status)
+        usable = _usable_reply(reply)
+        if isinstance(usable, str):
+            return ServerReply(None, None, None, latency, usable)
+        cached, field = reported_cached_tokens(usable)
         prompt_tokens = _count(_dig(reply, "usage", "prompt_tokens"))
         if cached is None and self.absent_means_zero and prompt_tokens is not None:
             cached, field = 0, "absent"

@@ -21,12 +21,19 @@ import inspect
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from prefixlint.replay import ReplayError
 from prefixlint.replay.block_table import VllmBlockTable
 from prefixlint.replay.inputs import Prompt
-from prefixlint.replay.kv_pool import DeviceBlockPool
+from prefixlint.replay.kv_pool import DeviceBlockPool, LayerKV
 from prefixlint.replay.models import LoadedModel
+
+if TYPE_CHECKING:
+    from torch import Tensor
+    from torch import device as TorchDevice
+    from torch import dtype as TorchDtype
 
 # (absolute, relative to the largest reference logit) tolerance per dtype.
 TOLERANCES = {
@@ -36,7 +43,8 @@ TOLERANCES = {
 }
 
 
-def tolerance(dtype, reference_max: float) -> float:
+def tolerance(dtype: TorchDtype, reference_max: float) -> float:
+    """The largest logit difference allowed for ``dtype`` around logits up to ``reference_max``."""
     absolute, relative = TOLERANCES[str(dtype).removeprefix("torch.")]
     return absolute + relative * reference_max
 
@@ -44,11 +52,12 @@ def tolerance(dtype, reference_max: float) -> float:
 class Stopwatch:
     """Elapsed seconds of device work: CUDA events on a GPU, ``perf_counter`` on CPU."""
 
-    def __init__(self, torch, device) -> None:
+    def __init__(self, torch: ModuleType, device: TorchDevice) -> None:
         self.torch = torch
         self.cuda = device.type == "cuda"
 
     def start(self) -> None:
+        """Start timing."""
         if self.cuda:
             self._begin = self.torch.cuda.Event(enable_timing=True)
             self._end = self.torch.cuda.Event(enable_timing=True)
@@ -57,17 +66,18 @@ class Stopwatch:
             self._begin_s = time.perf_counter()
 
     def stop(self) -> float:
+        """Seconds since :meth:`start`, once the device work queued since is done."""
         if self.cuda:
             self._end.record()
             self._end.synchronize()
-            return self._begin.elapsed_time(self._end) / 1000.0
+            return float(self._begin.elapsed_time(self._end)) / 1000.0
         return time.perf_counter() - self._begin_s
 
 
 class Prefill:
     """One forward pass over new tokens, optionally after a cached prefix."""
 
-    def __init__(self, torch, transformers, loaded: LoadedModel) -> None:
+    def __init__(self, torch: ModuleType, transformers: ModuleType, loaded: LoadedModel) -> None:
         self.torch = torch
         self.cache_class = transformers.DynamicCache
         self.loaded = loaded
@@ -75,8 +85,9 @@ class Prefill:
         self.cache_argument = "cache" if "cache" in accepted else "past_key_values"
         self.extra = {"logits_to_keep": 1} if "logits_to_keep" in accepted else {}
 
-    def __call__(self, tokens: Sequence[int], past: list[tuple] | None):
-        """``(last-position logits, cache)``; the cache holds the whole sequence's K/V."""
+    def __call__(self, tokens: Sequence[int], past: list[LayerKV] | None) -> tuple[Tensor, object]:
+        """``(last-position logits, cache)``; the cache (transformers') holds the whole
+        sequence's K/V."""
         cache = self.cache_class()
         for layer, (keys, values) in enumerate(past or ()):
             cache.update(keys, values, layer)
@@ -85,14 +96,37 @@ class Prefill:
             out = self.loaded.model(
                 input_ids=ids, use_cache=True, **{self.cache_argument: cache}, **self.extra
             )
-        return out.logits[0, -1], cache
+        logits: Tensor = out.logits[0, -1]
+        return logits, cache
 
 
-def layer_kv(cache) -> list[tuple]:
+class _CacheLayer(Protocol):
+    keys: Tensor
+    values: Tensor
+
+
+@runtime_checkable
+class _LayeredCache(Protocol):
+    """A transformers 5.x cache: one object per layer."""
+
+    layers: Sequence[_CacheLayer]
+
+
+@runtime_checkable
+class _ListCache(Protocol):
+    """A transformers 4.x cache: lists of keys and values."""
+
+    key_cache: Sequence[Tensor]
+    value_cache: Sequence[Tensor]
+
+
+def layer_kv(cache: object) -> list[LayerKV]:
     """Per layer ``(keys, values)`` of a transformers cache (5.x ``layers`` or 4.x lists)."""
-    if hasattr(cache, "layers"):
+    if isinstance(cache, _LayeredCache):
         return [(layer.keys, layer.values) for layer in cache.layers]
-    return list(zip(cache.key_cache, cache.value_cache, strict=True))
+    if isinstance(cache, _ListCache):
+        return list(zip(cache.key_cache, cache.value_cache, strict=True))
+    raise ReplayError(f"cannot read keys and values from a {type(cache).__name__}")
 
 
 @dataclass(frozen=True)
@@ -110,7 +144,12 @@ class TorchReplayer:
     """Runs prefills for one model, with or without the block pool."""
 
     def __init__(
-        self, torch, transformers, loaded: LoadedModel, pool: DeviceBlockPool, table: VllmBlockTable
+        self,
+        torch: ModuleType,
+        transformers: ModuleType,
+        loaded: LoadedModel,
+        pool: DeviceBlockPool,
+        table: VllmBlockTable,
     ) -> None:
         self.torch = torch
         self.loaded = loaded
@@ -132,15 +171,17 @@ class TorchReplayer:
             self.torch.cuda.reset_peak_memory_stats(self.loaded.device)
 
     def _peak(self) -> int | None:
-        return self.torch.cuda.max_memory_allocated(self.loaded.device) if self.cuda else None
+        if not self.cuda:
+            return None
+        return int(self.torch.cuda.max_memory_allocated(self.loaded.device))
 
-    def run(self, tokens: Sequence[int], *, reuse: bool):
+    def run(self, tokens: Sequence[int], *, reuse: bool) -> tuple[PrefillMeasure, Tensor]:
         """``(measure, last-position logits on the host)`` for one request."""
         self._peak_reset()
         self.watch.start()
         plan = self.table.admit(tokens) if reuse else None
         reused = plan.hit_tokens if plan is not None else 0
-        past = self.pool.gather(plan.hit_slots) if reused else None
+        past = self.pool.gather(plan.hit_slots) if plan is not None and reused else None
         logits, cache = self.prefill(tokens[reused:], past)
         first = int(logits.argmax())
         ttft = self.watch.stop()
@@ -165,7 +206,9 @@ class ComparedRequest:
         return self.max_abs_logit_diff <= self.logit_tolerance
 
 
-def _run_at(replayer: TorchReplayer, prompt: Prompt, *, reuse: bool):
+def _run_at(
+    replayer: TorchReplayer, prompt: Prompt, *, reuse: bool
+) -> tuple[PrefillMeasure, Tensor]:
     try:
         return replayer.run(prompt.tokens, reuse=reuse)
     except ReplayError as exc:
