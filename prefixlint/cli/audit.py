@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any, TextIO, cast
 
 import click
 from rich.console import Console
@@ -34,6 +35,7 @@ from prefixlint.chat import (
     engine_tokenizer,
     get_renderer,
 )
+from prefixlint.cli.group import Callback
 from prefixlint.cli.llama_server import llama_server_options, llama_server_settings
 from prefixlint.sources.logs import LogReadError
 from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
@@ -75,7 +77,7 @@ def _count_lines(paths: tuple[str, ...]) -> int | None:
 
 
 @contextlib.contextmanager
-def _progress(paths: tuple[str, ...]) -> Iterator:
+def _progress(paths: tuple[str, ...]) -> Iterator[Callable[[], None] | None]:
     """A per-line callback that drives a progress bar on stderr (only on a terminal)."""
     total = _count_lines(paths) if sys.stderr.isatty() else None
     if total is None:
@@ -92,7 +94,7 @@ def _progress(paths: tuple[str, ...]) -> Iterator:
         yield lambda: progress.advance(task)
 
 
-def _limit_option(field: str, text: str):
+def _limit_option(field: str, text: str) -> Callable[[Callback], Callback]:
     """``--max-...``: one of the log size limits (:class:`LogLimits`), 0 for none."""
     return click.option(
         "--" + field.replace("_", "-"),
@@ -205,7 +207,7 @@ def _limit_option(field: str, text: str):
     help="Templates and Python that built the prompts: link each miss to its source line.",
 )
 @click.pass_context
-def audit(ctx: click.Context, logs: tuple[str, ...], **options) -> None:
+def audit(ctx: click.Context, /, logs: tuple[str, ...], **options: Any) -> None:
     """Replay logged requests through prefix-cache models; explain every miss."""
     try:
         failures = _audit(logs, options)
@@ -217,7 +219,7 @@ def audit(ctx: click.Context, logs: tuple[str, ...], **options) -> None:
     ctx.exit(1 if failures else 0)
 
 
-def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
+def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
     """Run the audit, write its reports, and return the reasons it fails (if any)."""
     try:
         prices = PriceTable.load(options["prices"])
@@ -256,7 +258,10 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
             on_prepared = None
             if options["dump_tokens"]:
                 dump_format = _dump_format(options)
-                stream = stack.enter_context(click.open_file(options["dump_tokens"], "w"))
+                # Opened for writing text.
+                stream = cast(
+                    TextIO, stack.enter_context(click.open_file(options["dump_tokens"], "w"))
+                )
                 dump = TokenDump(stream, dump_format, options["block_size"] or 512)
                 on_prepared = dump.write
             on_line = stack.enter_context(_progress(logs))
@@ -288,7 +293,7 @@ def _audit(logs: tuple[str, ...], options: dict) -> list[str]:
     return failures
 
 
-def _dump_format(options: dict) -> str:
+def _dump_format(options: dict[str, Any]) -> str:
     """The token dump's format: token ids decode back to the prompts, so --redact dumps
     block ids (``mooncake``) and refuses ``tokens``."""
     chosen = options["dump_format"]
@@ -302,7 +307,7 @@ def _dump_format(options: dict) -> str:
     return "mooncake"
 
 
-def _write_reports(report: AuditReport, options: dict) -> None:
+def _write_reports(report: AuditReport, options: dict[str, Any]) -> None:
     if options["redact"]:
         report = redact_report(report)
     if options["html_path"]:

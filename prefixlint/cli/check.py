@@ -11,14 +11,15 @@ import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from prefixlint import registry
-from prefixlint.cli.group import UserError
+from prefixlint.cli.group import Callback, UserError
 from prefixlint.linting.config import Settings, load_settings, with_overrides
 from prefixlint.linting.engine import (
     FileResult,
@@ -36,6 +37,9 @@ from prefixlint.textio import UnreadableText, read_stream
 from prefixlint.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from prefixlint.types import Diagnostic
 
+if TYPE_CHECKING:
+    from prefixlint.auditing.results import CauseTotals
+
 STDIN_DEFAULT_NAME = "stdin.txt"
 
 
@@ -44,7 +48,7 @@ def _codes(values: Iterable[str]) -> tuple[str, ...]:
     return tuple(part.strip() for value in values for part in value.split(",") if part.strip())
 
 
-def _check_options(command: Callable) -> Callable:
+def _check_options(command: Callback) -> Callback:
     options = [
         click.argument("paths", nargs=-1, type=click.Path()),
         click.option("--unsafe-fixes", is_flag=True, help="Also apply (or offer) unsafe fixes."),
@@ -111,7 +115,7 @@ def _check_options(command: Callable) -> Callable:
 @click.command()
 @click.option("--fix", is_flag=True, help="Apply fixes and write the files.")
 @_check_options
-def check(**options) -> None:
+def check(**options: Any) -> None:
     """Check prompt templates and Python prompt code for prefix-cache breakers."""
     if options.pop("watch"):
         _watch(options)
@@ -120,14 +124,14 @@ def check(**options) -> None:
 
 @click.command()
 @_check_options
-def fix(**options) -> None:
+def fix(**options: Any) -> None:
     """Fix what can be fixed (same as ``check --fix``)."""
     if options.pop("watch"):
         _watch({**options, "fix": True})
     sys.exit(_run_check(fix=True, **options))
 
 
-def _watch(options: dict) -> None:
+def _watch(options: dict[str, Any]) -> None:
     """Run the check now and after every change, until Ctrl-C (then exit 0)."""
     from prefixlint.linting.watch import watch
 
@@ -151,7 +155,7 @@ def _watch(options: dict) -> None:
         sys.exit(0)
 
 
-def _load(paths: tuple[str, ...], options: dict) -> Settings:
+def _load(paths: tuple[str, ...], options: dict[str, Any]) -> Settings:
     local = [os.path.realpath(p) for p in paths if p != "-"]  # realpath: loops do not raise
     start = Path(os.path.commonpath(local)) if local else Path.cwd()
     config = Path(options["config"]) if options["config"] else None
@@ -185,7 +189,9 @@ def _check_stdin(settings: Settings, mode: FixMode, filename: str | None) -> Fil
     return check_source(source, path, settings, mode)
 
 
-def _check_files(files: list[str], settings: Settings, mode: FixMode, jobs: int):
+def _check_files(
+    files: list[str], settings: Settings, mode: FixMode, jobs: int
+) -> list[FileResult]:
     if jobs == 1 or len(files) < 2:
         return [check_file(path, settings, mode) for path in files]
     return map_isolated(
@@ -227,7 +233,9 @@ def _log_costs(results: list[FileResult], log: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _with_cost(diagnostic: Diagnostic, costs: dict) -> Diagnostic:
+def _with_cost(
+    diagnostic: Diagnostic, costs: dict[tuple[str, int, str], CauseTotals]
+) -> Diagnostic:
     entry = costs.get((diagnostic.span.path, diagnostic.span.line, diagnostic.code))
     if entry is None:
         return diagnostic
@@ -301,7 +309,9 @@ def _emit(text: str, output_file: str | None) -> None:
         click.echo(text, nl=False)
 
 
-def _run_check(*, paths, fix: bool, unsafe_fixes: bool, diff: bool, **options) -> int:
+def _run_check(
+    *, paths: tuple[str, ...], fix: bool, unsafe_fixes: bool, diff: bool, **options: Any
+) -> int:
     paths = paths or (("-",) if options["stdin_filename"] else (".",))
     if "-" in paths and len(paths) > 1:
         raise UserError("'-' (stdin) cannot be combined with other paths")

@@ -9,12 +9,16 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar, TypeVar, cast
 
 import click
 
 from prefixlint.linting.config import ConfigError
 from prefixlint.tokenizers import TokenizerError
+
+# A command's function, which option decorators return with an option added.
+Callback = TypeVar("Callback", bound=Callable[..., Any])
 
 
 class UserError(click.ClickException):
@@ -45,10 +49,11 @@ class PrefixlintGroup(click.Group):
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         if name in self.lazy_commands:
             module, attribute = self.lazy_commands[name]
-            return getattr(importlib.import_module(module), attribute)
+            # The table names click commands.
+            return cast(click.Command, getattr(importlib.import_module(module), attribute))
         return super().get_command(ctx, name)
 
-    def invoke(self, ctx: click.Context):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except (ConfigError, TokenizerError) as exc:

@@ -4,9 +4,11 @@ shared by ``audit`` and ``replay``. Not given: the server's defaults."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import Any
 
 import click
+
+from prefixlint.cli.group import Callback
 
 OPTIONS = (
     click.option(
@@ -30,13 +32,13 @@ OPTIONS = (
 NAMES = ("slots", "slot_prompt_similarity", "cache_ram_mib")
 
 
-def llama_server_options(command: Callable) -> Callable:
+def llama_server_options(command: Callback) -> Callback:
     """Add the llama-server options to a click command."""
     for option in reversed(OPTIONS):
         command = option(command)
     return command
 
 
-def llama_server_settings(options: dict) -> dict:
+def llama_server_settings(options: dict[str, Any]) -> dict[str, Any]:
     """The llama-server settings among a command's parsed options (``None``: not given)."""
     return {name: options[name] for name in NAMES}

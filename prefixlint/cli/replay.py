@@ -12,13 +12,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
 from prefixlint.chat import DEFAULT_ENGINE, ENGINES, TemplateError, engine_tokenizer
 from prefixlint.cli.llama_server import llama_server_options, llama_server_settings
 from prefixlint.replay import ReplayError
-from prefixlint.replay.report import RENDERERS
+from prefixlint.replay.report import RENDERERS, ReplayReport
 from prefixlint.tokenizers import TokenizerError, get_tokenizer
 
 DEFAULT_BLOCK_SIZE = 16
@@ -109,7 +110,7 @@ def _fail(message: str) -> None:
 )
 @click.option("--format", "output_format", type=click.Choice(sorted(RENDERERS)), default="terminal")
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
-def replay(**options) -> None:
+def replay(**options: Any) -> None:
     """Replay logged requests on a cache model, a real transformer, or an engine server."""
     try:
         report = _run(options)
@@ -123,7 +124,7 @@ def replay(**options) -> None:
     sys.exit(0 if report.passed else 1)
 
 
-def _run(options: dict):
+def _run(options: dict[str, Any]) -> ReplayReport:
     from prefixlint.replay import backends
     from prefixlint.replay.inputs import load_prompts
     from prefixlint.replay.sim import cache_params
