@@ -68,3 +68,14 @@ def test_frozen_datetime_is_still_a_datetime():
         now = module.datetime.now(timezone.utc)
         assert isinstance(now, datetime)
         assert isinstance(module.datetime(2020, 1, 1), datetime)
+
+
+def test_frozen_reads_are_instances_of_the_names_the_module_sees():
+    # A builder that checks ``isinstance(value, datetime)`` on ``datetime.now()`` sees the
+    # same answer with the clock frozen.
+    module = _module()
+    with freeze_clock(FROZEN, module):
+        for value in (module.datetime.now(), module.datetime.utcnow(), module.datetime.today()):
+            assert isinstance(value, module.datetime)
+        assert isinstance(module.datetime.now(timezone.utc), module.datetime)
+        assert isinstance(module.date.today(), module.date)

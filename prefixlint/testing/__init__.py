@@ -18,7 +18,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from types import ModuleType
 from typing import Any
@@ -29,7 +29,7 @@ from prefixlint.testing.clock import freeze_clock
 __all__ = ["Call", "assert_prefix_stable", "call", "freeze_clock"]
 
 
-def _resolve(build: Callable | str) -> Callable:
+def _resolve(build: Callable[..., object] | str) -> Callable[..., object]:
     if callable(build):
         return build
     from prefixlint.testing.worker import resolve
@@ -37,12 +37,12 @@ def _resolve(build: Callable | str) -> Callable:
     return resolve(build)
 
 
-def _module_of(function: Callable) -> ModuleType | None:
+def _module_of(function: Callable[..., object]) -> ModuleType | None:
     return inspect.getmodule(function) or sys.modules.get(getattr(function, "__module__", ""))
 
 
 def assert_prefix_stable(
-    build: Callable | str,
+    build: Callable[..., object] | str,
     calls: Iterable[Any] = ((),),
     *,
     variable_from: str | int | None = None,
@@ -90,18 +90,17 @@ def assert_prefix_stable(
 try:
     import pytest
 except ImportError:  # outside pytest the assertion works without the fixture
-    pytest = None
-
-if pytest is not None:
+    pass
+else:
 
     @pytest.fixture
-    def frozen_clock():
+    def frozen_clock() -> Iterator[Callable[..., datetime]]:
         """``frozen_clock(when, module, ...)``: freeze those modules' clock until the test ends."""
         from contextlib import ExitStack
 
         with ExitStack() as stack:
 
-            def freeze(when: datetime | float, *modules: ModuleType):
+            def freeze(when: datetime | float, *modules: ModuleType) -> datetime:
                 return stack.enter_context(freeze_clock(when, *modules))
 
             yield freeze

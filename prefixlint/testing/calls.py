@@ -10,21 +10,22 @@ from typing import Any
 class Call:
     """The arguments of one call of the builder."""
 
-    args: tuple = ()
-    kwargs: dict = field(default_factory=dict)
+    args: tuple[Any, ...] = ()
+    kwargs: dict[str, Any] = field(default_factory=dict)
 
     def describe(self, name: str) -> str:
+        """``name(arguments...)``, shortened to 70 characters."""
         parts = [repr(a) for a in self.args] + [f"{k}={v!r}" for k, v in self.kwargs.items()]
         text = f"{name}({', '.join(parts)})"
         return text if len(text) <= 70 else text[:69] + "…)"
 
 
-def call(*args, **kwargs) -> Call:
+def call(*args: Any, **kwargs: Any) -> Call:
     """``call("question", user="ann")``: one call of the builder, with these arguments."""
     return Call(args, kwargs)
 
 
-def as_call(item: Any) -> Call:
+def as_call(item: object) -> Call:
     """A :class:`Call` from a ``Call``, a tuple of positional arguments, a dict of keyword
     arguments, or a single positional argument."""
     if isinstance(item, Call):

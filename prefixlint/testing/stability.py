@@ -100,9 +100,8 @@ def _tokens_before(offsets: Sequence[tuple[int, int]], char: int) -> int:
 
 def _default_cut(rendered: Rendered, request: ChatRequest, turns: bool) -> int:
     """Turns: up to the generation prompt. Otherwise: up to the last user message."""
-    if turns:
-        wanted = "generation_prompt"
-    else:
+    wanted: str | None = "generation_prompt"
+    if not turns:
         users = [i for i, m in enumerate(request.messages) if m.get("role") == "user"]
         wanted = f"messages[{users[-1]}]" if users else None
     for component in rendered.components:
@@ -134,7 +133,7 @@ def make_sample(label: str, result: Any, options: Options) -> Sample:
         if char < 0:
             raise AssertionError(f"{label}: variable_from marker {marker!r} is not in the prompt")
         stable = _tokens_before(tokenizer.offsets(text), char)
-    elif rendered is not None:
+    elif rendered is not None and request is not None:
         stable = _default_cut(rendered, request, options.turns)
     else:
         stable = len(tokens)
@@ -196,8 +195,9 @@ def _cause(a: Sample, b: Sample, at: int, turns: bool) -> str:
     else:
         text_a = _text_of(classify.component_data(a.request, name))
         text_b = _text_of(classify.component_data(b.request, name))
-        changed = text_a is not None and text_b is not None and text_a != text_b
-        code = classify.text_change_code(text_a, text_b) if changed else None
+        code = None
+        if text_a is not None and text_b is not None and text_a != text_b:
+            code = classify.text_change_code(text_a, text_b)
     return f"{_named(code or classify.CONTENT_CHANGED)} in {name}"
 
 
@@ -247,7 +247,7 @@ def first_divergence(a: Sample, b: Sample, *, prefix_only: bool) -> int | None:
     return at
 
 
-def builder_target(build: Callable | str) -> str:
+def builder_target(build: Callable[..., object] | str) -> str:
     """``module:qualname`` of the builder, for running it in another process."""
     if isinstance(build, str):
         return build
@@ -268,7 +268,7 @@ def _clock_label(when: datetime | float) -> str:
 class Builder:
     """The function under test, how to run it in another process, and whose clock to freeze."""
 
-    function: Callable
+    function: Callable[..., object]
     target: str = ""
     clock_modules: tuple[ModuleType, ...] = ()
 
@@ -283,7 +283,11 @@ class Builder:
             return self.function(*one_call.args, **one_call.kwargs)
 
     def samples(
-        self, calls: Sequence[Call], clocks: Sequence, seeds: Sequence[int], options: Options
+        self,
+        calls: Sequence[Call],
+        clocks: Sequence[datetime | float],
+        seeds: Sequence[int],
+        options: Options,
     ) -> tuple[list[Sample], list[tuple[Sample, Sample]]]:
         """One sample per call (at the first clock), and (that sample, variant) pairs for
         every other clock and every hash seed."""
@@ -293,7 +297,7 @@ class Builder:
         for index, one_call in enumerate(calls, start=1):
             label = f"call {index} {one_call.describe(self.name)}"
             first = clocks[0] if clocks else None
-            shown = f"{label} at {_clock_label(first)}" if clocks else label
+            shown = f"{label} at {_clock_label(clocks[0])}" if clocks else label
             sample = make_sample(shown, self.run(one_call, first), options)
             base.append(sample)
             for when in clocks[1:]:

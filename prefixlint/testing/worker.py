@@ -13,18 +13,21 @@ import sys
 from collections.abc import Callable
 
 
-def resolve(target: str) -> Callable:
+def resolve(target: str) -> Callable[..., object]:
     """The function named by ``module:qualified.name``."""
     module_name, _, qualname = target.partition(":")
     if not module_name or not qualname:
         raise ValueError(f"builder must be given as 'module:function', not {target!r}")
-    value = importlib.import_module(module_name)
+    value: object = importlib.import_module(module_name)
     for part in qualname.split("."):
         value = getattr(value, part)
+    if not callable(value):
+        raise ValueError(f"builder {target!r} is not callable")
     return value
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the builder ``argv[0]`` names on the arguments read from stdin."""
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) != 1:
         print("usage: python -m prefixlint.testing.worker MODULE:FUNCTION", file=sys.stderr)
