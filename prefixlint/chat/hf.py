@@ -32,7 +32,7 @@ that component into its neighbour; text before the first component found is name
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from prefixlint.chat.errors import TemplateError
 from prefixlint.chat.memo import SegmentEncoder
@@ -43,23 +43,6 @@ from prefixlint.sequences import common_prefix_length
 from prefixlint.tokenizers import HFTokenizer, Tokenizer, TokenizerError, get_tokenizer
 
 Starts = list[tuple[int, str]]  # (position, component) starts, ordered
-
-
-class ChatTemplateTokenizer(Protocol):
-    """What is used of a transformers tokenizer: its chat template."""
-
-    chat_template: str | None
-
-    def apply_chat_template(
-        self,
-        conversation: list[Message],
-        *,
-        tools: list[dict[str, Any]] | None,
-        add_generation_prompt: bool,
-        tokenize: bool,
-        **kwargs: Any,
-    ) -> str:
-        """The rendered conversation (``tokenize=False``)."""
 
 
 def common_suffix(a: str, b: str, floor: int) -> int:
@@ -82,7 +65,7 @@ class HFChatTemplate:
             loaded = cast(HFTokenizer, get_tokenizer(f"hf:{path}"))
         except TokenizerError as exc:
             raise TemplateError(str(exc)) from None
-        self.hf: ChatTemplateTokenizer = loaded.hf
+        self.hf = loaded.hf
         if not getattr(self.hf, "chat_template", None):
             raise TemplateError(f"hf:{path}: the tokenizer has no chat template")
         if tokenizer is None:
@@ -105,7 +88,7 @@ class HFChatTemplate:
         if kwargs is None:
             kwargs = {"enable_thinking": self.enable_thinking}
         try:
-            return self.hf.apply_chat_template(
+            text = self.hf.apply_chat_template(
                 messages,
                 tools=list(tools) or None,
                 add_generation_prompt=generation_prompt,
@@ -115,6 +98,7 @@ class HFChatTemplate:
         except Exception as exc:  # the template's own errors (raise_exception, TypeError, ...)
             first_line = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             raise TemplateError(f"{self.name}: chat template failed: {first_line}") from None
+        return cast(str, text)  # tokenize=False renders text
 
     def _partial(
         self,
