@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -18,9 +19,9 @@ from pathlib import Path
 
 from prefixlint.types import Diagnostic, Fix, Severity, Span
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 FIX_AVAILABILITY = ("none", "sometimes", "always")
@@ -44,8 +45,8 @@ class RuleDoc:
     fix_safety: str
     status: str = "stable"
     since: str = "0.1.0"
-    options: dict = field(default_factory=dict)
-    examples: tuple[dict, ...] = ()
+    options: dict[str, object] = field(default_factory=dict)
+    examples: tuple[dict[str, object], ...] = ()
 
     def render_markdown(self) -> str:
         """The rule's documentation as Markdown, for ``prefixlint rule CODE``."""
@@ -235,7 +236,7 @@ def diagnostic(
     fix: Fix | None = None,
     stable_prefix_tokens: int | None = None,
     unstable_tokens: int | None = None,
-    **extra,
+    **extra: object,
 ) -> Diagnostic:
     """Build a :class:`Diagnostic` for ``code`` with its documented name and severity."""
     d = doc(code)
