@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 from prefixlint.types import Diagnostic, Fix, Severity, Span
 
@@ -126,10 +127,13 @@ Checker = Callable[..., Iterable[Diagnostic]]
 _CHECKERS: dict[str, list[tuple[str, Checker]]] = {}
 
 
-def register(code: str, source: str) -> Callable[[Checker], Checker]:
+C = TypeVar("C", bound=Checker)
+
+
+def register(code: str, source: str) -> Callable[[C], C]:
     """Decorator: ``checker`` finds ``code`` in sources of kind ``source``."""
 
-    def decorate(checker: Checker) -> Checker:
+    def decorate(checker: C) -> C:
         _CHECKERS.setdefault(source, []).append((code, checker))
         return checker
 
