@@ -6,7 +6,7 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
-E = TypeVar("E")
+S = TypeVar("S", bound=Sequence[object])
 T = TypeVar("T")
 
 
@@ -53,7 +53,7 @@ def same_items(a: Sequence[object], b: Sequence[object]) -> bool:
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
-class SameItemsMemo(Generic[E, T]):
+class SameItemsMemo(Generic[S, T]):
     """``compute(items)``, reused while each call passes the very same objects as the last.
 
     The log reader shares a repeated value's objects between requests (a tool list on every
@@ -61,12 +61,12 @@ class SameItemsMemo(Generic[E, T]):
     The last items are kept alive, so their identities cannot be reused by other objects.
     """
 
-    def __init__(self, compute: Callable[[Sequence[E]], T]) -> None:
+    def __init__(self, compute: Callable[[S], T]) -> None:
         self._compute = compute
-        self._items: Sequence[E] | None = None
+        self._items: S | None = None
         self._value: T
 
-    def __call__(self, items: Sequence[E]) -> T:
+    def __call__(self, items: S) -> T:
         if self._items is None or not same_items(items, self._items):
             self._items, self._value = items, self._compute(items)
         return self._value
