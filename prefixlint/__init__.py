@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from prefixlint.types import Applicability, Diagnostic, Edit, Finding, Fix, Severity, Span
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     if name not in _HOME:
         raise AttributeError(f"module 'prefixlint' has no attribute {name!r}")
     value = getattr(importlib.import_module(_HOME[name]), name)

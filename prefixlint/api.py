@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from prefixlint.linting.config import Settings, load_settings
 from prefixlint.linting.engine import FixMode, UnsupportedFile, check_file, check_text, fix_text
@@ -15,6 +16,9 @@ from prefixlint.linting.files import collect_files
 from prefixlint.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from prefixlint.tokenview import Divergence, divergence
 from prefixlint.types import Diagnostic
+
+if TYPE_CHECKING:
+    from prefixlint.auditing.results import AuditReport
 
 
 def _settings(
@@ -118,8 +122,8 @@ def audit(
     *,
     caches: Sequence[str] = ("vllm",),
     what_if: bool = True,
-    **options,
-):
+    **options: Any,  # forwarded to AuditOptions, whose fields have their own types
+) -> AuditReport:
     """Audit request logs: hit rate per cache model, a cause per miss, what-if gains.
 
     ``options`` are the fields of :class:`prefixlint.auditing.options.AuditOptions`

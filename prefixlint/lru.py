@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import Any
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
 
-class LRU(OrderedDict):
+class LRU(OrderedDict[K, V]):
     """At most ``size`` entries, the least recently stored or recalled forgotten first;
     ``hits`` and ``misses`` count what :meth:`recall` found."""
 
@@ -17,7 +20,7 @@ class LRU(OrderedDict):
         self.hits = 0
         self.misses = 0
 
-    def recall(self, key: Hashable) -> Any:
+    def recall(self, key: K) -> V | None:
         """The value stored for ``key`` (now the most recently used), or None."""
         found = self.get(key)
         if found is not None:
@@ -27,7 +30,7 @@ class LRU(OrderedDict):
             self.misses += 1
         return found
 
-    def remember(self, key: Hashable, value: Any) -> None:
+    def remember(self, key: K, value: V) -> None:
         """Store ``value`` for ``key`` as the most recently used entry."""
         self[key] = value
         self.move_to_end(key)

@@ -11,16 +11,18 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+import sys
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import TypeVar
 
 from prefixlint.types import Diagnostic, Fix, Severity, Span
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 FIX_AVAILABILITY = ("none", "sometimes", "always")
@@ -44,8 +46,8 @@ class RuleDoc:
     fix_safety: str
     status: str = "stable"
     since: str = "0.1.0"
-    options: dict = field(default_factory=dict)
-    examples: tuple[dict, ...] = ()
+    options: dict[str, object] = field(default_factory=dict)
+    examples: tuple[dict[str, object], ...] = ()
 
     def render_markdown(self) -> str:
         """The rule's documentation as Markdown, for ``prefixlint rule CODE``."""
@@ -125,10 +127,13 @@ Checker = Callable[..., Iterable[Diagnostic]]
 _CHECKERS: dict[str, list[tuple[str, Checker]]] = {}
 
 
-def register(code: str, source: str) -> Callable[[Checker], Checker]:
+C = TypeVar("C", bound=Checker)
+
+
+def register(code: str, source: str) -> Callable[[C], C]:
     """Decorator: ``checker`` finds ``code`` in sources of kind ``source``."""
 
-    def decorate(checker: Checker) -> Checker:
+    def decorate(checker: C) -> C:
         _CHECKERS.setdefault(source, []).append((code, checker))
         return checker
 
@@ -235,7 +240,7 @@ def diagnostic(
     fix: Fix | None = None,
     stable_prefix_tokens: int | None = None,
     unstable_tokens: int | None = None,
-    **extra,
+    **extra: object,
 ) -> Diagnostic:
     """Build a :class:`Diagnostic` for ``code`` with its documented name and severity."""
     d = doc(code)

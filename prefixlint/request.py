@@ -42,8 +42,8 @@ class ChatRequest:
     format: str
     model: str | None = None
     system: str | None = None
-    messages: tuple[dict, ...] = ()
-    tools: tuple[dict, ...] = ()
+    messages: tuple[dict[str, Any], ...] = ()
+    tools: tuple[dict[str, Any], ...] = ()
     params: dict[str, Any] = field(default_factory=dict)
     timestamp: float | None = None
     session_id: str | None = None
@@ -89,9 +89,11 @@ class Rendered:
 
     @property
     def packed(self) -> bytes:
-        if self._packed is None:
-            object.__setattr__(self, "_packed", array("q", self.tokens).tobytes())
-        return self._packed
+        packed = self._packed
+        if packed is None:
+            packed = array("q", self.tokens).tobytes()
+            object.__setattr__(self, "_packed", packed)
+        return packed
 
     def component_at_token(self, index: int) -> Component | None:
         for component in self.components:

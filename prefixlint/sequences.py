@@ -6,10 +6,11 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeVar
 
+S = TypeVar("S", bound=Sequence[object])
 T = TypeVar("T")
 
 
-def common_prefix_length(a: Sequence, b: Sequence, likely: int = 0) -> int:
+def common_prefix_length(a: Sequence[object], b: Sequence[object], likely: int = 0) -> int:
     """Length of the longest common prefix of ``a`` and ``b`` (same sequence type).
 
     Compares growing slices (C speed) until one differs, then bisects inside it, so the
@@ -38,7 +39,7 @@ def common_prefix_length(a: Sequence, b: Sequence, likely: int = 0) -> int:
     return low
 
 
-def _same_start(a: Sequence, b: Sequence, length: int) -> bool:
+def _same_start(a: Sequence[object], b: Sequence[object], length: int) -> bool:
     """Whether ``a[:length] == b[:length]``, copying neither bytes nor, of text, ``a``."""
     if isinstance(a, bytes) and isinstance(b, bytes):
         return a.startswith(memoryview(b)[:length])
@@ -47,12 +48,12 @@ def _same_start(a: Sequence, b: Sequence, length: int) -> bool:
     return a[:length] == b[:length]
 
 
-def same_items(a: Sequence, b: Sequence) -> bool:
+def same_items(a: Sequence[object], b: Sequence[object]) -> bool:
     """Whether ``a`` and ``b`` hold the very same objects in the same order (C speed)."""
     return len(a) == len(b) and all(map(operator.is_, a, b))
 
 
-class SameItemsMemo(Generic[T]):
+class SameItemsMemo(Generic[S, T]):
     """``compute(items)``, reused while each call passes the very same objects as the last.
 
     The log reader shares a repeated value's objects between requests (a tool list on every
@@ -60,12 +61,12 @@ class SameItemsMemo(Generic[T]):
     The last items are kept alive, so their identities cannot be reused by other objects.
     """
 
-    def __init__(self, compute: Callable[[Sequence], T]) -> None:
+    def __init__(self, compute: Callable[[S], T]) -> None:
         self._compute = compute
-        self._items: Sequence | None = None
+        self._items: S | None = None
         self._value: T
 
-    def __call__(self, items: Sequence) -> T:
+    def __call__(self, items: S) -> T:
         if self._items is None or not same_items(items, self._items):
             self._items, self._value = items, self._compute(items)
         return self._value

@@ -132,7 +132,7 @@ def remove_stale_temporaries(path: Path) -> list[Path]:
     now keeps its own. Returns the removed paths.
     """
     pattern = re.compile(rf"\.{re.escape(path.name)}\.[a-z0-9_]{{8}}\.tmp")
-    removed = []
+    removed: list[Path] = []
     try:
         candidates = [p for p in path.parent.iterdir() if pattern.fullmatch(p.name)]
     except OSError:

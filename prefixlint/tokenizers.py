@@ -22,7 +22,11 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from functools import cache
 from importlib import resources
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
+
+if TYPE_CHECKING:
+    from tiktoken import Encoding
+    from transformers import PreTrainedTokenizerBase
 
 DEFAULT_TOKENIZER = "qwen"
 
@@ -108,7 +112,7 @@ def _char_offsets(text: str, token_bytes: Sequence[bytes]) -> list[tuple[int, in
 class TiktokenTokenizer:
     """A tiktoken ``Encoding`` with optional NFC normalisation before encoding."""
 
-    def __init__(self, name: str, encoding, *, nfc: bool) -> None:
+    def __init__(self, name: str, encoding: Encoding, *, nfc: bool) -> None:
         self.name = name
         self._encoding = encoding
         self._nfc = nfc
@@ -140,24 +144,26 @@ class TiktokenTokenizer:
 class HFTokenizer:
     """A Hugging Face tokenizer loaded from local files only."""
 
-    def __init__(self, name: str, tokenizer) -> None:
+    def __init__(self, name: str, tokenizer: PreTrainedTokenizerBase) -> None:
         self.name = name
         self.hf = tokenizer
         self.vocab_size = len(tokenizer)
 
     def encode(self, text: str) -> list[int]:
-        return self.hf.encode(text, add_special_tokens=False)
+        ids: list[int] = self.hf.encode(text, add_special_tokens=False)
+        return ids
 
     def decode(self, ids: Sequence[int]) -> str:
-        return self.hf.decode(list(ids))
+        # One flat list of ids decodes to one string (a batch would give a list of them).
+        return cast("str", self.hf.decode(list(ids)))
 
     def token_bytes(self, ids: Sequence[int]) -> list[bytes]:
-        return [self.hf.decode([i]).encode("utf-8") for i in ids]
+        return [self.decode([i]).encode("utf-8") for i in ids]
 
     def offsets(self, text: str) -> list[tuple[int, int]]:
         if getattr(self.hf, "is_fast", False):
             enc = self.hf(text, add_special_tokens=False, return_offsets_mapping=True)
-            return [tuple(span) for span in enc["offset_mapping"]]
+            return [(start, end) for start, end in enc["offset_mapping"]]
         return _char_offsets(text, self.token_bytes(self.encode(text)))
 
 
@@ -224,8 +230,7 @@ def hub_offline() -> None:
     os.environ.update(HF_OFFLINE_ENVIRONMENT)
     constants = sys.modules.get("huggingface_hub.constants")
     if constants is not None:
-        constants.HF_HUB_OFFLINE = True
-        constants.HF_HUB_DISABLE_TELEMETRY = True
+        vars(constants).update(HF_HUB_OFFLINE=True, HF_HUB_DISABLE_TELEMETRY=True)
 
 
 def _load_hf(path: str) -> HFTokenizer:

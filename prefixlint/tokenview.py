@@ -25,10 +25,10 @@ _SIMPLE_ESCAPES = {"n": "\n", "r": "\r", "t": "\t", "\\": "\\", "0": "\0"}
 def unescape(text: str) -> str:
     """Turn ``\\n``, ``\\r``, ``\\t``, ``\\\\``, ``\\xNN`` and ``\\uNNNN`` into characters."""
 
-    def replace(match: re.Match) -> str:
+    def replace(match: re.Match[str]) -> str:
         if match[1] or match[2]:
             return chr(int(match[1] or match[2], 16))
-        return _SIMPLE_ESCAPES.get(match[3], match[0])
+        return _SIMPLE_ESCAPES.get(match[3], match.group(0))
 
     return _ESCAPES.sub(replace, text)
 

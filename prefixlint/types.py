@@ -85,7 +85,7 @@ class Finding:
     fix: Fix | None = None
     stable_prefix_tokens: int | None = None
     unstable_tokens: int | None = None
-    extra: dict = field(default_factory=dict, compare=False, hash=False)
+    extra: dict[str, object] = field(default_factory=dict, compare=False, hash=False)
 
     @property
     def path(self) -> str:
@@ -108,7 +108,7 @@ class Finding:
         return self.span.end_column
 
     @property
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, str]:
         s = self.span
         return (s.path, s.line, s.column, self.code)
 

@@ -307,7 +307,8 @@ def _classify(words: tuple[str, ...], extra: tuple[tuple[str, tuple[str, ...]], 
 
 def _split_run_together(words: tuple[str, ...]) -> tuple[str, ...] | None:
     """``words`` with each run-together word split into known words, or ``None`` if none is."""
-    result, changed = [], False
+    result: list[str] = []
+    changed = False
     for word in words:
         parts = None
         if len(word) >= _MIN_RUN_TOGETHER and word not in _KNOWN_WORDS:
@@ -327,7 +328,8 @@ def _segment(word: str) -> tuple[str, ...] | None:
             if previous is None or word[start:end] not in _KNOWN_WORDS:
                 continue
             candidate = (*previous, word[start:end])
-            if best[end] is None or len(candidate) < len(best[end]):
+            current = best[end]
+            if current is None or len(candidate) < len(current):
                 best[end] = candidate
     found = best[len(word)]
     return found if found and 1 < len(found) <= _MAX_PARTS else None

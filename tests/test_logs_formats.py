@@ -333,6 +333,12 @@ def test_otel_semconv_span(span):
     assert request.usage.cache_write_tokens is None
 
 
+def test_otel_document_whose_span_is_not_an_object_is_skipped_with_the_reason():
+    skipped = parse({"resourceSpans": [{"scopeSpans": [{"spans": [5]}]}]})
+    assert isinstance(skipped, SkippedLine)
+    assert skipped.reason == "the span of the OTLP document is not an object"
+
+
 def test_otel_flattened_prompt_attributes():
     attributes = {
         "gen_ai.request.model": "gpt-4o",

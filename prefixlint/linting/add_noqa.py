@@ -154,7 +154,7 @@ def _yaml_line_ends(text: str) -> set[int] | str:
         scalars = [t for t in yaml.scan(text) if isinstance(t, yaml.ScalarToken)]
     except yaml.YAMLError:
         return "the file cannot be read as YAML"
-    inside = set()
+    inside: set[int] = set()
     for token in scalars:
         first, last = token.start_mark.line + 1, token.end_mark.line + 1
         if token.end_mark.column == 0 and last > first:

@@ -13,6 +13,7 @@ import contextlib
 import signal
 import threading
 from collections.abc import Iterator
+from types import FrameType
 
 RETRY_SECONDS = 0.25
 
@@ -32,7 +33,7 @@ def time_budget(seconds: float) -> Iterator[None]:
         return
     armed = [True]
 
-    def expire(signum, frame) -> None:
+    def expire(signum: int, frame: FrameType | None) -> None:
         if armed[0]:
             raise OverBudget
 

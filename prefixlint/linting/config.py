@@ -37,6 +37,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
@@ -49,9 +50,9 @@ from prefixlint.limits import DEFAULT_LIMITS, LimitError, Limits, limits_from_ta
 from prefixlint.sources.nesting import guard_brackets
 from prefixlint.tokenizers import DEFAULT_TOKENIZER
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 _LIST_KEYS = ("select", "ignore", "extend-select", "exclude", "fixable", "unfixable")
@@ -168,7 +169,7 @@ def _is_dir(path: Path) -> bool:
         return False
 
 
-def _read_toml(path: Path) -> dict:
+def _read_toml(path: Path) -> dict[str, Any]:
     try:
         text = path.read_text(encoding="utf-8")
         guard_brackets(text, DEFAULT_LIMITS, toml=True)

@@ -61,7 +61,7 @@ class FixOutcome:
 
     text: str
     diagnostics: list[Diagnostic]
-    fixed: Counter = field(default_factory=Counter)
+    fixed: Counter[str] = field(default_factory=Counter)
     error: str | None = None
 
 
@@ -72,7 +72,7 @@ class FileResult:
     path: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     text: str | None = None
-    fixed: Counter = field(default_factory=Counter)
+    fixed: Counter[str] = field(default_factory=Counter)
     fixed_text: str | None = None
     error: str | None = None
     skipped: str | None = None
@@ -88,11 +88,12 @@ class FileResult:
 
     def diff(self) -> str:
         """A unified diff from the file's text to its fixed text ('' when unchanged)."""
-        if not self.changed:
+        before, after = self.text, self.fixed_text
+        if before is None or after is None or before == after:
             return ""
         lines = difflib.unified_diff(
-            self.text.splitlines(keepends=True),
-            self.fixed_text.splitlines(keepends=True),
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
             fromfile=self.path,
             tofile=self.path,
         )
@@ -102,7 +103,7 @@ class FileResult:
         )
 
 
-def _source_module(path: str, text: str):
+def _source_module(path: str, text: str) -> sources.SourceChecker:
     try:
         return sources.source_module(path, text)
     except ValueError:
@@ -173,7 +174,7 @@ def _applicable_fixes(
 ) -> dict[Fix, str]:
     fixes: dict[Fix, str] = {}
     for d in diagnostics:
-        if mode.allows(d.fix) and settings.can_fix(d.code):
+        if d.fix is not None and mode.allows(d.fix) and settings.can_fix(d.code):
             fix = d.fix if d.code == LINE_ENDING_RULE else _in_line_ending(d.fix, newline)
             fixes.setdefault(fix, d.code)
     return fixes
@@ -265,9 +266,10 @@ def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> File
         raise
     except Exception as exc:  # a rule's bug must not stop the other files
         return FileResult(path, error=f"{path}: internal error: {type(exc).__name__}: {exc}")
-    if mode.fix and not mode.diff and result.changed:
+    fixed_text = result.fixed_text
+    if mode.fix and not mode.diff and fixed_text is not None and result.changed:
         try:
-            write_atomic(Path(path).resolve(), encode(result.fixed_text, source.encoding))
+            write_atomic(Path(path).resolve(), encode(fixed_text, source.encoding))
         except OSError as exc:
             # Nothing was fixed: report what the file on disk still has.
             result = check_source(source, path, settings, FixMode())

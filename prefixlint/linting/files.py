@@ -139,7 +139,7 @@ def collect_files(
 
 
 def _collect_one(
-    given: str, settings: Settings, force_exclude: bool, found: dict, notes: list[str]
+    given: str, settings: Settings, force_exclude: bool, found: dict[str, None], notes: list[str]
 ) -> None:
     """Add the files of one command-line path to ``found``; raises ``OSError``."""
     path = Path(given)

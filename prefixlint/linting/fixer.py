@@ -13,7 +13,7 @@ from itertools import pairwise
 from prefixlint.types import Edit, Fix
 
 
-def _fix_order(fix: Fix) -> tuple:
+def _fix_order(fix: Fix) -> tuple[int, int]:
     edits = fix.sorted_edits
     return (edits[0].start, edits[0].end) if edits else (0, 0)
 

@@ -65,7 +65,9 @@ class Directive:
         return self.codes is None or code in self.codes
 
 
-def _removal(text: str, index: LineIndex, line: int, start: int, end: int, hash_comments: bool):
+def _removal(
+    text: str, index: LineIndex, line: int, start: int, end: int, hash_comments: bool
+) -> tuple[tuple[int, int], bool]:
     """The region to delete to remove the directive at ``start:end``, and whether that is safe."""
     line_start, line_end = index.line_bounds(line)
     before, after = text[line_start:start], text[end:line_end]
@@ -98,7 +100,13 @@ def _python_comments(text: str, index: LineIndex) -> list[tuple[int, int]] | Non
     ]
 
 
-def _counts(text: str, start: int, line_start: int, hash_comments: bool, comments) -> bool:
+def _counts(
+    text: str,
+    start: int,
+    line_start: int,
+    hash_comments: bool,
+    comments: list[tuple[int, int]] | None,
+) -> bool:
     """Whether the directive text at ``start`` is a directive in this kind of file."""
     if start > 0 and text[start - 1] == "`":
         return False

@@ -25,7 +25,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import prefixlint
 
@@ -92,16 +92,16 @@ def _executor(workers: int, folder: str) -> ProcessPoolExecutor:
 
 
 def _run_until_broken(
-    function: Callable[[Any], Any],
-    items: Sequence,
-    queue: deque,
+    function: Callable[[Item], Result],
+    items: Sequence[Item],
+    queue: deque[int],
     workers: int,
     folder: str,
-    results: dict,
+    results: dict[int, Result],
 ) -> list[int]:
     """Run the queued item indexes into ``results``; the indexes lost if a worker dies."""
     with _executor(workers, folder) as pool:
-        in_flight: dict[Future, int] = {}
+        in_flight: dict[Future[Result], int] = {}
         while queue or in_flight:
             while queue and len(in_flight) < workers * _IN_FLIGHT_PER_WORKER:
                 index = queue.popleft()

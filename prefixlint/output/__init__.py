@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import TypeAlias
 
 from prefixlint.lines import LineIndex
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FileResult, FixMode
 from prefixlint.types import Applicability, Diagnostic
+
+# A JSON object as the machine-readable formats build it.
+JsonObject: TypeAlias = dict[str, object]
 
 FORMATS = ("full", "concise", "json", "sarif", "github", "junit")
 
@@ -46,8 +51,8 @@ class Report:
         return [r.path for r in self.results if r.skipped is None]
 
     @property
-    def fixed(self) -> Counter:
-        total: Counter = Counter()
+    def fixed(self) -> Counter[str]:
+        total: Counter[str] = Counter()
         for result in self.results:
             total.update(result.fixed)
         return total
@@ -96,4 +101,5 @@ def render(report: Report, format_name: str, color: bool = False) -> str:
     if format_name not in FORMATS:
         raise ValueError(f"unknown output format {format_name!r}")
     module = importlib.import_module(f"prefixlint.output.{format_name}")
-    return module.render(report, color)
+    render_format: Callable[[Report, bool], str] = module.render
+    return render_format(report, color)

@@ -18,14 +18,18 @@ from __future__ import annotations
 import json
 
 from prefixlint.lines import LineIndex
-from prefixlint.output import Report
+from prefixlint.output import JsonObject, Report
 from prefixlint.types import Diagnostic, Fix
 
 
-def _edits(fix: Fix, index: LineIndex | None) -> list[dict]:
+def _edits(fix: Fix, index: LineIndex | None) -> list[JsonObject]:
     edits = []
     for edit in fix.sorted_edits:
-        entry = {"start": edit.start, "end": edit.end, "content": edit.replacement}
+        entry: JsonObject = {
+            "start": edit.start,
+            "end": edit.end,
+            "content": edit.replacement,
+        }
         if index is not None:
             line, column = index.position(edit.start)
             end_line, end_column = index.position(edit.end)
@@ -39,7 +43,7 @@ def _edits(fix: Fix, index: LineIndex | None) -> list[dict]:
     return edits
 
 
-def diagnostic_dict(d: Diagnostic, index: LineIndex | None) -> dict:
+def diagnostic_dict(d: Diagnostic, index: LineIndex | None) -> JsonObject:
     """The JSON object for one finding."""
     s = d.span
     fix = None

@@ -14,7 +14,7 @@ from urllib.parse import quote
 
 from prefixlint import registry
 from prefixlint.lines import LineIndex
-from prefixlint.output import Report
+from prefixlint.output import JsonObject, Report
 from prefixlint.types import Diagnostic, Fix
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -28,7 +28,7 @@ def _tool_version() -> str:
         return "0+unknown"
 
 
-def _rule(doc: registry.RuleDoc) -> dict:
+def _rule(doc: registry.RuleDoc) -> JsonObject:
     return {
         "id": doc.code,
         "name": doc.name,
@@ -45,13 +45,13 @@ def _uri(path: str) -> str:
     return quote(os.fsencode(PurePath(path).as_posix()))
 
 
-def _region(index: LineIndex, start: int, end: int) -> dict:
+def _region(index: LineIndex, start: int, end: int) -> JsonObject:
     line, column = index.position(start)
     end_line, end_column = index.position(end)
     return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
 
 
-def _fix(fix: Fix, path: str, index: LineIndex) -> dict:
+def _fix(fix: Fix, path: str, index: LineIndex) -> JsonObject:
     replacements = [
         {
             "deletedRegion": _region(index, e.start, e.end),
@@ -67,9 +67,9 @@ def _fix(fix: Fix, path: str, index: LineIndex) -> dict:
     }
 
 
-def _result(d: Diagnostic, rule_index: dict[str, int], index: LineIndex | None) -> dict:
+def _result(d: Diagnostic, rule_index: dict[str, int], index: LineIndex | None) -> JsonObject:
     s = d.span
-    result = {
+    result: JsonObject = {
         "ruleId": d.code,
         "level": _LEVEL[d.severity.value],
         "message": {"text": d.message},

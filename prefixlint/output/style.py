@@ -9,7 +9,7 @@ import sys
 from rich.console import Console
 
 
-def wants_color(stream) -> bool:
+def wants_color(stream: object) -> bool:
     """Colour for a terminal, unless ``NO_COLOR`` is set (https://no-color.org)."""
     if os.environ.get("NO_COLOR"):
         return False

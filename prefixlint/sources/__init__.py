@@ -8,6 +8,11 @@ from __future__ import annotations
 
 import importlib
 from pathlib import PurePath
+from typing import TYPE_CHECKING, Protocol, cast
+
+if TYPE_CHECKING:
+    from prefixlint.context import RuleContext
+    from prefixlint.types import Diagnostic
 
 TEMPLATE_SUFFIXES = frozenset(
     {".txt", ".md", ".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache"}
@@ -22,19 +27,26 @@ _MODULE_FOR_SUFFIXES = (
 )
 
 
+class SourceChecker(Protocol):
+    """A source module: its ``check`` finds the diagnostics of one file's text."""
+
+    def check(self, text: str, ctx: RuleContext) -> list[Diagnostic]: ...
+
+
 def is_checkable(path: str) -> bool:
     """Whether prefixlint has a checker for files like ``path``."""
     suffix = PurePath(path).suffix.lower()
     return any(suffix in suffixes for suffixes, _ in _MODULE_FOR_SUFFIXES)
 
 
-def source_module(path: str, text: str):
+def source_module(path: str, text: str) -> SourceChecker:
     """The module whose ``check`` handles ``path`` (chat templates get their own)."""
     suffix = PurePath(path).suffix.lower()
     chat = importlib.import_module("prefixlint.sources.chat_template")
+    # Each module named here defines ``check`` as SourceChecker describes.
     if chat.looks_like_chat_template(path, text):
-        return chat
+        return cast("SourceChecker", chat)
     for suffixes, module in _MODULE_FOR_SUFFIXES:
         if suffix in suffixes:
-            return importlib.import_module(module)
+            return cast("SourceChecker", importlib.import_module(module))
     raise ValueError(f"no checker for {path}")

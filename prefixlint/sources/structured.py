@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -32,9 +33,9 @@ from typing import Any
 
 import yaml
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 from prefixlint.context import RuleContext, SourceError
@@ -475,21 +476,21 @@ def _json_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, int,
         raise too_long_number(text, exc) from None
     found: list[tuple[Path, int, int]] = []
     tokens = _JSON_TOKEN.finditer(text)
-    stack: list[list] = []  # per open container: [is_object, path, next key or index]
+    stack: list[_OpenContainer] = []
     pending_key: str | None = None
     expect_key = False
     for token in tokens:
         string, punct = token.group(1), token.group(2)
         if punct in ("{", "["):
             path = _json_child_path(stack, pending_key)
-            stack.append([punct == "{", path, 0])
+            stack.append(_OpenContainer(punct == "{", path))
             expect_key, pending_key = punct == "{", None
         elif punct in ("}", "]"):
             stack.pop()
             _json_advance(stack)
             expect_key = False
         elif punct == ",":
-            expect_key = bool(stack and stack[-1][0])
+            expect_key = bool(stack and stack[-1].is_object)
         elif punct == ":":
             expect_key = False
         elif string is not None and expect_key:
@@ -503,16 +504,25 @@ def _json_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, int,
     return data, found
 
 
-def _json_child_path(stack: list[list], key: str | None) -> Path:
+@dataclass(slots=True)
+class _OpenContainer:
+    """A JSON object or array being read: its path, and the index of its next item."""
+
+    is_object: bool
+    path: Path
+    index: int = 0
+
+
+def _json_child_path(stack: list[_OpenContainer], key: str | None) -> Path:
     if not stack:
         return ()
-    is_object, path, index = stack[-1]
-    return (*path, key if is_object else index)
+    top = stack[-1]
+    return (*top.path, key if top.is_object else top.index)
 
 
-def _json_advance(stack: list[list]) -> None:
-    if stack and not stack[-1][0]:
-        stack[-1][2] += 1
+def _json_advance(stack: list[_OpenContainer]) -> None:
+    if stack and not stack[-1].is_object:
+        stack[-1].index += 1
 
 
 def _json_string_map(text: str, start: int, end: int) -> SourceMap:
@@ -623,7 +633,7 @@ def _toml_skip_value(text: str, position: int) -> int:
             position = len(text) if newline == -1 else newline
             continue
         elif char in "\"'":
-            quote = _TOML_STRING_START.match(text, position).group(0)
+            quote = char * 3 if text.startswith(char * 3, position) else char
             parsed = _toml_string(text, position, quote)
             if parsed is None:
                 return len(text)

@@ -153,7 +153,7 @@ class TemplateDocument:
     file_lines: LineIndex | None = None
     label: str = ""
     _token_spans: tuple[list[int], list[int]] | None = field(default=None, init=False, repr=False)
-    memo: dict = field(default_factory=dict, init=False, repr=False)
+    memo: dict[str, object] = field(default_factory=dict, init=False, repr=False)
     """Results that several rules share, computed once per document (by the first to ask)."""
 
     @property

@@ -11,9 +11,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 from prefixlint import registry
+from prefixlint.context import RuleContext
 from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation, sandbox
+from prefixlint.sources.chat_template.conversation import Conversation
 from prefixlint.sources.chat_template.document import REFERENCE_TIME, ChatTemplateDocument
+from prefixlint.types import Diagnostic
 
 CODE = "PFX101"
 
@@ -27,7 +30,7 @@ GRANULARITIES = (
 )
 
 
-def _render(document: ChatTemplateDocument, convo, clock: sandbox.FakeClock) -> str:
+def _render(document: ChatTemplateDocument, convo: Conversation, clock: sandbox.FakeClock) -> str:
     return document.render(convo, len(convo.messages), add_generation_prompt=True, clock=clock).text
 
 
@@ -38,7 +41,7 @@ def _line_of(text: str, offset: int) -> str:
 
 
 @registry.register(CODE, "chat-template")
-def check_clock(document: ChatTemplateDocument, ctx):
+def check_clock(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     """Report the clock in the prompt once, at the line that calls ``strftime_now``."""
     convo = conversation.build(document.features)
     reference_clock = sandbox.FakeClock(REFERENCE_TIME)

@@ -22,10 +22,15 @@ import itertools
 from dataclasses import dataclass
 
 from prefixlint import registry
+from prefixlint.context import RuleContext
 from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation, sandbox
-from prefixlint.sources.chat_template.conversation import Conversation
+from prefixlint.sources.chat_template.compare import TokenWindow
+from prefixlint.sources.chat_template.conversation import Conversation, Features
 from prefixlint.sources.chat_template.document import ChatTemplateDocument
+from prefixlint.sources.chat_template.sandbox import Rendering
+from prefixlint.tokenizers import Tokenizer
+from prefixlint.types import Diagnostic
 
 CODE = "PFX503"
 
@@ -40,10 +45,12 @@ class Break:
     stable_tokens: int
     lost_tokens: int
     cause: str
-    window: dict
+    window: TokenWindow
 
 
-def _generated(document, convo: Conversation, index: int, prompt: str) -> tuple[str, object]:
+def _generated(
+    document: ChatTemplateDocument, convo: Conversation, index: int, prompt: str
+) -> tuple[str, Rendering | None]:
     """The text the model generated for assistant message ``index`` and its rendering.
 
     That is what the template renders for the message when it is the last one, after the
@@ -101,7 +108,9 @@ def _whitespace_only(cached_rest: str, following_rest: str, window: int = 200) -
     return a[:shared] == b[:shared]
 
 
-def _responsible_lines(prompt, full, following, at: int) -> tuple[int, int]:
+def _responsible_lines(
+    prompt: Rendering, full: Rendering | None, following: Rendering, at: int
+) -> tuple[int, int]:
     """The template lines behind the difference at char ``at``: next request's, cached turn's.
 
     When the text just before ``at`` came from different lines in the two renderings, the
@@ -120,7 +129,9 @@ def _responsible_lines(prompt, full, following, at: int) -> tuple[int, int]:
     return following.line_at(at), cached_line_at(at)
 
 
-def first_break(document: ChatTemplateDocument, features, tokenizer) -> Break | None:
+def first_break(
+    document: ChatTemplateDocument, features: Features, tokenizer: Tokenizer
+) -> Break | None:
     """The first turn of the conversation for ``features`` that breaks monotonicity."""
     convo = conversation.build(features)
     points = convo.turn_points()
@@ -151,9 +162,9 @@ def first_break(document: ChatTemplateDocument, features, tokenizer) -> Break | 
 
 
 @registry.register(CODE, "chat-template")
-def check_monotonic(document: ChatTemplateDocument, ctx):
+def check_monotonic(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     """One PFX503 per template line responsible, over the reasoning styles the template renders."""
-    reported: dict[int, object] = {}
+    reported: dict[int, Diagnostic] = {}
     for style in conversation.REASONING_STYLES:
         features = document.with_reasoning(style)
         if features is None:

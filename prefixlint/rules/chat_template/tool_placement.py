@@ -11,9 +11,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from prefixlint import registry
+from prefixlint.context import RuleContext
 from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation
+from prefixlint.sources.chat_template.conversation import Conversation
 from prefixlint.sources.chat_template.document import ChatTemplateDocument
+from prefixlint.types import Diagnostic
 
 CODE = "PFX304"
 
@@ -31,7 +34,7 @@ PLACEMENTS = {
 }
 
 
-def placement(convo, text: str, at: int) -> str:
+def placement(convo: Conversation, text: str, at: int) -> str:
     """Which of :data:`PLACEMENTS` the character offset ``at`` of ``text`` falls in."""
     messages = convo.messages
     first_user = next(m["content"] for m in messages if m["role"] == "user")
@@ -47,7 +50,7 @@ def placement(convo, text: str, at: int) -> str:
 
 
 @registry.register(CODE, "chat-template")
-def check_tool_placement(document: ChatTemplateDocument, ctx):
+def check_tool_placement(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     """One info finding at the line that renders the tool definitions."""
     if not document.features.tools:
         return []

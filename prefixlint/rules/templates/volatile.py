@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import cast
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
@@ -118,7 +119,8 @@ def volatile_places(document: TemplateDocument, ctx: RuleContext) -> list[Volati
     """Every volatile placeholder and current-date literal of ``document``, in order."""
     if "volatile" not in document.memo:
         document.memo["volatile"] = _find_volatile(document, ctx)
-    return document.memo["volatile"]
+    # Only this function stores "volatile" in the memo.
+    return cast("list[Volatile]", document.memo["volatile"])
 
 
 def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatile]:
@@ -234,7 +236,9 @@ def volatile_findings(
     if "costly" not in document.memo:
         document.memo["costly"] = _costly_places(document, ctx)
     limit = stable_limit(document, ctx)
-    own = [item for item in document.memo["costly"] if item.place.code == code]
+    # Only this function stores "costly" in the memo.
+    costly = cast("list[Costly]", document.memo["costly"])
+    own = [item for item in costly if item.place.code == code]
     for first, *rest in _blocks(document, own):
         message = (
             f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
@@ -272,9 +276,10 @@ def _final_section_start(document: TemplateDocument, limit: int) -> int:
 
 def move_line_fix(document: TemplateDocument, region: tuple[int, int], limit: int) -> Fix | None:
     """Move the lines ``text[region]`` to the end of the stable part, if that is sound."""
-    start, end = _movable_region(document, region)
-    if start is None:
+    movable = _movable_region(document, region)
+    if movable is None:
         return None
+    start, end = movable
     target = limit if limit >= len(document.text) else document.line_bounds(limit)[0]
     if target < end or document.block_depth(target) != 0:
         return None
@@ -290,22 +295,21 @@ def move_line_fix(document: TemplateDocument, region: tuple[int, int], limit: in
     )
 
 
-def _movable_region(
-    document: TemplateDocument, region: tuple[int, int]
-) -> tuple[int, int] | tuple[None, None]:
-    """``region``, widened to a lone ``{% if %}`` around it, if the lines can move as a unit."""
+def _movable_region(document: TemplateDocument, region: tuple[int, int]) -> tuple[int, int] | None:
+    """``region``, widened to a lone ``{% if %}`` around it, if the lines can move as a unit
+    (else None)."""
     start, end = region
     if any(t.kind == BLOCK for t in document.tags_between(start, end)):
-        return None, None
+        return None
     depth = document.block_depth(start)
     if depth == 0:
         return start, end
     if depth != 1 or start == 0 or end >= len(document.text):
-        return None, None
+        return None
     above = document.line_bounds(start - 1)
     below = document.line_bounds(end)
     lone_if = _IF_LINE.fullmatch(document.text[above[0] : above[1]])
     lone_endif = _ENDIF_LINE.fullmatch(document.text[below[0] : below[1]])
     if lone_if and lone_endif and document.block_depth(above[0]) == 0:
         return above[0], below[1]
-    return None, None
+    return None

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path, PurePath
+from typing import Any
 
 import jinja2
 import jinja2.meta
@@ -102,7 +104,7 @@ def template_file_in(folder: str | Path) -> Path:
     )
 
 
-def _compile(source: str, file_line):
+def _compile(source: str, file_line: Callable[[int], int]) -> jinja2.Template:
     try:
         guard_jinja(source)
     except SourceError as exc:
@@ -119,7 +121,7 @@ def _compile(source: str, file_line):
         raise SourceError(message, line=file_line(1)) from None
 
 
-def _special_tokens(config: dict) -> dict[str, str]:
+def _special_tokens(config: dict[str, Any]) -> dict[str, str]:
     tokens = dict(_JINJA_SPECIAL_TOKENS)
     for key in _SPECIAL_TOKEN_KEYS:
         value = config.get(key)
@@ -130,7 +132,7 @@ def _special_tokens(config: dict) -> dict[str, str]:
     return tokens
 
 
-def _named_templates(config: dict, path: str) -> list[tuple[str | None, str]]:
+def _named_templates(config: dict[str, Any], path: str) -> list[tuple[str | None, str]]:
     value = config.get("chat_template")
     if isinstance(value, str):
         return [(None, value)]
@@ -157,7 +159,7 @@ def _template_lines_in_json(text: str, count: int) -> list[int]:
     return (found + [found[-1] if found else 1] * count)[:count]
 
 
-def _constant_line(line: int):
+def _constant_line(line: int) -> Callable[[int], int]:
     """A template inside a JSON string: every template line is on the string's file line."""
     return lambda _template_line: line
 
@@ -166,7 +168,7 @@ def _same_line(line: int) -> int:
     return line
 
 
-def parse(path: str, text: str, limits: Limits = DEFAULT_LIMITS) -> list:
+def parse(path: str, text: str, limits: Limits = DEFAULT_LIMITS) -> list[ChatTemplateDocument]:
     """The chat templates in ``text``, compiled; raises :class:`SourceError` on bad input."""
     if PurePath(path).name.lower() not in CONFIG_NAMES:
         template = _compile(text, _same_line)
@@ -203,7 +205,7 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     documents = parse(ctx.path, text, ctx.limits)
     for document in documents:
         document.features  # noqa: B018  (a template that cannot render at all is a SourceError)
-    found = []
+    found: list[Diagnostic] = []
     for _code, checker in registry.checkers(SOURCE_KIND, ctx.enabled):
         for document in documents:
             found.extend(checker(document, ctx))

@@ -14,16 +14,20 @@ import re
 import string
 import time
 from collections.abc import Callable
-from typing import Any, NoReturn
+from typing import Any, NoReturn, Protocol, TypeAlias
 
 import jinja2.filters
 import jinja2.utils
+from jinja2.nodes import EvalContext
 
 from prefixlint.limits import Limits
 
 _BITS_PER_DIGIT = 4
 _CLOCK_EVERY = 1024
 _PRINTF_FIELD = r"%(?:\([^)]*\))?[-#0 +]*(\*|\d+)?(?:\.(\*|\d+))?"
+
+# A value from template code: any Python object, its type checked where it matters.
+TemplateValue: TypeAlias = Any
 
 
 class SandboxLimit(Exception):
@@ -97,7 +101,9 @@ class Bounds:
                 if isinstance(value, int):
                     self.chars(value)
 
-    def format_spec(self, text: str, args: tuple, kwargs: dict) -> None:
+    def format_spec(
+        self, text: str, args: tuple[TemplateValue, ...], kwargs: dict[str, TemplateValue]
+    ) -> None:
         """Refuse a ``str.format`` whose field widths (given or nested) are over the limit."""
         try:
             fields = list(string.Formatter().parse(text))
@@ -130,7 +136,7 @@ class Bounds:
         elif operator == "+" and isinstance(left, list | tuple) and isinstance(right, list | tuple):
             self.items(len(left) + len(right))
 
-    def join(self, separator: str, items: list) -> None:
+    def join(self, separator: str, items: list[TemplateValue]) -> None:
         self.chars(sum(len(str(item)) for item in items) + len(separator) * len(items))
 
     def replace(self, text: str, old: str, new: str, count: Any = -1) -> None:
@@ -150,7 +156,7 @@ class Bounds:
             return value
         if name in ("center", "ljust", "rjust", "zfill"):
 
-            def padded(width, *rest):
+            def padded(width: TemplateValue, *rest: TemplateValue) -> TemplateValue:
                 if isinstance(width, int):
                     self.chars(width)
                 return value(width, *rest)
@@ -158,7 +164,7 @@ class Bounds:
             return padded
         if name == "expandtabs":
 
-            def expanded(tabsize=8):
+            def expanded(tabsize: TemplateValue = 8) -> TemplateValue:
                 if isinstance(tabsize, int):
                     self.chars(len(obj) + obj.count("\t") * tabsize)
                 return value(tabsize)
@@ -166,14 +172,14 @@ class Bounds:
             return expanded
         if name in ("format", "format_map"):
 
-            def formatted(*args, **kwargs):
+            def formatted(*args: TemplateValue, **kwargs: TemplateValue) -> TemplateValue:
                 self.format_spec(obj, args, kwargs)
                 return value(*args, **kwargs)
 
             return formatted
         if name == "join":
 
-            def joined(items):
+            def joined(items: TemplateValue) -> TemplateValue:
                 items = list(items)
                 self.join(obj, items)
                 return value(items)
@@ -181,7 +187,9 @@ class Bounds:
             return joined
         if name == "replace":
 
-            def replaced(old, new, count=-1):
+            def replaced(
+                old: TemplateValue, new: TemplateValue, count: TemplateValue = -1
+            ) -> TemplateValue:
                 if isinstance(old, str) and isinstance(new, str):
                     self.replace(obj, old, new, count)
                 return value(old, new, count)
@@ -190,51 +198,93 @@ class Bounds:
         return value
 
 
-def bounded_globals(environment) -> dict[str, Callable]:
+class Bounded(Protocol):
+    """An environment whose renderings are checked against its current ``bounds``."""
+
+    bounds: Bounds
+
+
+TemplateCallable: TypeAlias = Callable[..., TemplateValue]
+
+
+def bounded_globals(environment: Bounded) -> dict[str, TemplateCallable]:
     """``range`` and ``lipsum``, checked against ``environment.bounds`` when called."""
 
-    def lipsum(n=5, html=True, min=20, max=100):
+    def lipsum(
+        n: TemplateValue = 5,
+        html: TemplateValue = True,
+        min: TemplateValue = 20,
+        max: TemplateValue = 100,
+    ) -> str:
         environment.bounds.items(n if isinstance(n, int) else 0)
         environment.bounds.chars(n * max * 16 if isinstance(n, int) and isinstance(max, int) else 0)
         return jinja2.utils.generate_lorem_ipsum(n, html, min, max)
 
-    return {"range": lambda *args: environment.bounds.range(*args), "lipsum": lipsum}
+    def bounded_range(*args: int) -> range:
+        return environment.bounds.range(*args)
+
+    return {"range": bounded_range, "lipsum": lipsum}
 
 
-def bounded_filters(environment, to_json: Callable) -> dict[str, Callable]:
+def bounded_filters(environment: Bounded, to_json: TemplateCallable) -> dict[str, TemplateCallable]:
     """Jinja's sizing filters (and ``to_json`` as ``tojson``), checked against
     ``environment.bounds`` when called."""
     base = jinja2.filters
 
-    def center(value, width=80):
+    def center(value: TemplateValue, width: TemplateValue = 80) -> str:
         environment.bounds.chars(width if isinstance(width, int) else 0)
         return base.do_center(value, width)
 
-    def indent(text, width=4, first=False, blank=False):
+    def indent(
+        text: TemplateValue,
+        width: TemplateValue = 4,
+        first: TemplateValue = False,
+        blank: TemplateValue = False,
+    ) -> str:
         size = width if isinstance(width, int) else len(str(width))
         environment.bounds.chars(len(str(text)) + (str(text).count("\n") + 1) * size)
         return base.do_indent(text, width, first, blank)
 
-    def format_filter(value, *args, **kwargs):
+    def format_filter(value: TemplateValue, *args: TemplateValue, **kwargs: TemplateValue) -> str:
         environment.bounds.printf(str(value), args or kwargs)
         return base.do_format(value, *args, **kwargs)
 
     @jinja2.pass_eval_context
-    def replace(eval_ctx, text, old, new, count=None):
+    def replace(
+        eval_ctx: EvalContext,
+        text: TemplateValue,
+        old: TemplateValue,
+        new: TemplateValue,
+        count: TemplateValue = None,
+    ) -> str:
         environment.bounds.replace(str(text), str(old), str(new), -1 if count is None else count)
         return base.do_replace(eval_ctx, text, old, new, count)
 
     @jinja2.pass_eval_context
-    def join(eval_ctx, value, d="", attribute=None):
+    def join(
+        eval_ctx: EvalContext,
+        value: TemplateValue,
+        d: TemplateValue = "",
+        attribute: TemplateValue = None,
+    ) -> str:
         items = list(value)
         environment.bounds.join(str(d), items)
-        return base.do_join(eval_ctx, items, d, attribute)
+        joined: str = base.do_join(eval_ctx, items, d, attribute)
+        return joined
 
-    def slice_filter(value, slices, fill_with=None):
+    def slice_filter(
+        value: TemplateValue, slices: TemplateValue, fill_with: TemplateValue = None
+    ) -> TemplateValue:
         environment.bounds.items(slices if isinstance(slices, int) else 0)
         return base.do_slice(value, slices, fill_with)
 
-    def tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    def tojson(
+        value: TemplateValue,
+        ensure_ascii: TemplateValue = False,
+        indent: TemplateValue = None,
+        separators: TemplateValue = None,
+        sort_keys: TemplateValue = False,
+    ) -> TemplateValue:
         environment.bounds.chars(indent if isinstance(indent, int) else 0)
         return to_json(value, ensure_ascii, indent, separators, sort_keys)
 

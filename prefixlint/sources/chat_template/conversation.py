@@ -10,10 +10,14 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+# A message or tool as transformers passes it to a template: JSON, so values of any JSON type.
+Message: TypeAlias = dict[str, Any]
 
 SYSTEM_PROMPT = "You are the help desk assistant of Example Corp. Answer briefly and cite sources."
 
-TOOLS = (
+TOOLS: tuple[Message, ...] = (
     {
         "type": "function",
         "function": {
@@ -39,7 +43,7 @@ TOOLS = (
         },
     },
 )
-FIRST_TOOL_DESCRIPTION = TOOLS[0]["function"]["description"]
+FIRST_TOOL_DESCRIPTION: str = TOOLS[0]["function"]["description"]
 CHANGED_FIRST_TOOL_DESCRIPTION = "Weather report for one city, in degrees Celsius."
 
 REASONING_STYLES = ("none", "content", "field")
@@ -82,8 +86,8 @@ def feature_fallbacks() -> list[Features]:
 class Conversation:
     """Messages and tools in the shape transformers passes to a chat template."""
 
-    messages: tuple[dict, ...]
-    tools: tuple[dict, ...] | None
+    messages: tuple[Message, ...]
+    tools: tuple[Message, ...] | None
     reasoning: dict[int, str]
     """Message index -> the reasoning text of that assistant message."""
     answers: dict[int, str]
@@ -96,11 +100,11 @@ class Conversation:
         """Message counts at which requests are sent: before each assistant message, at the end."""
         return [*self.assistant_indices(), len(self.messages)]
 
-    def template_messages(self, count: int) -> list[dict]:
+    def template_messages(self, count: int) -> list[Message]:
         """A fresh copy of the first ``count`` messages (templates cannot change ours)."""
         return copy.deepcopy(list(self.messages[:count]))
 
-    def template_tools(self) -> list[dict] | None:
+    def template_tools(self) -> list[Message] | None:
         return copy.deepcopy(list(self.tools)) if self.tools is not None else None
 
 
@@ -109,7 +113,7 @@ def think_block(thought: str) -> str:
     return f"<think>\n{thought}\n</think>\n\n"
 
 
-def _assistant(index: int, content: str, style: str) -> tuple[dict, str | None]:
+def _assistant(index: int, content: str, style: str) -> tuple[Message, str | None]:
     thought = f"Reasoning {index}: work out what the user needs before answering."
     if style == "content":
         return {"role": "assistant", "content": think_block(thought) + content}, thought
@@ -121,13 +125,15 @@ def _assistant(index: int, content: str, style: str) -> tuple[dict, str | None]:
     return {"role": "assistant", "content": content}, None
 
 
-def build(features: Features, *, first_tool_description: str = FIRST_TOOL_DESCRIPTION):
+def build(
+    features: Features, *, first_tool_description: str = FIRST_TOOL_DESCRIPTION
+) -> Conversation:
     """The conversation for ``features``: three user questions, one answered through a tool."""
-    messages: list[dict] = []
+    messages: list[Message] = []
     reasoning: dict[int, str] = {}
     answers: dict[int, str] = {}
 
-    def add_assistant(content: str, **extra) -> None:
+    def add_assistant(content: str, **extra: object) -> None:
         message, thought = _assistant(len(messages), content, features.reasoning)
         message.update(extra)
         if thought is not None:

@@ -13,6 +13,7 @@ import jinja2
 from prefixlint.context import SourceError
 from prefixlint.limits import DEFAULT_LIMITS, Limits
 from prefixlint.sources.chat_template import conversation, sandbox
+from prefixlint.sources.chat_template.bounds import SandboxLimit
 from prefixlint.types import Span
 
 _REASONING_WORDS = re.compile(r"think|reasoning", re.IGNORECASE)
@@ -68,7 +69,7 @@ class ChatTemplateDocument:
         clock = clock or sandbox.FakeClock(REFERENCE_TIME)
         try:
             return sandbox.render(self.template, variables, clock, self.limits)
-        except sandbox.SandboxLimit as exc:
+        except SandboxLimit as exc:
             raise SourceError(
                 f"chat template stopped at {self.where(exc.line)}: {exc.message}",
                 line=self.file_line(exc.line),
@@ -94,12 +95,13 @@ class ChatTemplateDocument:
 
         Raises :class:`SourceError` at the failing line when it renders none of them.
         """
-        first_failure = None
+        failures = []
         for features in conversation.feature_fallbacks():
             failure = self._first_failure(features)
             if failure is None:
                 return features
-            first_failure = first_failure or failure
+            failures.append(failure)
+        first_failure = failures[0]
         kind = "raise_exception" if first_failure.raised else "error"
         raise SourceError(
             f"chat template {kind} at {self.where(first_failure.line)}: {first_failure.message}",

@@ -15,25 +15,34 @@ from __future__ import annotations
 import json
 import sys
 from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from types import FrameType
+from typing import Any, NoReturn, TypeAlias, cast
 
 import jinja2
 import jinja2.ext
 from jinja2 import nodes
-from jinja2.compiler import CodeGenerator
+from jinja2.compiler import CodeGenerator, Frame
+from jinja2.parser import Parser
+from jinja2.runtime import Context, Undefined
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from prefixlint.limits import DEFAULT_LIMITS, Limits
 from prefixlint.sources.chat_template.bounds import (
     Bounds,
     SandboxLimit,
+    TemplateValue,
     bounded_filters,
     bounded_globals,
 )
 
 _TEMPLATE_FILENAME = "<template>"
 _CO_GENERATOR = 0x20
+
+# What ``sys.settrace`` calls: a frame, an event name and its argument; returns the local hook.
+_Trace: TypeAlias = Callable[[FrameType, str, object], "_Trace | None"]
 
 
 class TemplateFailure(Exception):
@@ -50,33 +59,33 @@ class TemplateFailure(Exception):
 class _GenerationTag(jinja2.ext.Extension):
     """transformers' ``{% generation %}...{% endgeneration %}``: here it renders its body."""
 
-    tags = frozenset({"generation"})
+    tags = {"generation"}  # noqa: RUF012 (Extension declares it a set)
 
-    def parse(self, parser):
+    def parse(self, parser: Parser) -> nodes.Node:
         lineno = next(parser.stream).lineno
         body = parser.parse_statements(("name:endgeneration",), drop_needle=True)
         return nodes.CallBlock(self.call_method("_render_body"), [], [], body).set_lineno(lineno)
 
-    def _render_body(self, caller):
+    def _render_body(self, caller: Callable[[], str]) -> str:
         return caller()
 
 
 class _Namespace(jinja2.utils.Namespace):
     """``namespace()`` that refuses underscore attributes, as transformers' does."""
 
-    def __init__(*args, **kwargs):
+    def __init__(*args: TemplateValue, **kwargs: TemplateValue) -> None:
         self, args = args[0], args[1:]
         attrs = dict(*args, **kwargs)
         for name in attrs:
             _Namespace._check_name(name)
         jinja2.utils.Namespace.__init__(self, attrs)
 
-    def __setitem__(self, name, value):
+    def __setitem__(self, name: str, value: TemplateValue) -> None:
         _Namespace._check_name(name)
         jinja2.utils.Namespace.__setitem__(self, name, value)
 
     @staticmethod
-    def _check_name(name):
+    def _check_name(name: object) -> None:
         if isinstance(name, str) and name.startswith("_"):
             raise jinja2.exceptions.SecurityError(f"namespace attribute {name!r} is not allowed")
 
@@ -89,12 +98,12 @@ class _LineMarkingCodeGenerator(CodeGenerator):
     a mark, lets every emitted chunk be traced to its own template line.
     """
 
-    def visit_Output(self, node: nodes.Output, frame) -> None:
+    def visit_Output(self, node: nodes.Output, frame: Frame) -> None:
         for child in node.nodes:
             self.newline(child)
             super().visit_Output(nodes.Output([child], lineno=child.lineno), frame)
 
-    def visit_Concat(self, node: nodes.Concat, frame) -> None:
+    def visit_Concat(self, node: nodes.Concat, frame: Frame) -> None:
         """``a ~ b`` through the environment, which bounds the length of the result."""
         self.write("environment.concat(map(str, (")
         for arg in node.nodes:
@@ -110,28 +119,35 @@ class _Environment(ImmutableSandboxedEnvironment):
     code_generator_class = _LineMarkingCodeGenerator
     intercepted_binops = frozenset({"*", "**", "%", "+"})
 
-    def __init__(self, *args, **kwargs) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, **options: Any) -> None:  # Environment's keyword arguments
+        super().__init__(**options)
         self.bounds = Bounds(DEFAULT_LIMITS)
-        self.concat = self._bounded_concat
 
-    def _bounded_concat(self, pieces) -> str:
+    def concat(self, pieces: Iterable[str]) -> str:
         pieces = list(pieces)
         self.bounds.chars(sum(len(piece) for piece in pieces))
         return "".join(pieces)
 
-    def call_binop(self, context, operator, left, right):
+    def call_binop(
+        self, context: Context, operator: str, left: TemplateValue, right: TemplateValue
+    ) -> TemplateValue:
         self.bounds.binop(operator, left, right)
         return super().call_binop(context, operator, left, right)
 
-    def getattr(self, obj, attribute):
+    def getattr(self, obj: TemplateValue, attribute: str) -> TemplateValue | Undefined:
         return self.bounds.method(obj, attribute, super().getattr(obj, attribute))
 
-    def getitem(self, obj, argument):
+    def getitem(self, obj: TemplateValue, argument: TemplateValue) -> TemplateValue | Undefined:
         return self.bounds.method(obj, argument, super().getitem(obj, argument))
 
 
-def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+def _tojson(
+    value: TemplateValue,
+    ensure_ascii: bool = False,
+    indent: int | str | None = None,
+    separators: tuple[str, str] | None = None,
+    sort_keys: bool = False,
+) -> str:
     return json.dumps(
         value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys
     )
@@ -139,7 +155,7 @@ def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=F
 
 def _template_frame_line(template: jinja2.Template) -> int:
     """The template line of the innermost template frame on the current stack (1 if none)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None:
         if frame.f_code.co_filename == _TEMPLATE_FILENAME:
             return template.get_corresponding_lineno(frame.f_lineno)
@@ -202,25 +218,28 @@ class _LineTracer:
         self.code_line = 0
         self.bounds = bounds
 
-    def global_trace(self, frame, event, arg):
+    def global_trace(self, frame: FrameType, event: str, arg: object) -> _Trace | None:
         if frame.f_code.co_filename != _TEMPLATE_FILENAME:
             return None
         return self.local_trace if frame.f_code.co_flags & _CO_GENERATOR else self.count_trace
 
-    def local_trace(self, frame, event, arg):
+    def local_trace(self, frame: FrameType, event: str, arg: object) -> _Trace:
         if event == "line":
             self.code_line = frame.f_lineno
             self.bounds.step()
         return self.local_trace
 
-    def count_trace(self, frame, event, arg):
+    def count_trace(self, frame: FrameType, event: str, arg: object) -> _Trace:
         if event == "line":
             self.bounds.step()
         return self.count_trace
 
 
 def render(
-    template: jinja2.Template, variables: dict, clock: FakeClock, limits: Limits = DEFAULT_LIMITS
+    template: jinja2.Template,
+    variables: Mapping[str, object],
+    clock: FakeClock,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> Rendering:
     """Render ``template`` with ``variables`` at ``clock``'s time, tracing source lines.
 
@@ -228,10 +247,10 @@ def render(
     :class:`SandboxLimit` when it goes over one of ``limits``.
     """
 
-    def raise_exception(message):
+    def raise_exception(message: object) -> NoReturn:
         raise TemplateFailure(str(message), _template_frame_line(template), raised=True)
 
-    def strftime_now(fmt):
+    def strftime_now(fmt: str) -> str:
         clock.call_lines.add(_template_frame_line(template))
         return clock.now.strftime(fmt)
 
@@ -239,7 +258,8 @@ def render(
         {**variables, "raise_exception": raise_exception, "strftime_now": strftime_now}
     )
     bounds = Bounds(limits, lambda: _template_frame_line(template))
-    template.environment.bounds = bounds
+    # Templates come from compile_template, so their environment is an _Environment.
+    cast("_Environment", template.environment).bounds = bounds
     tracer = _LineTracer(bounds)
     pieces: list[str] = []
     starts: list[int] = []

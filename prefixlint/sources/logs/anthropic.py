@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from prefixlint.sources.logs.base import Skip, breakpoint_ttl, request_params
+from prefixlint.sources.logs.base import (
+    JsonObject,
+    RequestFields,
+    Skip,
+    breakpoint_ttl,
+    request_params,
+)
 from prefixlint.sources.logs.usage import anthropic_usage
 
 
@@ -13,14 +19,14 @@ class AnthropicReader:
 
     def __init__(self) -> None:
         self.breakpoints: list[tuple[str, float]] = []
-        self.messages: list[dict] = []
+        self.messages: list[JsonObject] = []
 
-    def mark(self, component: str, block) -> None:
+    def mark(self, component: str, block: object) -> None:
         ttl = breakpoint_ttl(block.get("cache_control")) if isinstance(block, dict) else None
         if ttl is not None:
             self.breakpoints.append((component, ttl))
 
-    def tools(self, tools) -> tuple[dict, ...]:
+    def tools(self, tools: object) -> tuple[JsonObject, ...]:
         if tools is None:
             return ()
         if not isinstance(tools, list) or not all(isinstance(t, dict) for t in tools):
@@ -31,7 +37,7 @@ class AnthropicReader:
             converted.append({k: v for k, v in tool.items() if k != "cache_control"})
         return tuple(converted)
 
-    def system(self, system) -> str | None:
+    def system(self, system: object) -> str | None:
         if system is None or isinstance(system, str):
             return system
         if not isinstance(system, list):
@@ -44,13 +50,13 @@ class AnthropicReader:
             self.mark("system", block)
         return "\n".join(texts)
 
-    def emit(self, message: dict, blocks: list) -> None:
+    def emit(self, message: JsonObject, blocks: list[JsonObject]) -> None:
         name = f"messages[{len(self.messages)}]"
         for block in blocks:
             self.mark(name, block)
         self.messages.append(message)
 
-    def message(self, index: int, message) -> None:
+    def message(self, index: int, message: object) -> None:
         if not isinstance(message, dict) or "role" not in message:
             raise Skip(f"messages[{index}] is not a message object with a role")
         content = message.get("content")
@@ -97,7 +103,7 @@ class AnthropicReader:
         self.emit(converted, part_blocks)
 
 
-def read_anthropic(body: dict, response: dict) -> dict:
+def read_anthropic(body: JsonObject, response: JsonObject) -> RequestFields:
     if "messages" not in body:
         raise Skip("anthropic request without 'messages'")
     if not isinstance(body["messages"], list):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any, Union
+from typing import Any, TypeAlias, Union
 
 from prefixlint.request import ChatRequest
 
@@ -36,6 +37,11 @@ FIVE_MINUTES = 300.0
 ONE_HOUR = 3600.0
 MAX_COUNT = 2**63  # token counts and hash ids beyond 64 bits are not numbers a log means
 
+# A JSON object from a log line: its values may be of any JSON type, checked where they are used.
+JsonObject: TypeAlias = dict[str, Any]
+# What a format's reader takes from a line: :class:`ChatRequest` fields by name.
+RequestFields: TypeAlias = dict[str, Any]
+
 
 @dataclass(frozen=True)
 class SkippedLine:
@@ -56,30 +62,31 @@ class Skip(Exception):
     """Raised by a format reader when a line lacks what the format needs."""
 
 
-def as_dict(value) -> dict:
+def as_dict(value: object) -> JsonObject:
     return value if isinstance(value, dict) else {}
 
 
-def int_or_none(value) -> int | None:
+def int_or_none(value: object) -> int | None:
     """An integer within 64 bits from an int, an integral float or a string of digits."""
     if isinstance(value, bool):
         return None
-    integral = isinstance(value, float) and value.is_integer()
-    if integral or (isinstance(value, str) and value.strip().isdigit() and len(value) <= 40):
+    if (isinstance(value, float) and value.is_integer()) or (
+        isinstance(value, str) and value.strip().isdigit() and len(value) <= 40
+    ):
         value = int(value)
     if isinstance(value, int) and -MAX_COUNT <= value < MAX_COUNT:
         return value
     return None
 
 
-def first_present(mapping: dict, keys) -> Any:
+def first_present(mapping: JsonObject, keys: Iterable[str]) -> Any:
     for key in keys:
         if mapping.get(key) is not None:
             return mapping[key]
     return None
 
 
-def parse_timestamp(value) -> float | None:
+def parse_timestamp(value: object) -> float | None:
     """Epoch seconds from an ISO 8601 string (UTC unless it says otherwise) or an epoch
     number in s, ms, us or ns."""
     if value is None or isinstance(value, bool):
@@ -106,14 +113,14 @@ def parse_timestamp(value) -> float | None:
     return number
 
 
-def breakpoint_ttl(cache_control) -> float | None:
+def breakpoint_ttl(cache_control: object) -> float | None:
     """TTL in seconds of an Anthropic ``cache_control`` marker, None when there is none."""
     if not isinstance(cache_control, dict):
         return None
     return ONE_HOUR if cache_control.get("ttl") == "1h" else FIVE_MINUTES
 
 
-def request_params(body: dict) -> dict:
+def request_params(body: JsonObject) -> JsonObject:
     return {
         key: value
         for key, value in body.items()
@@ -121,7 +128,7 @@ def request_params(body: dict) -> dict:
     }
 
 
-def parse_json_value(value):
+def parse_json_value(value: object) -> object:
     """A structured attribute value, decoding it when it was recorded as a JSON string."""
     if isinstance(value, str):
         try:

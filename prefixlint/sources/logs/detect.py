@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from prefixlint.sources.logs.base import as_dict
+from prefixlint.sources.logs.base import JsonObject, as_dict
 from prefixlint.sources.logs.langfuse import looks_langfuse
 
 ANTHROPIC_BLOCK_TYPES = frozenset(
@@ -10,19 +10,19 @@ ANTHROPIC_BLOCK_TYPES = frozenset(
 )
 
 
-def _block_type(block) -> str | None:
+def _block_type(block: object) -> str | None:
     """A content block's ``type`` when it is a string (JSON allows anything there)."""
     kind = as_dict(block).get("type")
     return kind if isinstance(kind, str) else None
 
 
-def _has_cache_control(items) -> bool:
+def _has_cache_control(items: object) -> bool:
     return isinstance(items, list) and any(
         isinstance(item, dict) and "cache_control" in item for item in items
     )
 
 
-def looks_anthropic(body: dict) -> bool:
+def looks_anthropic(body: JsonObject) -> bool:
     if "system" in body or "anthropic_version" in body or "cache_control" in body:
         return True
     tools = body.get("tools")
@@ -41,7 +41,7 @@ def looks_anthropic(body: dict) -> bool:
     return False
 
 
-def detect_format(body: dict) -> str | None:
+def detect_format(body: JsonObject) -> str | None:
     """The format of one line's request object, or None when nothing fits."""
     if "hash_ids" in body and "input_length" in body:
         return "mooncake"

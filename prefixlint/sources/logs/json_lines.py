@@ -28,7 +28,10 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any
+
+from prefixlint.sources.logs.base import JsonObject
 
 PROBE = 128
 """Elements shorter than this are decoded every time; longer ones are found by their first
@@ -50,16 +53,23 @@ member; deeper ones are decoded whole."""
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _BLANK = " \t\n\r"
-_scan = json.JSONDecoder().scan_once
+# The C scanner ``json.loads`` runs: the value at a position and where it ends.
+_scan: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set by __init__, absent from the stubs
 
 
 class _Unexpected(Exception):
     """The walk met something it leaves to ``json.loads``."""
 
 
+def _blank_end(text: str, pos: int) -> int:
+    """Past the whitespace that starts at ``pos`` (``_SPACE`` also matches an empty run)."""
+    match = _SPACE.match(text, pos)
+    return match.end() if match is not None else pos
+
+
 def _skip_blank(text: str, pos: int) -> int:
     """``pos``, or past the whitespace that starts there (tested first: usually none)."""
-    return _SPACE.match(text, pos).end() if text[pos] in _BLANK else pos
+    return _blank_end(text, pos) if text[pos] in _BLANK else pos
 
 
 def _after_element(text: str, pos: int, closer: str) -> tuple[bool, int]:
@@ -79,7 +89,7 @@ class LineDecoder:
     def __init__(self, capacity: int = CAPACITY, window: int = WINDOW, pause: int = PAUSE) -> None:
         self._capacity = capacity
         self._known: dict[str, list[tuple[str, Any]]] = {}
-        self._following: dict[int, tuple[Any, str, tuple]] = {}
+        self._following: dict[int, tuple[Any, str, tuple[Any, ...]]] = {}
         self._size = 0
         self._window, self._first_pause = window, pause
         self._pause = pause
@@ -90,8 +100,8 @@ class LineDecoder:
             self._paused -= 1
             return json.loads(text)
         try:
-            value, end = self._value(text, _SPACE.match(text).end(), 0)
-            if _SPACE.match(text, end).end() != len(text):
+            value, end = self._value(text, _blank_end(text, 0), 0)
+            if _blank_end(text, end) != len(text):
                 raise _Unexpected
         except (_Unexpected, ValueError, StopIteration, IndexError, RecursionError):
             value = json.loads(text)
@@ -120,9 +130,9 @@ class LineDecoder:
             return self._array(text, pos)
         return _scan(text, pos)
 
-    def _object(self, text: str, pos: int, depth: int) -> tuple[dict, int]:
+    def _object(self, text: str, pos: int, depth: int) -> tuple[JsonObject, int]:
         result: dict[str, Any] = {}
-        pos = _SPACE.match(text, pos + 1).end()
+        pos = _blank_end(text, pos + 1)
         if text[pos] == "}":
             return result, pos + 1
         while True:
@@ -138,7 +148,7 @@ class LineDecoder:
             if closed:
                 return result, pos
 
-    def _array(self, text: str, pos: int) -> tuple[list, int]:
+    def _array(self, text: str, pos: int) -> tuple[list[Any], int]:
         """The array at ``pos``, from memory as far as its text was seen before."""
         start = pos
         recalled = self._recall(text, pos)
@@ -148,7 +158,7 @@ class LineDecoder:
         all_recalled = True
         anchor: tuple[Any, int, int] | None = None  # value, count and end of an element
         closed: tuple[int, int] | None = None  # count and end after an object, array or string
-        pos = _SPACE.match(text, pos + 1).end()
+        pos = _blank_end(text, pos + 1)
         if text[pos] == "]":
             return result, pos + 1
         while True:
@@ -204,7 +214,7 @@ class LineDecoder:
         if len(entries) > CANDIDATES:
             self._size -= len(entries.pop()[0])
 
-    def _follow(self, element: Any, raw: str, values: tuple) -> None:
+    def _follow(self, element: Any, raw: str, values: tuple[Any, ...]) -> None:
         """Remember the text and values that followed ``element`` up to the end of an array
         (its last element an object, array or string, which closes the text)."""
         if len(raw) > self._capacity:

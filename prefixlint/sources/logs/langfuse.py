@@ -14,19 +14,27 @@ tokens that were neither read from nor written to the cache, ``input_cached_toke
 from __future__ import annotations
 
 from prefixlint.request import Usage
-from prefixlint.sources.logs.base import Skip, as_dict, int_or_none, parse_timestamp, request_params
+from prefixlint.sources.logs.base import (
+    JsonObject,
+    RequestFields,
+    Skip,
+    as_dict,
+    int_or_none,
+    parse_timestamp,
+    request_params,
+)
 from prefixlint.sources.logs.openai_chat import openai_chat_messages, openai_chat_tools
 
 CACHED_KEYS = ("input_cached_tokens", "cache_read_input_tokens", "input_cache_read")
 WRITTEN_KEYS = ("input_cache_creation", "cache_creation_input_tokens", "input_cache_write")
 
 
-def looks_langfuse(body: dict) -> bool:
+def looks_langfuse(body: JsonObject) -> bool:
     """An exported observation: a trace id, a start time and an input."""
     return "traceId" in body and "startTime" in body and "input" in body
 
 
-def langfuse_usage(observation: dict) -> Usage | None:
+def langfuse_usage(observation: JsonObject) -> Usage | None:
     details = as_dict(observation.get("usageDetails"))
     if details:
         parts = {key: int_or_none(value) for key, value in details.items() if "input" in key}
@@ -39,9 +47,9 @@ def langfuse_usage(observation: dict) -> Usage | None:
     return Usage(prompt) if prompt is not None else None
 
 
-def read_langfuse(observation: dict, response: dict) -> dict:
+def read_langfuse(observation: JsonObject, response: JsonObject) -> RequestFields:
     given = observation.get("input")
-    tools: tuple[dict, ...] = ()
+    tools: tuple[JsonObject, ...] = ()
     if isinstance(given, str):
         given = [{"role": "user", "content": given}]
     elif isinstance(given, dict):

@@ -3,12 +3,20 @@
 from __future__ import annotations
 
 from prefixlint.request import Usage
-from prefixlint.sources.logs.base import Skip, as_dict, int_or_none, parse_timestamp, request_params
+from prefixlint.sources.logs.base import (
+    JsonObject,
+    RequestFields,
+    Skip,
+    as_dict,
+    int_or_none,
+    parse_timestamp,
+    request_params,
+)
 from prefixlint.sources.logs.openai_chat import openai_chat_messages, openai_chat_tools
 from prefixlint.sources.logs.usage import openai_usage
 
 
-def read_litellm(payload: dict, response: dict) -> dict:
+def read_litellm(payload: JsonObject, response: JsonObject) -> RequestFields:
     messages = payload.get("messages")
     if isinstance(messages, str):
         messages = [{"role": "user", "content": messages}]

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from prefixlint.sources.logs.base import Skip, request_params
+from prefixlint.sources.logs.base import JsonObject, RequestFields, Skip, request_params
 from prefixlint.sources.logs.usage import openai_usage
 
 
-def legacy_function_message(message: dict) -> dict:
+def legacy_function_message(message: JsonObject) -> JsonObject:
     """A copy of ``message`` with legacy function calling as tool calling."""
     message = dict(message)
     if message["role"] == "function":
@@ -17,7 +17,7 @@ def legacy_function_message(message: dict) -> dict:
     return message
 
 
-def openai_chat_messages(messages) -> tuple[dict, ...]:
+def openai_chat_messages(messages: object) -> tuple[JsonObject, ...]:
     """The messages as logged (the same objects), legacy function messages converted."""
     if not isinstance(messages, list):
         raise Skip("'messages' is not a list")
@@ -31,7 +31,7 @@ def openai_chat_messages(messages) -> tuple[dict, ...]:
     return tuple(normalised)
 
 
-def openai_chat_tools(body: dict) -> tuple[dict, ...]:
+def openai_chat_tools(body: JsonObject) -> tuple[JsonObject, ...]:
     tools = body.get("tools")
     if tools is None and isinstance(body.get("functions"), list):
         tools = [{"type": "function", "function": f} for f in body["functions"]]
@@ -42,7 +42,7 @@ def openai_chat_tools(body: dict) -> tuple[dict, ...]:
     return tuple(tools)
 
 
-def read_openai_chat(body: dict, response: dict) -> dict:
+def read_openai_chat(body: JsonObject, response: JsonObject) -> RequestFields:
     if "messages" not in body:
         raise Skip("openai-chat request without 'messages'")
     return {

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from prefixlint.sources.logs.base import Skip, request_params
+from prefixlint.sources.logs.base import JsonObject, RequestFields, Skip, request_params
 from prefixlint.sources.logs.usage import responses_usage
 
 
-def responses_part(part) -> dict:
+def responses_part(part: object) -> JsonObject:
     if isinstance(part, str):
         return {"type": "text", "text": part}
     if isinstance(part, dict) and part.get("type") in ("input_text", "output_text", "text"):
@@ -14,15 +14,15 @@ def responses_part(part) -> dict:
     return part if isinstance(part, dict) else {"type": "unknown"}
 
 
-def responses_messages(items) -> tuple[dict, ...]:
+def responses_messages(items: object) -> tuple[JsonObject, ...]:
     if isinstance(items, str):
         return ({"role": "user", "content": items},)
     if not isinstance(items, list):
         raise Skip("'input' is neither a string nor a list of items")
-    messages: list[dict] = []
+    messages: list[JsonObject] = []
     reasoning: str | None = None
 
-    def assistant() -> dict:
+    def assistant() -> JsonObject:
         nonlocal reasoning
         last = messages[-1] if messages else None
         if last is not None and last["role"] == "assistant" and reasoning is None:
@@ -69,7 +69,7 @@ def responses_messages(items) -> tuple[dict, ...]:
     return tuple(messages)
 
 
-def read_openai_responses(body: dict, response: dict) -> dict:
+def read_openai_responses(body: JsonObject, response: JsonObject) -> RequestFields:
     if "input" not in body and "instructions" not in body:
         raise Skip("openai-responses request without 'input' or 'instructions'")
     instructions = body.get("instructions")

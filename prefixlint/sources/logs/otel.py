@@ -8,6 +8,8 @@ import json
 from prefixlint.request import Usage
 from prefixlint.sources.logs.base import (
     SAMPLING_FIELDS,
+    JsonObject,
+    RequestFields,
     Skip,
     as_dict,
     first_present,
@@ -18,7 +20,7 @@ from prefixlint.sources.logs.base import (
 from prefixlint.sources.logs.openai_chat import openai_chat_messages
 
 
-def otlp_value(value):
+def otlp_value(value: object) -> object:
     """The Python value of an OTLP ``AnyValue`` (``{"stringValue": ...}`` and friends)."""
     if not isinstance(value, dict):
         return value
@@ -34,7 +36,7 @@ def otlp_value(value):
     return None
 
 
-def otlp_attributes(attributes) -> dict:
+def otlp_attributes(attributes: object) -> JsonObject:
     if isinstance(attributes, dict):
         return attributes
     if isinstance(attributes, list):
@@ -46,7 +48,7 @@ def otlp_attributes(attributes) -> dict:
     return {}
 
 
-def unwrap_otlp(span: dict) -> dict:
+def unwrap_otlp(span: JsonObject) -> JsonObject:
     if "resourceSpans" not in span:
         return span
     spans = [
@@ -57,10 +59,13 @@ def unwrap_otlp(span: dict) -> dict:
     ]
     if len(spans) != 1:
         raise Skip(f"OTLP document with {len(spans)} spans: export one span per line")
-    return spans[0]
+    found = spans[0]
+    if not isinstance(found, dict):
+        raise Skip("the span of the OTLP document is not an object")
+    return found
 
 
-def semconv_messages(value) -> list[dict]:
+def semconv_messages(value: object) -> list[JsonObject]:
     """``gen_ai.input.messages`` (role + parts) as OpenAI-shaped messages."""
     value = parse_json_value(value)
     if not isinstance(value, list):
@@ -98,7 +103,7 @@ def semconv_messages(value) -> list[dict]:
     return messages
 
 
-def semconv_system(value) -> str | None:
+def semconv_system(value: object) -> str | None:
     value = parse_json_value(value)
     if value is None or isinstance(value, str):
         return value
@@ -107,9 +112,9 @@ def semconv_system(value) -> str | None:
     raise Skip("'gen_ai.system_instructions' is neither text nor a list of parts")
 
 
-def indexed(attributes: dict, prefix: str) -> dict[int, dict]:
+def indexed(attributes: JsonObject, prefix: str) -> dict[int, JsonObject]:
     """``prefix.N.rest`` attributes grouped by N: ``{N: {rest: value}}``."""
-    groups: dict[int, dict] = {}
+    groups: dict[int, JsonObject] = {}
     for key, value in attributes.items():
         if not key.startswith(prefix):
             continue
@@ -119,7 +124,7 @@ def indexed(attributes: dict, prefix: str) -> dict[int, dict]:
     return groups
 
 
-def flattened_prompt(attributes: dict) -> list[dict]:
+def flattened_prompt(attributes: JsonObject) -> list[JsonObject]:
     """The older ``gen_ai.prompt.N.*`` attributes (OpenLLMetry) as messages."""
     messages = []
     for _, fields in sorted(indexed(attributes, "gen_ai.prompt.").items()):
@@ -140,7 +145,7 @@ def flattened_prompt(attributes: dict) -> list[dict]:
     return messages
 
 
-def flattened_tools(attributes: dict) -> list[dict]:
+def flattened_tools(attributes: JsonObject) -> list[JsonObject]:
     tools = []
     for _, fields in sorted(indexed(attributes, "llm.request.functions.").items()):
         function = {"name": fields.get("name"), "description": fields.get("description")}
@@ -150,7 +155,7 @@ def flattened_tools(attributes: dict) -> list[dict]:
     return tools
 
 
-def event_messages(events) -> list[dict]:
+def event_messages(events: object) -> list[JsonObject]:
     """The 1.2x-era ``gen_ai.<role>.message`` span events as messages."""
     messages = []
     for event in events if isinstance(events, list) else []:
@@ -171,7 +176,7 @@ def event_messages(events) -> list[dict]:
     return messages
 
 
-def read_otel(span: dict, response: dict) -> dict:
+def read_otel(span: JsonObject, response: JsonObject) -> RequestFields:
     span = unwrap_otlp(span)
     attributes = otlp_attributes(span.get("attributes", span))
     system = semconv_system(attributes.get("gen_ai.system_instructions"))

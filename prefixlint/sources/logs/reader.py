@@ -42,14 +42,15 @@ def open_log(path: str, stack: contextlib.ExitStack) -> tuple[BinaryIO, Counting
             raise LogReadError(f"{path}: cannot read log: {exc.strerror or exc}") from None
     if path.endswith(".gz") or (hasattr(raw, "peek") and raw.peek(2)[:2] == GZIP_MAGIC):
         compressed = CountingReader(raw)
-        unzipped = stack.enter_context(gzip.GzipFile(fileobj=compressed, mode="rb"))
+        # GzipFile seeks its file only to rewind, which reading forward never does.
+        unzipped = stack.enter_context(gzip.GzipFile(fileobj=compressed, mode="rb"))  # type: ignore[call-overload]
         # Buffered in C: reading a gzip log line by line costs no more than a plain one.
         return io.BufferedReader(unzipped, buffer_size=GZIP_BUFFER), compressed
     return raw, None
 
 
 def read_log(
-    path_or_dash: str | os.PathLike,
+    path_or_dash: str | os.PathLike[str],
     *,
     format: str = "auto",
     limits: LogLimits = DEFAULT_LIMITS,

@@ -11,6 +11,7 @@ from prefixlint.sources.logs.anthropic import read_anthropic
 from prefixlint.sources.logs.base import (
     ENVELOPE_ROUTE_FIELDS,
     ENVELOPE_TIME_FIELDS,
+    JsonObject,
     LogItem,
     Skip,
     SkippedLine,
@@ -38,14 +39,14 @@ READERS = {
 }
 
 
-def split_envelope(record: dict) -> tuple[dict, dict, dict]:
+def split_envelope(record: JsonObject) -> tuple[JsonObject, JsonObject, JsonObject]:
     """``(body, response, envelope)``; a bare request body has an empty envelope."""
     if isinstance(record.get("request"), dict):
         return record["request"], as_dict(record.get("response")), record
     return record, {}, {}
 
 
-def envelope_session(envelope: dict, body: dict) -> str | None:
+def envelope_session(envelope: JsonObject, body: JsonObject) -> str | None:
     for value in (
         envelope.get("session_id"),
         as_dict(envelope.get("metadata")).get("session_id"),
@@ -59,7 +60,7 @@ def envelope_session(envelope: dict, body: dict) -> str | None:
     return None
 
 
-def parse_record(line_number: int, record: dict, format: str) -> LogItem:
+def parse_record(line_number: int, record: JsonObject, format: str) -> LogItem:
     body, response, envelope = split_envelope(record)
     kind = detect_format(body) if format == "auto" else format
     if kind is None:

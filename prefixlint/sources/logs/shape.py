@@ -13,12 +13,15 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Iterable
+
+from prefixlint.sources.logs.base import JsonObject, RequestFields
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 # The messages and tools of the line checked last, by identity: a log's decoder hands out
 # repeated ones as the same objects, so a turn-by-turn log checks each of them once. Only
 # one line's are held (what its request holds anyway).
-_last_checked: dict[int, dict] = {}
+_last_checked: dict[int, object] = {}
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _HIGH = frozenset("89abAB")
 
@@ -27,7 +30,7 @@ class ShapeError(Exception):
     """A field of the line has a type that the audit cannot use."""
 
 
-def _kind(value) -> str:
+def _kind(value: object) -> str:
     return type(value).__name__
 
 
@@ -47,7 +50,7 @@ def _unpaired_escape(text: str) -> bool:
     return high_end >= 0
 
 
-def lone_surrogate(text: str, record) -> str | None:
+def lone_surrogate(text: str, record: object) -> str | None:
     """A reason when the decoded ``record`` of line ``text`` holds a lone surrogate.
 
     The line's text is searched first (one regular expression scan: it finds nothing in
@@ -67,27 +70,28 @@ def lone_surrogate(text: str, record) -> str | None:
 class _Misfit(Exception):
     """A value of the wrong type at ``where`` (relative to the message or tool checked)."""
 
-    def __init__(self, where: str, expected: str, value) -> None:
+    def __init__(self, where: str, expected: str, value: object) -> None:
         super().__init__(f"{where} is not {expected} (got {_kind(value)})")
 
 
-def _text(value, where: str) -> None:
+def _text(value: object, where: str) -> None:
     if value is not None and not isinstance(value, str):
         raise _Misfit(where, "a string", value)
 
 
-def _scalar(value, where: str) -> None:
+def _scalar(value: object, where: str) -> None:
     """Ids and names are compared and hashed: they cannot be objects or arrays."""
     if isinstance(value, (dict, list)):
         raise _Misfit(where, "a string", value)
 
 
-def _object(value, where: str) -> None:
+def _object(value: object, where: str) -> JsonObject:
     if not isinstance(value, dict):
         raise _Misfit(where, "an object", value)
+    return value
 
 
-def _content(content) -> None:
+def _content(content: object) -> None:
     parts = content if isinstance(content, list) else (content,)
     for index, part in enumerate(parts):
         if isinstance(part, dict) and not isinstance(part.get("type", ""), str):
@@ -95,7 +99,7 @@ def _content(content) -> None:
             raise _Misfit(where, "a string", part["type"])
 
 
-def _tool_calls(calls) -> None:
+def _tool_calls(calls: object) -> None:
     if not isinstance(calls, list):
         raise _Misfit(".tool_calls", "a list", calls)
     for index, call in enumerate(calls):
@@ -105,8 +109,8 @@ def _tool_calls(calls) -> None:
             raise _Misfit(where, "an object", inner)
 
 
-def _message(message) -> None:
-    _object(message, "")
+def _message(value: object) -> None:
+    message = _object(value, "")
     _text(message.get("role"), ".role")
     _content(message.get("content"))
     for field in REASONING_FIELDS:
@@ -116,15 +120,19 @@ def _message(message) -> None:
     _scalar(message.get("tool_call_id"), ".tool_call_id")
 
 
-def _tool(tool) -> None:
-    _object(tool, "")
+def _tool(value: object) -> None:
+    tool = _object(value, "")
     _scalar(tool.get("name"), ".name")
-    function = tool.get("function", {})
-    _object(function, ".function")
+    function = _object(tool.get("function", {}), ".function")
     _scalar(function.get("name"), ".function.name")
 
 
-def _check_all(items, check, name: str, checked: dict[int, dict]) -> None:
+def _check_all(
+    items: Iterable[object],
+    check: Callable[[object], None],
+    name: str,
+    checked: dict[int, object],
+) -> None:
     """``check`` each of ``items`` that the last line did not hold; a misfit names the item
     (``messages[3].role``). Each item goes into ``checked``."""
     for index, item in enumerate(items):
@@ -136,18 +144,18 @@ def _check_all(items, check, name: str, checked: dict[int, dict]) -> None:
         checked[id(item)] = item  # held, so its id is not reused while it is here
 
 
-def _finite_or_none(value) -> float | None:
+def _finite_or_none(value: object) -> float | None:
     if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
         return float(value)
     return None
 
 
-def _count(value, name: str) -> None:
+def _count(value: object, name: str) -> None:
     if value is not None and (not isinstance(value, int) or value < 0):
         raise ShapeError(f"{name!r} is not a count of tokens")
 
 
-def check_fields(fields: dict) -> None:
+def check_fields(fields: RequestFields) -> None:
     """Check (and, for ids and times, normalise) a log reader's fields in place.
 
     A session id or route that is not a string becomes its text (as an envelope's session
@@ -159,7 +167,7 @@ def check_fields(fields: dict) -> None:
         except _Misfit as misfit:
             raise ShapeError(str(misfit)) from None
     global _last_checked
-    checked: dict[int, dict] = {}
+    checked: dict[int, object] = {}
     _check_all(fields.get("messages", ()), _message, "messages", checked)
     _check_all(fields.get("tools", ()), _tool, "tools", checked)
     _last_checked = checked

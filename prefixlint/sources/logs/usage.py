@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from prefixlint.request import Usage
-from prefixlint.sources.logs.base import as_dict, first_present, int_or_none
+from prefixlint.sources.logs.base import JsonObject, as_dict, first_present, int_or_none
 
 
-def first_in(mappings, keys) -> Any:
+def first_in(mappings: Iterable[JsonObject], keys: Iterable[str]) -> Any:
     """The first non-null value of ``keys`` in the first mapping that has one."""
     for mapping in mappings:
         value = first_present(mapping, keys)
@@ -17,7 +18,7 @@ def first_in(mappings, keys) -> Any:
     return None
 
 
-def openai_usage(usage) -> Usage | None:
+def openai_usage(usage: object) -> Usage | None:
     """Chat Completions usage (also LiteLLM's, which adds Anthropic's cache fields)."""
     if not isinstance(usage, dict):
         return None
@@ -30,7 +31,7 @@ def openai_usage(usage) -> Usage | None:
     return Usage(int_or_none(usage.get("prompt_tokens")), int_or_none(cached), int_or_none(written))
 
 
-def responses_usage(usage) -> Usage | None:
+def responses_usage(usage: object) -> Usage | None:
     if not isinstance(usage, dict):
         return None
     details = as_dict(usage.get("input_tokens_details"))
@@ -41,7 +42,7 @@ def responses_usage(usage) -> Usage | None:
     )
 
 
-def anthropic_usage(usage) -> Usage | None:
+def anthropic_usage(usage: object) -> Usage | None:
     if not isinstance(usage, dict):
         return None
     uncached = int_or_none(usage.get("input_tokens"))
