@@ -53,8 +53,8 @@ class SegmentEncoder:
         self.tokenizer = tokenizer
         self.hits = 0
         self.misses = 0
-        self._segments = LRU(cache_size)
-        self._runs = LRU(cache_size)
+        self._segments: LRU[str, Segment] = LRU(cache_size)
+        self._runs: LRU[tuple[str, ...], tuple[tuple[int, ...], tuple[int, ...]]] = LRU(cache_size)
         self._lengths: dict[int, int] = {}
         # One int object per token id, shared by every remembered sequence: joining and
         # comparing sequences then touches a few hot objects instead of scattered copies.
@@ -79,7 +79,7 @@ class SegmentEncoder:
 
     def segment(self, text: str) -> Segment:
         """The (remembered) encoding of one stretch of text without special tokens."""
-        found: Segment | None = self._segments.recall(text)
+        found = self._segments.recall(text)
         if found is not None:
             self.hits += 1
             return found
@@ -116,7 +116,7 @@ class SegmentEncoder:
         return text.endswith(self._edges)
 
     def _run(self, texts: tuple[str, ...]) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        found: tuple[tuple[int, ...], tuple[int, ...]] | None = self._runs.recall(texts)
+        found = self._runs.recall(texts)
         if found is not None:
             self.hits += 1
         else:

@@ -82,8 +82,12 @@ def separable(blocks: Sequence[Block]) -> bool:
     return all(before.cut_after or after.cut_before for before, after in pairwise(blocks))
 
 
+# A block's components at a place: (block, name, char start, token start) -> components.
+Placed = LRU[tuple[Block, str, int, int], tuple[Component, ...]]
+
+
 def join_blocks(
-    blocks: Sequence[Block], names: Sequence[str], template: str, placed: LRU | None = None
+    blocks: Sequence[Block], names: Sequence[str], template: str, placed: Placed | None = None
 ) -> Rendered:
     """The prompt made of ``blocks`` end to end; ``names[i]`` names ``blocks[i]``'s unnamed
     parts. Equal to encoding all their pieces at once when the blocks are :func:`separable`.

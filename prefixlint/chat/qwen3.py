@@ -27,7 +27,7 @@ TOOLS_FOOTER = (
     '{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
 )
 THINKING_OFF = "<think>\n\n</think>\n\n"
-TOOL_BLOCKS = LRU(256)
+TOOL_BLOCKS: LRU[bytes, tuple[Piece, ...]] = LRU(256)
 
 
 def tojson(value: object) -> str:
@@ -78,7 +78,7 @@ def _tool_block(tools: Sequence[dict[str, Any]]) -> tuple[Piece, ...]:
         key = marshal.dumps(tuple(tools))
     except ValueError:  # not plain JSON data
         return _render_tool_block(tools)
-    block: tuple[Piece, ...] | None = TOOL_BLOCKS.recall(key)
+    block = TOOL_BLOCKS.recall(key)
     if block is None:
         block = _render_tool_block(tools)
         TOOL_BLOCKS.remember(key, block)

@@ -51,6 +51,7 @@ requests (see :class:`Renderer`; ``tests/test_render_speedpaths.py`` checks it).
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import TYPE_CHECKING, Any
 
 from prefixlint.chat.engines import (
@@ -73,7 +74,14 @@ from prefixlint.chat.messages import (
     template_messages,
     template_role,
 )
-from prefixlint.chat.pieces import Block, assemble, encode_block, join_blocks, separable
+from prefixlint.chat.pieces import (
+    Block,
+    Placed,
+    assemble,
+    encode_block,
+    join_blocks,
+    separable,
+)
 from prefixlint.chat.qwen3 import (
     generation_prompt,
     last_query_index,
@@ -131,13 +139,15 @@ class Renderer:
             tokenizer = get_tokenizer(tokenizer or "qwen")
         self.tokenizer = tokenizer
         self.encoder = SegmentEncoder(tokenizer, cache_size=cache_size)
-        self.turns = LRU(cache_size)
-        self._placed = LRU(cache_size)
+        self.turns: LRU[Hashable, Block] = LRU(cache_size)
+        self._placed: Placed = LRU(cache_size)
         self._prompts = {
             thinking: encode_block([generation_prompt(thinking)], self.encoder)
             for thinking in (False, True)
         }
-        self._tools_key = SameItemsMemo(lambda tools: marshalled(tuple(tools)))
+        self._tools_key: SameItemsMemo[tuple[dict[str, Any], ...], bytes | None] = SameItemsMemo(
+            marshalled
+        )
 
     def render(self, request: ChatRequest) -> Rendered:
         """The request as the engine's server renders it (see :mod:`prefixlint.chat.engines`)."""
@@ -228,7 +238,7 @@ class Renderer:
         tools_first = request.format == "anthropic"
         tools = self._tools_key(request.tools)
         key = None if tools is None else ("system turn", name, text, tools, tools_first)
-        block: Block | None = None if key is None else self.turns.recall(key)
+        block = None if key is None else self.turns.recall(key)
         if block is None:
             pieces = system_turn(name, text, request.tools, tools_first)
             block = encode_block(pieces, self.encoder)
@@ -239,7 +249,7 @@ class Renderer:
     def _turn_block(self, message: Message, context: tuple[bool, bool]) -> Block:
         found = message_key(message)
         key = None if found is None else (found, context)
-        block: Block | None = None if key is None else self.turns.recall(key)
+        block = None if key is None else self.turns.recall(key)
         if block is None:
             text = turn_text(template_message(message), context)
             block = encode_block([(None, text)], self.encoder)
