@@ -17,6 +17,7 @@ FORMATS = (
     "litellm",
     "langfuse",
     "otel",
+    "openinference",
     "mooncake",
 )
 CONTENT_FIELDS = frozenset(
