@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 from html import escape
 
 from prefixlint.auditing.describe import cause_label, dollars, headline, percent, tokens_count
+from prefixlint.auditing.report_breakpoints import breakpoints_html
 from prefixlint.auditing.results import AuditReport, RequestRecord
 
 WIDTH = 760
@@ -327,6 +328,7 @@ def render_html(report: AuditReport) -> str:
             f"otherwise uncached.{sampled}</p>",
             sharing_plot(report, model),
         ]
+    parts.append(breakpoints_html(report.cache_control))
     parts.append(_assumptions(report))
     parts.append("</body></html>\n")
     return "".join(parts)

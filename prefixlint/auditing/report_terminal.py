@@ -15,6 +15,7 @@ from prefixlint.auditing.describe import (
     percent,
     tokens_count,
 )
+from prefixlint.auditing.report_breakpoints import print_breakpoints
 from prefixlint.auditing.results import AuditReport
 
 
@@ -34,6 +35,7 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
         _print_groups(report, model, console)
         _print_usage(report, model, console)
     _print_what_if(report, console)
+    print_breakpoints(report.cache_control, console)
     _print_assumptions(report, console)
     if list_skipped and report.skipped:
         console.print("[bold]Skipped lines[/]")

@@ -199,6 +199,42 @@ class FixFirst:
     basis: str
 
 
+@dataclass(frozen=True)
+class BreakpointValue:
+    """One ``cache_control`` breakpoint (a candidate, or one the log places) replayed alone
+    through the anthropic cache model over the log: what it writes and reads, and the input
+    tokens it saves net of the write premium (reads save 0.9x, writes cost 0.25x or 1x extra).
+    """
+
+    component: str
+    token_position: int  # the most common position over the requests
+    ttl: str  # "5m" or "1h"
+    requests: int
+    writes: int
+    reads: int
+    write_tokens: int
+    read_tokens: int
+    below_minimum: int  # requests whose prefix there is shorter than the model's minimum
+    minimum_tokens: int
+    net_tokens_saved: float
+    recommended: bool = False
+    problem: str | None = None  # a logged breakpoint's: why it does not pay
+    volatile_component: str | None = None  # where the prefix before it changes
+
+    @property
+    def pays(self) -> bool:
+        return self.net_tokens_saved > 0
+
+
+@dataclass
+class CacheControlAdvice:
+    """Where ``cache_control`` breakpoints pay on this log, and how the logged ones fare."""
+
+    requests: int
+    candidates: list[BreakpointValue] = field(default_factory=list)
+    logged: list[BreakpointValue] = field(default_factory=list)
+
+
 GROUP_LIMIT = 20
 
 
@@ -243,6 +279,8 @@ class AuditReport:
     assumptions: dict[str, dict[str, str]] = field(default_factory=dict)
     fix_first: list[FixFirst] = field(default_factory=list)
     group_by: str | None = None
+    # Anthropic cache_control placement (logs in that format, or the anthropic model).
+    cache_control: CacheControlAdvice | None = None
 
     def records_for(self, model_cache: str) -> Iterable[RequestRecord]:
         return (r for r in self.records if r.model_cache == model_cache)
