@@ -13,6 +13,7 @@ import json
 import math
 from typing import Any
 
+from prefixlint.auditing.engine_metrics import check_dict
 from prefixlint.auditing.redact import redact_report
 from prefixlint.auditing.report_breakpoints import advice_dict
 from prefixlint.auditing.results import AuditReport, FixFirst, RequestRecord, Totals, WhatIf
@@ -146,6 +147,7 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
         else {},
         "assumptions": report.assumptions,
         "cache_control": advice_dict(report.cache_control),
+        "vllm_metrics": check_dict(report.engine_check),
     }
 
 

@@ -15,6 +15,7 @@ from prefixlint.auditing.describe import (
     percent,
     tokens_count,
 )
+from prefixlint.auditing.engine_metrics import print_check
 from prefixlint.auditing.report_breakpoints import print_breakpoints
 from prefixlint.auditing.results import AuditReport
 
@@ -28,6 +29,7 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
         soft_wrap=True,
     )
     console.print(_summary_table(report))
+    print_check(report.engine_check, console)
     _print_fix_first(report, console)
     for model in report.cache_models:
         _print_causes(report, model, console)

@@ -235,6 +235,37 @@ class CacheControlAdvice:
     logged: list[BreakpointValue] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class EngineCheck:
+    """vLLM's own prefix-cache counters (a ``/metrics`` scrape, or the difference of two)
+    against the audit's ``vllm`` prediction for the same log, in tokens."""
+
+    files: tuple[str, ...]
+    queried_tokens: float
+    hit_tokens: float
+    predicted_prompt_tokens: int
+    predicted_cached_tokens: int
+    tolerance: float  # largest hit-rate difference still called agreement
+
+    @property
+    def observed_hit_rate(self) -> float:
+        return self.hit_tokens / self.queried_tokens if self.queried_tokens else 0.0
+
+    @property
+    def predicted_hit_rate(self) -> float:
+        prompt = self.predicted_prompt_tokens
+        return self.predicted_cached_tokens / prompt if prompt else 0.0
+
+    @property
+    def difference(self) -> float:
+        """Observed minus predicted hit rate."""
+        return self.observed_hit_rate - self.predicted_hit_rate
+
+    @property
+    def agrees(self) -> bool:
+        return abs(self.difference) <= self.tolerance
+
+
 GROUP_LIMIT = 20
 
 
@@ -281,6 +312,8 @@ class AuditReport:
     group_by: str | None = None
     # Anthropic cache_control placement (logs in that format, or the anthropic model).
     cache_control: CacheControlAdvice | None = None
+    # The engine's observed hit rate against the vllm model's (audit --vllm-metrics).
+    engine_check: EngineCheck | None = None
 
     def records_for(self, model_cache: str) -> Iterable[RequestRecord]:
         return (r for r in self.records if r.model_cache == model_cache)
