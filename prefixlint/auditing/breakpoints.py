@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from typing import Any
 
 from prefixlint.auditing.results import BreakpointValue, CacheControlAdvice
 from prefixlint.cache.anthropic import AnthropicCache
@@ -119,7 +120,7 @@ class _Replay:
         )
 
 
-def _most_common(counts: Counter):
+def _most_common(counts: Counter[Any]) -> Any:
     """The most frequent key, the smallest among equals."""
     return min(counts.items(), key=lambda item: (-item[1], item[0]))[0]
 

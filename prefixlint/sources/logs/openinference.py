@@ -17,6 +17,8 @@ with ``llm.token_count.prompt_details.cache_read`` / ``.cache_write``, and the s
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefixlint.request import Usage
 from prefixlint.sources.logs.base import (
     SAMPLING_FIELDS,
@@ -43,7 +45,7 @@ SIGNATURE_KEYS = (
 LEAF_KEYS = frozenset({"json_schema", "invocation_parameters", "arguments", "content"})
 
 
-def looks_openinference(body: dict) -> bool:
+def looks_openinference(body: dict[str, Any]) -> bool:
     """A span whose attributes use OpenInference names (not OpenLLMetry's ``llm.request.*``)."""
     attributes = body.get("attributes")
     if isinstance(attributes, list):
@@ -60,7 +62,9 @@ def looks_openinference(body: dict) -> bool:
     )
 
 
-def flatten(value, prefix: str = "", out: dict | None = None, depth: int = 0) -> dict:
+def flatten(
+    value: Any, prefix: str = "", out: dict[str, Any] | None = None, depth: int = 0
+) -> dict[str, Any]:
     """Nested objects and lists as dotted keys: ``{"a": [{"b": 1}]}`` -> ``{"a.0.b": 1}``."""
     out = {} if out is None else out
     if depth > MAX_DEPTH:
@@ -79,7 +83,7 @@ def flatten(value, prefix: str = "", out: dict | None = None, depth: int = 0) ->
     return out
 
 
-def span_attributes(span: dict) -> dict:
+def span_attributes(span: dict[str, Any]) -> dict[str, Any]:
     """The span's attributes as flattened OpenInference keys."""
     attributes = span.get("attributes")
     given = otlp_attributes(attributes) if attributes is not None else span
@@ -87,8 +91,8 @@ def span_attributes(span: dict) -> dict:
     return {key.removeprefix("attributes."): value for key, value in flat.items()}
 
 
-def _message(fields: dict) -> dict:
-    message = {"role": fields.get("message.role")}
+def _message(fields: dict[str, Any]) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": fields.get("message.role")}
     parts = indexed(fields, "message.contents.")
     if parts:
         content = []
@@ -120,7 +124,7 @@ def _message(fields: dict) -> dict:
     return message
 
 
-def _tools(attributes: dict) -> tuple[dict, ...]:
+def _tools(attributes: dict[str, Any]) -> tuple[dict[str, Any], ...]:
     tools = []
     for index, fields in sorted(indexed(attributes, "llm.tools.").items()):
         schema = parse_json_value(fields.get("tool.json_schema"))
@@ -130,7 +134,7 @@ def _tools(attributes: dict) -> tuple[dict, ...]:
     return tuple(tools)
 
 
-def read_openinference(span: dict, response: dict) -> dict:
+def read_openinference(span: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
     attributes = span_attributes(span)
     groups = indexed(attributes, "llm.input_messages.")
     if not groups:
