@@ -142,3 +142,20 @@ def test_flatten_keeps_contents_and_schemas_whole():
     nested = {"a": [{"b": 1}, {"content": [{"type": "text"}]}], "json_schema": {"x": [1]}}
     expected = {"a.0.b": 1, "a.1.content": [{"type": "text"}], "json_schema": {"x": [1]}}
     assert flatten(nested) == expected
+
+
+def test_otlp_document_with_one_openinference_span():
+    span = {
+        "startTimeUnixNano": "1796029200000000000",
+        "attributes": [
+            {"key": "openinference.span.kind", "value": {"stringValue": "LLM"}},
+            {"key": "llm.input_messages.0.message.role", "value": {"stringValue": "user"}},
+            {"key": "llm.input_messages.0.message.content", "value": {"stringValue": "Hi"}},
+        ],
+    }
+    document = {"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}
+    assert detect_format(document) == "openinference"
+    request = _parse(document)
+    assert request.format == "openinference" and request.messages[0]["content"] == "Hi"
+    two = {"resourceSpans": [{"scopeSpans": [{"spans": [span, span]}]}]}
+    assert detect_format(two) == "otel"  # and skipped there: one span per line

@@ -12,7 +12,8 @@ Read: ``llm.input_messages.N.message.{role, content, name, tool_call_id}``, the 
 ``llm.tools.N.tool.json_schema`` (a JSON string), ``llm.invocation_parameters`` (a JSON
 string: request parameters), ``llm.model_name``, ``session.id``, ``llm.token_count.prompt``
 with ``llm.token_count.prompt_details.cache_read`` / ``.cache_write``, and the span's
-``start_time`` (or ``startTimeUnixNano``).
+``start_time`` (or ``startTimeUnixNano``). An OTLP ``resourceSpans`` document holding exactly
+one such span is unwrapped.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from prefixlint.sources.logs.base import (
     parse_timestamp,
 )
 from prefixlint.sources.logs.openai_chat import openai_chat_messages
-from prefixlint.sources.logs.otel import indexed, otlp_attributes
+from prefixlint.sources.logs.otel import indexed, otlp_attributes, unwrap_otlp
 
 MAX_DEPTH = 64
 SIGNATURE_KEYS = (
@@ -47,6 +48,11 @@ LEAF_KEYS = frozenset({"json_schema", "invocation_parameters", "arguments", "con
 
 def looks_openinference(body: dict[str, Any]) -> bool:
     """A span whose attributes use OpenInference names (not OpenLLMetry's ``llm.request.*``)."""
+    if "resourceSpans" in body:
+        try:
+            body = unwrap_otlp(body)
+        except Skip:
+            return False
     attributes = body.get("attributes")
     if isinstance(attributes, list):
         attributes = otlp_attributes(attributes)
@@ -135,7 +141,7 @@ def _tools(attributes: dict[str, Any]) -> tuple[dict[str, Any], ...]:
 
 
 def read_openinference(span: dict[str, Any], response: dict[str, Any]) -> dict[str, Any]:
-    attributes = span_attributes(span)
+    attributes = span_attributes(unwrap_otlp(span))
     groups = indexed(attributes, "llm.input_messages.")
     if not groups:
         raise Skip("openinference span without llm.input_messages")
