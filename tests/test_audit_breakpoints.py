@@ -168,3 +168,14 @@ def test_requests_without_tools_get_no_tools_candidate():
     bare = Rendered("", rendered.tokens, rendered.components[1:], "test")
     advice = _advise([(request, bare)])
     assert {v.component for v in advice.candidates} == {"system", "messages"}
+
+
+def test_a_logged_breakpoint_missing_from_one_request_is_replayed_on_its_own():
+    marked = (("tools[0]", 300.0),)
+    requests = [_request(i, time=60.0 * i, marks=marked if i != 1 else ()) for i in range(3)]
+    advice = _advise(requests)
+    assert _row(advice.candidates, "tools", "5m").net_tokens_saved == 3100
+    (tools,) = advice.logged
+    # Requests 0 and 2 only: one write of 2,000, one read of 2,000.
+    assert (tools.requests, tools.writes, tools.reads) == (2, 1, 1)
+    assert tools.net_tokens_saved == 0.9 * 2000 - 0.25 * 2000

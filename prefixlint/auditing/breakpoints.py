@@ -19,6 +19,7 @@ or below the model's minimum, or reads too few to repay the writes.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from collections import Counter
 from typing import Any
@@ -132,33 +133,59 @@ class BreakpointAdvisor:
         self.always = always  # the anthropic model is audited: advise on every request
         self.requests = 0
         self.candidates = {(c, t): _Replay(c, t) for c in CANDIDATES for t in TTL_SECONDS}
+        # Logged breakpoints by (component, ttl), in the order first seen. One marked on every
+        # request exactly where its candidate lies replays the same; it mirrors the candidate
+        # (only its volatile components are its own) until a request tells them apart.
         self.logged: dict[tuple[str, str], _Replay] = {}
-        self.previous: LRU = LRU(SESSIONS_KEPT)  # session -> {component: prefix key}
+        self.mirrored: dict[tuple[str, str], Counter[str]] = {}
+        self.order: list[tuple[str, str]] = []
+        self.previous: LRU = LRU(SESSIONS_KEPT)  # session -> (model, {component: prefix key})
 
     def feed(self, request: ChatRequest, rendered: Rendered | None, query: CacheQuery) -> None:
         if rendered is None or not (self.always or request.format == "anthropic"):
             return
         self.requests += 1
-        for kind, position in candidate_ends(request, rendered).items():
-            for ttl in TTL_SECONDS:
-                self.candidates[(kind, ttl)].feed(query, position)
+        candidates = candidate_ends(request, rendered)
         ends = {c.name: c.token_end for c in rendered.components}
-        marks = [
-            (logged_kind(name, request), ends[name], ttl_name(seconds))
+        marks = {
+            (logged_kind(name, request), ttl_name(seconds)): ends[name]
             for name, seconds in request.cache_breakpoints
             if name in ends
-        ]
+        }
+        for key in [k for k in self.mirrored if marks.get(k) != candidates.get(k[0])]:
+            self._split(key)
+        for key, position in marks.items():
+            if key in self.logged or key in self.mirrored:
+                continue
+            self.order.append(key)
+            fresh = key in self.candidates and not self.candidates[key].requests
+            if fresh and candidates.get(key[0]) == position:
+                self.mirrored[key] = Counter()
+            else:
+                self.logged[key] = _Replay(*key)
+        read = {}
+        for kind, position in candidates.items():
+            for ttl in TTL_SECONDS:
+                read[(kind, ttl)] = self.candidates[(kind, ttl)].feed(query, position)
         keys = self._component_keys(ends, query) if marks else {}
-        for kind, position, ttl in marks:
-            replay = self.logged.get((kind, ttl))
-            if replay is None:
-                replay = self.logged[(kind, ttl)] = _Replay(kind, ttl)
-            if not replay.feed(query, position):
+        for key, position in marks.items():
+            if key in self.mirrored:
+                hit, volatile = read[key], self.mirrored[key]
+            else:
+                replay = self.logged[key]
+                hit, volatile = replay.feed(query, position), replay.volatile
+            if not hit:
                 changed = self._changed(request, rendered, query, keys, position)
                 if changed is not None:
-                    replay.volatile[changed] += 1
+                    volatile[changed] += 1
         if marks and request.session_id is not None:
             self.previous.remember(request.session_id, (query.model, keys))
+
+    def _split(self, key: tuple[str, str]) -> None:
+        """A mirrored logged breakpoint goes its own way, from its candidate's state now."""
+        replay = copy.deepcopy(self.candidates[key])
+        replay.volatile = self.mirrored.pop(key)
+        self.logged[key] = replay
 
     @staticmethod
     def _component_keys(ends: dict[str, int], query: CacheQuery) -> dict[str, bytes]:
@@ -190,6 +217,21 @@ class BreakpointAdvisor:
                 return component.name
         return None
 
+    def _logged(self) -> list[BreakpointValue]:
+        values = []
+        for key in self.order:
+            if key in self.logged:
+                values.append(self.logged[key].value())
+                continue
+            volatile = self.mirrored[key]
+            values.append(
+                dataclasses.replace(
+                    self.candidates[key].value(),
+                    volatile_component=_most_common(volatile) if volatile else None,
+                )
+            )
+        return values
+
     def advice(self) -> CacheControlAdvice | None:
         if not self.requests:
             return None
@@ -201,10 +243,7 @@ class BreakpointAdvisor:
                 continue
             best = max(values, key=lambda v: v.net_tokens_saved)
             candidates += [dataclasses.replace(v, recommended=v is best and v.pays) for v in values]
-        logged = [
-            dataclasses.replace(value, problem=_problem(value))
-            for value in (replay.value() for replay in self.logged.values())
-        ]
+        logged = [dataclasses.replace(value, problem=_problem(value)) for value in self._logged()]
         return CacheControlAdvice(self.requests, candidates, logged)
 
 
