@@ -110,8 +110,10 @@ def test_label_sets_are_summed(tmp_path):
         ("vllm:prefix_cache_queries_total 5\n", "no vllm:prefix_cache_hits counter"),
         (
             "vllm:prefix_cache_queries_total 5\nvllm:prefix_cache_hits_total lots\n",
-            ":2: vllm:prefix_cache_hits value 'lots' is not a number",
+            ":2: vllm:prefix_cache_hits value 'lots' is not a token count",
         ),
+        ("vllm:prefix_cache_queries_total NaN\n", ":1: vllm:prefix_cache_queries value 'NaN' is"),
+        ("vllm:prefix_cache_queries_total -4\n", ":1: vllm:prefix_cache_queries value '-4' is"),
         (
             'vllm:prefix_cache_queries_total 5\nvllm:prefix_cache_hits_total{a="b 3\n',
             ":2: malformed sample line",
@@ -143,3 +145,30 @@ def test_usage_errors(tmp_path):
         result = run(*args)
         assert result.exit_code == 2, args
         assert message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_hostile_scrapes_are_read_or_refused_with_one_line(tmp_path):
+    good = 'vllm:prefix_cache_queries_total{engine="0"} 10\nvllm:prefix_cache_hits_total 5\n'
+    hostile = [
+        good + "vllm:prefix_cache_hits_total NaN\n",
+        good + 'vllm:prefix_cache_hits_total{a="}"} 1\n',
+        good + "vllm:prefix_cache_hits_total\n",
+        good.replace("10", "1e400"),
+        good + "vllm:prefix_cache_hits_total 1e308\n" * 3,
+        "\x00" * 50 + good,
+        good + "vllm:prefix_cache_hits_total{" * 300 + "\n",
+        "# TYPE vllm:prefix_cache_hits_total counter\n" * 3,
+    ]
+    for number, text in enumerate(hostile):
+        path = tmp_path / f"h{number}.txt"
+        path.write_text(text)
+        try:
+            queries, hits = read_scrape(str(path))
+        except MetricsError as exc:
+            assert "\n" not in str(exc) and str(path) in str(exc)
+        else:
+            assert hits >= 0 and 0 <= queries < float("inf")
+    path = tmp_path / "binary.txt"
+    path.write_bytes(b"\xff\xfe" + good.encode())
+    with pytest.raises(MetricsError, match="cannot read the scrape"):
+        read_scrape(str(path))

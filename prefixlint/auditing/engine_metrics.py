@@ -47,10 +47,14 @@ def read_scrape(path: str) -> tuple[float, float]:
     for number, family, value in counter_samples(text, names):
         seen.add(number)
         try:
-            totals[family] = totals.get(family, 0.0) + float(value)
+            count = float(value)
         except ValueError:
-            message = f"{path}:{number}: {family} value {value!r} is not a number"
-            raise MetricsError(message) from None
+            count = math.nan
+        total = totals.get(family, 0.0) + count
+        if not math.isfinite(total) or count < 0:
+            message = f"{path}:{number}: {family} value {value!r} is not a token count"
+            raise MetricsError(message)
+        totals[family] = total
     wanted = {*names, *(f"{name}_total" for name in names)}
     for number, raw in enumerate(text.splitlines(), 1):
         if number not in seen and re.split(r"[{\s]", raw.strip(), maxsplit=1)[0] in wanted:
