@@ -179,3 +179,16 @@ def test_a_logged_breakpoint_missing_from_one_request_is_replayed_on_its_own():
     # Requests 0 and 2 only: one write of 2,000, one read of 2,000.
     assert (tools.requests, tools.writes, tools.reads) == (2, 1, 1)
     assert tools.net_tokens_saved == 0.9 * 2000 - 0.25 * 2000
+
+
+def test_a_leading_system_message_is_the_system_candidate():
+    _, rendered = _request(0)
+    names = ("tools[0]", "messages[0]", "messages[1]")
+    components = tuple(
+        Component(name, c.char_start, c.char_end, c.token_start, c.token_end)
+        for name, c in zip(names, rendered.components, strict=True)
+    )
+    messages = ({"role": "system", "content": "s"}, {"role": "user", "content": "u"})
+    openai = ChatRequest(line=1, format="openai-chat", messages=messages)
+    ends = candidate_ends(openai, Rendered("", rendered.tokens, components, "test"))
+    assert ends == {"tools": 2000, "system": 3000, "messages": 3100}

@@ -44,11 +44,7 @@ def candidate_ends(request: ChatRequest, rendered: Rendered) -> dict[str, int]:
         name = component.name
         if name.startswith("tools["):
             ends["tools"] = component.token_end
-        elif name == "system" or (
-            name == "messages[0]"
-            and request.messages
-            and request.messages[0].get("role") == "system"
-        ):
+        elif name == "system" or (name == "messages[0]" and _system_first(request)):
             ends["system"] = component.token_end
         elif name.startswith("messages["):
             ends["messages"] = component.token_end
