@@ -111,6 +111,27 @@ BASES = {
             "gen_ai.usage.input_tokens": 30,
         },
     },
+    "openinference": {
+        "start_time": "2025-03-03T09:00:59Z",
+        "attributes": {
+            "llm.model_name": "gpt-4o",
+            "session.id": "c",
+            "llm.invocation_parameters": '{"tool_choice": "auto"}',
+            "llm.input_messages": [
+                {"message": {"role": "system", "content": "Be brief."}},
+                {"message": {"role": "user", "contents": [{"message_content": {"text": "hi"}}]}},
+                {
+                    "message": {
+                        "role": "assistant",
+                        "tool_calls": [{"tool_call": {"id": "c1", "function": {"name": "f"}}}],
+                    }
+                },
+                {"message": {"role": "tool", "tool_call_id": "c1", "content": "ok"}},
+            ],
+            "llm.tools.0.tool.json_schema": json.dumps(TOOL),
+            "llm.token_count.prompt": 30,
+        },
+    },
     "mooncake": {"timestamp": 1000, "input_length": 1000, "output_length": 5, "hash_ids": [1, 2]},
 }
 HOSTILE_VALUES = [

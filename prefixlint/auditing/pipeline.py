@@ -21,6 +21,7 @@ from prefixlint.auditing.attribution import (
     cause_for,
     example_views,
 )
+from prefixlint.auditing.breakpoints import BreakpointAdvisor
 from prefixlint.auditing.canonical import canonicalisers
 from prefixlint.auditing.options import ENGINE_MODELS, AuditError, AuditOptions, new_cache_model
 from prefixlint.auditing.prices import GpuTimePrice, Price, PriceTable
@@ -332,11 +333,16 @@ def _audit(
         if on_line is not None:
             on_line()
 
+    advisor = BreakpointAdvisor(always="anthropic" in options.caches)
     for file, prepared in _prepared(auditor, files, count_line, auditor.skip):
         if on_prepared is not None:
             on_prepared(prepared)
+        records = len(auditor.report.records)
         auditor.feed_or_skip(file, prepared)
+        if len(auditor.report.records) > records:
+            advisor.feed(prepared.request, prepared.rendered, prepared.query)
     report = auditor.finish()
+    report.cache_control = advisor.advice()
     if options.what_if and rereadable:
         report.what_if = _what_if_pass(auditor, files)
     report.fix_first = fix_first(report, options)

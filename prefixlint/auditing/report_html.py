@@ -11,6 +11,8 @@ from datetime import datetime, timezone
 from html import escape
 
 from prefixlint.auditing.describe import cause_label, dollars, headline, percent, tokens_count
+from prefixlint.auditing.engine_metrics import check_html
+from prefixlint.auditing.report_breakpoints import breakpoints_html
 from prefixlint.auditing.results import AuditReport, RequestRecord
 
 WIDTH = 760
@@ -295,6 +297,7 @@ def render_html(report: AuditReport) -> str:
         f"<p>{escape(', '.join(report.files))}: {report.lines_read:,} lines, "
         f"{report.lines_read - skipped:,} requests, {skipped:,} skipped.</p>",
         _summary_table(report),
+        check_html(report.engine_check),
         _fix_first_table(report),
         "<h2>Hit rate over the log</h2>",
         hit_rate_plot(report),
@@ -327,6 +330,7 @@ def render_html(report: AuditReport) -> str:
             f"otherwise uncached.{sampled}</p>",
             sharing_plot(report, model),
         ]
+    parts.append(breakpoints_html(report.cache_control))
     parts.append(_assumptions(report))
     parts.append("</body></html>\n")
     return "".join(parts)

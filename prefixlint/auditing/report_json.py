@@ -13,7 +13,9 @@ import json
 import math
 from typing import Any
 
+from prefixlint.auditing.engine_metrics import check_dict
 from prefixlint.auditing.redact import redact_report
+from prefixlint.auditing.report_breakpoints import advice_dict
 from prefixlint.auditing.results import AuditReport, FixFirst, RequestRecord, Totals, WhatIf
 
 SCHEMA_VERSION = 1
@@ -144,6 +146,8 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
         if report.group_by
         else {},
         "assumptions": report.assumptions,
+        "cache_control": advice_dict(report.cache_control),
+        "vllm_metrics": check_dict(report.engine_check),
     }
 
 

@@ -15,6 +15,8 @@ from prefixlint.auditing.describe import (
     percent,
     tokens_count,
 )
+from prefixlint.auditing.engine_metrics import print_check
+from prefixlint.auditing.report_breakpoints import print_breakpoints
 from prefixlint.auditing.results import AuditReport
 
 
@@ -27,6 +29,7 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
         soft_wrap=True,
     )
     console.print(_summary_table(report))
+    print_check(report.engine_check, console)
     _print_fix_first(report, console)
     for model in report.cache_models:
         _print_causes(report, model, console)
@@ -34,6 +37,7 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
         _print_groups(report, model, console)
         _print_usage(report, model, console)
     _print_what_if(report, console)
+    print_breakpoints(report.cache_control, console)
     _print_assumptions(report, console)
     if list_skipped and report.skipped:
         console.print("[bold]Skipped lines[/]")

@@ -199,6 +199,73 @@ class FixFirst:
     basis: str
 
 
+@dataclass(frozen=True)
+class BreakpointValue:
+    """One ``cache_control`` breakpoint (a candidate, or one the log places) replayed alone
+    through the anthropic cache model over the log: what it writes and reads, and the input
+    tokens it saves net of the write premium (reads save 0.9x, writes cost 0.25x or 1x extra).
+    """
+
+    component: str
+    token_position: int  # the most common position over the requests
+    ttl: str  # "5m" or "1h"
+    requests: int
+    writes: int
+    reads: int
+    write_tokens: int
+    read_tokens: int
+    below_minimum: int  # requests whose prefix there is shorter than the model's minimum
+    minimum_tokens: int
+    net_tokens_saved: float
+    recommended: bool = False
+    problem: str | None = None  # a logged breakpoint's: why it does not pay
+    volatile_component: str | None = None  # where the prefix before it changes
+
+    @property
+    def pays(self) -> bool:
+        return self.net_tokens_saved > 0
+
+
+@dataclass
+class CacheControlAdvice:
+    """Where ``cache_control`` breakpoints pay on this log, and how the logged ones fare."""
+
+    requests: int
+    candidates: list[BreakpointValue] = field(default_factory=list)
+    logged: list[BreakpointValue] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EngineCheck:
+    """vLLM's own prefix-cache counters (a ``/metrics`` scrape, or the difference of two)
+    against the audit's ``vllm`` prediction for the same log, in tokens."""
+
+    files: tuple[str, ...]
+    queried_tokens: float
+    hit_tokens: float
+    predicted_prompt_tokens: int
+    predicted_cached_tokens: int
+    tolerance: float  # largest hit-rate difference still called agreement
+
+    @property
+    def observed_hit_rate(self) -> float:
+        return self.hit_tokens / self.queried_tokens if self.queried_tokens else 0.0
+
+    @property
+    def predicted_hit_rate(self) -> float:
+        prompt = self.predicted_prompt_tokens
+        return self.predicted_cached_tokens / prompt if prompt else 0.0
+
+    @property
+    def difference(self) -> float:
+        """Observed minus predicted hit rate."""
+        return self.observed_hit_rate - self.predicted_hit_rate
+
+    @property
+    def agrees(self) -> bool:
+        return abs(self.difference) <= self.tolerance
+
+
 GROUP_LIMIT = 20
 
 
@@ -243,6 +310,10 @@ class AuditReport:
     assumptions: dict[str, dict[str, str]] = field(default_factory=dict)
     fix_first: list[FixFirst] = field(default_factory=list)
     group_by: str | None = None
+    # Anthropic cache_control placement (logs in that format, or the anthropic model).
+    cache_control: CacheControlAdvice | None = None
+    # The engine's observed hit rate against the vllm model's (audit --vllm-metrics).
+    engine_check: EngineCheck | None = None
 
     def records_for(self, model_cache: str) -> Iterable[RequestRecord]:
         return (r for r in self.records if r.model_cache == model_cache)

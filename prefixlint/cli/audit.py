@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from prefixlint.auditing.baseline import BaselineError, load_baseline, regressions
 from prefixlint.auditing.dump import DUMP_FORMATS, TokenDump
+from prefixlint.auditing.engine_metrics import MetricsError, engine_check, warning
 from prefixlint.auditing.options import AuditError, AuditOptions
 from prefixlint.auditing.pipeline import run_audit
 from prefixlint.auditing.prices import PriceError, PriceTable
@@ -200,6 +201,22 @@ def _limit_option(field: str, text: str) -> Callable[[Callback], Callback]:
     help="With --prefill-tokens-per-second: price self-hosted engines by GPU time.",
 )
 @click.option(
+    "--vllm-metrics",
+    "vllm_metrics",
+    multiple=True,
+    type=click.Path(dir_okay=False),
+    help="A vLLM /metrics scrape (twice: before and after the traffic): compare the engine's "
+    "prefix-cache hit rate with the vllm model's.",
+)
+@click.option(
+    "--vllm-metrics-tolerance",
+    type=parse_rate,
+    default="0.05",
+    show_default=True,
+    metavar="RATE",
+    help="Warn when observed and predicted hit rates differ by more than RATE.",
+)
+@click.option(
     "--source",
     "sources",
     multiple=True,
@@ -269,18 +286,26 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
         if report.skipped and not report.records:
             first = next(iter(report.skipped))
             raise AuditFailure(f"{first.file}:{first.line}: {first.reason} (no line could be read)")
+        if options["vllm_metrics"]:
+            report.engine_check = engine_check(
+                report, options["vllm_metrics"], options["vllm_metrics_tolerance"]
+            )
         _write_reports(report, options)
     except (
         AuditError,
         BaselineError,
         InvalidQuery,
         LogReadError,
+        MetricsError,
         OSError,
         PriceError,
         TemplateError,
         TokenizerError,
     ) as exc:
         raise AuditFailure(str(exc).splitlines()[0] if str(exc) else type(exc).__name__) from None
+    disagreement = report.engine_check and warning(report.engine_check)
+    if disagreement:
+        click.echo(f"prefixlint audit: warning: {disagreement}", err=True)
     failures = []
     minimum = options["fail_under"]
     if minimum is not None:

@@ -8,6 +8,7 @@ vLLM exports ``vllm:prefix_cache_queries`` (prompt tokens looked up) and
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 QUERIES = "vllm:prefix_cache_queries"
@@ -34,22 +35,28 @@ def _split_sample(line: str) -> tuple[str, str] | None:
     return (fields[0], fields[1]) if len(fields) >= 2 else None
 
 
-def counter_totals(text: str, names: tuple[str, ...]) -> dict[str, float]:
-    """The sum over label sets of each counter in ``names`` (``NAME`` or ``NAME_total``)."""
+def counter_samples(text: str, names: tuple[str, ...]) -> Iterator[tuple[int, str, str]]:
+    """``(line number, counter name, value text)`` of each sample of a counter in ``names``
+    (exposed as ``NAME`` or ``NAME_total``), one per label set, in the order of the text."""
     wanted = {name: name for name in names} | {f"{name}_total": name for name in names}
-    totals: dict[str, float] = {}
-    for raw in text.splitlines():
+    for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
         sample = _split_sample(line)
-        if sample is None or sample[0] not in wanted:
-            continue
+        if sample is not None and sample[0] in wanted:
+            yield number, wanted[sample[0]], sample[1]
+
+
+def counter_totals(text: str, names: tuple[str, ...]) -> dict[str, float]:
+    """The sum over label sets of each counter in ``names`` (``NAME`` or ``NAME_total``);
+    samples whose value is not a number are left out."""
+    totals: dict[str, float] = {}
+    for _, family, text_value in counter_samples(text, names):
         try:
-            value = float(sample[1])
+            value = float(text_value)
         except ValueError:
             continue
-        family = wanted[sample[0]]
         totals[family] = totals.get(family, 0.0) + value
     return totals
 

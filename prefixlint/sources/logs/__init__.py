@@ -64,6 +64,11 @@ Formats, detected per line (``format=`` forces one):
     1.2x events ``gen_ai.{system,user,assistant,tool}.message`` (``content``,
     ``tool_calls``, ``id`` in attributes or body). Time: ``startTimeUnixNano`` or
     ``start_time``.
+``openinference``
+    One OpenInference (Arize Phoenix) span per line (see
+    :mod:`~prefixlint.sources.logs.openinference`): ``llm.input_messages``, ``llm.tools``,
+    ``llm.invocation_parameters``, ``llm.model_name``, ``session.id``, ``llm.token_count.*``,
+    ``start_time``; attributes flattened, nested or as OTLP key/values.
 ``mooncake``
     ``timestamp`` (milliseconds), ``input_length``, ``output_length``, ``hash_ids``: no text.
 

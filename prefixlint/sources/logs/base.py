@@ -18,6 +18,7 @@ FORMATS = (
     "litellm",
     "langfuse",
     "otel",
+    "openinference",
     "mooncake",
 )
 CONTENT_FIELDS = frozenset(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from prefixlint.sources.logs.base import JsonObject, as_dict
 from prefixlint.sources.logs.langfuse import looks_langfuse
+from prefixlint.sources.logs.openinference import looks_openinference
 
 ANTHROPIC_BLOCK_TYPES = frozenset(
     {"tool_use", "tool_result", "thinking", "redacted_thinking", "document"}
@@ -45,6 +46,8 @@ def detect_format(body: JsonObject) -> str | None:
     """The format of one line's request object, or None when nothing fits."""
     if "hash_ids" in body and "input_length" in body:
         return "mooncake"
+    if looks_openinference(body):
+        return "openinference"
     if (
         "resourceSpans" in body
         or "attributes" in body

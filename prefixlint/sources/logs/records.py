@@ -25,6 +25,7 @@ from prefixlint.sources.logs.litellm import read_litellm
 from prefixlint.sources.logs.mooncake import read_mooncake
 from prefixlint.sources.logs.openai_chat import read_openai_chat
 from prefixlint.sources.logs.openai_responses import read_openai_responses
+from prefixlint.sources.logs.openinference import read_openinference
 from prefixlint.sources.logs.otel import read_otel
 from prefixlint.sources.logs.shape import ShapeError, check_fields, lone_surrogate
 
@@ -35,6 +36,7 @@ READERS = {
     "litellm": read_litellm,
     "langfuse": read_langfuse,
     "otel": read_otel,
+    "openinference": read_openinference,
     "mooncake": read_mooncake,
 }
 
