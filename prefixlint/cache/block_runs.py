@@ -10,7 +10,11 @@ the same walk gives what is cached and what an infinite cache would hold.
 A request's blocks are named by units (:class:`Chain`): block ``d`` is unit
 ``d // per_unit`` at offset ``d % per_unit`` (one unit per block for token prompts, one per
 trace block when it holds several vLLM blocks); blocks from ``known`` on (output known
-only by its count) match nothing.
+only by its count) match nothing. A chain's ``space`` names the tree it joins: chains
+whose units are chained block hashes (which name their whole prefix) share the tree of
+their ``per_unit``; units that name a prefix only under their parents (trace ids, whose
+namespace the space carries) get a tree of their own. Only the tree's path is compared, so
+both give the same blocks, and a copy is named by its space and key.
 
 The free queue is the FIFO of requests in the order they finished, one *segment* each.
 Between requests every cached block is free, and its place in the queue is
@@ -39,11 +43,19 @@ from prefixlint.sequences import common_prefix_length
 class Chain:
     """A request's full blocks, named by units; see the module docstring."""
 
-    __slots__ = ("known", "length", "per_unit", "tag", "units")
+    __slots__ = ("known", "length", "per_unit", "space", "tag", "units")
 
-    def __init__(self, units: Sequence[int], per_unit: int, known: int, length: int) -> None:
+    def __init__(
+        self,
+        units: Sequence[int],
+        per_unit: int,
+        known: int,
+        length: int,
+        space: Hashable = None,
+    ) -> None:
         self.units = units
         self.per_unit = per_unit
+        self.space = per_unit if space is None else space  # the tree it belongs to
         self.known = known  # leading blocks with known content
         self.length = length  # full blocks the request fills
         self.tag = object()  # names its blocks of unknown content
@@ -67,6 +79,7 @@ class _Run:
         "lo",
         "parent",
         "per_unit",
+        "space",
         "stamp",
         "tag",
         "units",
@@ -74,7 +87,7 @@ class _Run:
 
     def __init__(self, chain: Chain, lo: int, hi: int, parent: _Run | None, stamp: int) -> None:
         size = chain.per_unit
-        self.per_unit, self.known, self.tag = size, chain.known, chain.tag
+        self.per_unit, self.known, self.tag, self.space = size, chain.known, chain.tag, chain.space
         self.base = lo // size
         self.units = chain.units[self.base : -(-min(hi, chain.known) // size)]
         self.lo, self.hi, self.parent, self.stamp = lo, hi, parent, stamp
@@ -97,7 +110,12 @@ class _Run:
     def split(self, depth: int) -> _Run:
         """Cut at ``depth``: this run keeps the deeper part; the upper part, returned, is new."""
         head = _Run.__new__(_Run)
-        head.per_unit, head.known, head.tag = self.per_unit, self.known, self.tag
+        head.per_unit, head.known, head.tag, head.space = (
+            self.per_unit,
+            self.known,
+            self.tag,
+            self.space,
+        )
         head.base, head.parent, head.lo, head.hi = self.base, self.parent, self.lo, depth
         head.stamp, head.copied = self.stamp, self.copied
         size = self.per_unit
@@ -166,11 +184,11 @@ class RunPool:
     ) -> None:
         self.capacity = capacity
         self.on_evict = on_evict
-        self._roots: dict[int, _Run] = {}
+        self._roots: dict[Hashable, _Run] = {}
         self._queue: deque[_Segment] = deque()
         self._queued = 0  # blocks in the free queue, copies included
-        # (units per block, block key) -> segments holding a copy, oldest first
-        self._copies: dict[tuple, list[_Segment]] = {}
+        # (tree, block key) -> segments holding a copy, oldest first
+        self._copies: dict[tuple[Hashable, Hashable], list[_Segment]] = {}
         self._resident: set[int] = set()
         self._stamps = itertools.count(1)
 
@@ -213,16 +231,18 @@ class RunPool:
             self._queue.append(segment)
         return hit, min(seen, lookup)
 
-    def _root(self, per_unit: int) -> _Run:
-        if per_unit not in self._roots:
-            self._roots[per_unit] = _Run(Chain((), per_unit, 0, 0), 0, 0, None, 0)
-        return self._roots[per_unit]
+    def _root(self, chain: Chain) -> _Run:
+        root = self._roots.get(chain.space)
+        if root is None:
+            empty = Chain((), chain.per_unit, 0, 0, chain.space)
+            root = self._roots[chain.space] = _Run(empty, 0, 0, None, 0)
+        return root
 
     def _descend(self, chain: Chain) -> tuple[list[_Run], int]:
         """The runs along ``chain`` (the last one possibly in part), cached or evicted, and
         the blocks matched."""
         runs: list[_Run] = []
-        node = self._root(chain.per_unit)
+        node = self._root(chain)
         depth = 0
         while depth < chain.known:
             child = node.children.get(chain.key(depth))
@@ -262,10 +282,10 @@ class RunPool:
         for run in above:
             if run.lo >= cached:
                 run.stamp = stamp
-        tracked = self.on_evict is not None and chain.per_unit == 1
+        tracked = self.on_evict is not None and chain.space == 1
         if tracked and seen > cached:
             self._resident.update(chain.units[cached:seen])
-        parent = above[-1] if above else self._root(chain.per_unit)
+        parent = above[-1] if above else self._root(chain)
         if seen >= chain.length:
             return runs, parent
         leaf = _Run(chain, seen, chain.length, parent, stamp)
@@ -282,7 +302,7 @@ class RunPool:
             if run.hi > lo and run.lo < hi:
                 run.copied = True
         for depth in range(lo, hi):
-            self._copies.setdefault((chain.per_unit, chain.key(depth)), []).append(segment)
+            self._copies.setdefault((chain.space, chain.key(depth)), []).append(segment)
         segment.copies = set(range(lo, hi))
 
     def _evict(self, count: int) -> None:
@@ -321,7 +341,7 @@ class RunPool:
     def _remove(self, run: _Run, depth: int) -> None:
         """Evict the blocks of ``run`` from ``depth`` on (its deepest blocks, no copies):
         they become a run of their own, marked evicted, below the rest (``run.parent``)."""
-        if self.on_evict is not None and run.per_unit == 1:
+        if self.on_evict is not None and run.space == 1:
             hashes = run.hashes(depth, run.hi)
             self._resident.difference_update(hashes)
             for block_hash in reversed(hashes):
@@ -338,7 +358,7 @@ class RunPool:
         while depth > lo and done < count:
             depth -= 1
             done += 1
-            key = (run.per_unit, run.key(depth))
+            key = (run.space, run.key(depth))
             later = self._copies.get(key)
             if not later:
                 self._remove(run, depth)
@@ -359,7 +379,7 @@ class RunPool:
         depths = sorted((d for d in segment.copies if run.lo <= d < end), reverse=True)
         for depth in depths[:count]:
             segment.copies.discard(depth)
-            key = (run.per_unit, run.key(depth))
+            key = (run.space, run.key(depth))
             self._copies[key].remove(segment)
             if not self._copies[key]:
                 del self._copies[key]

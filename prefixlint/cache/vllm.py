@@ -129,10 +129,10 @@ def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Ch
     """A request's full blocks as :class:`prefixlint.cache.block_runs.Chain` units.
 
     Token prompts (and logged output ids) have one unit per block, its chained hash;
-    ``memo`` recalls the hashes of earlier requests' prefixes. When a trace block holds
-    several vLLM blocks, a unit is a trace block (the chained hash of the trace ids up to
-    it), so the trace ids are hashed, not every vLLM block. Blocks of output known only by
-    its count come last and match nothing.
+    ``memo`` recalls the hashes of earlier requests' prefixes. When trace blocks hold whole
+    vLLM blocks, a unit is a trace id, unhashed: equal ids mean equal prefixes, the tree of
+    the trace's namespace holds them, and the path down it is what the chained hash would
+    name. Blocks of output known only by its count come last and match nothing.
     """
     length = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
     if query.tokens is not None:
@@ -146,8 +146,9 @@ def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Ch
         return Chain(units, 1, len(units), length)
     per_id = trace_block // block_size
     known = query.prompt_tokens // block_size
-    ids = query.block_hashes[: -(-known // per_id)]
-    return Chain(chain_hashes(ids, query.extra_keys, query.cache_key), per_id, known, length)
+    ids = list(query.block_hashes[: -(-known // per_id)])  # compared with other chains' lists
+    space = ("trace", per_id, query.extra_keys, query.cache_key)
+    return Chain(ids, per_id, known, length, space)
 
 
 @register
@@ -159,7 +160,7 @@ class VllmCache:
     ``dtype_bytes``) give the pool size instead, less vLLM's reserved null block.
     ``on_evict(hash)`` is called when the last copy of a block hash leaves the cache, and
     ``hash in model`` says whether one is cached (for blocks with a hash of their own:
-    token prompts, and trace blocks not split into several vLLM blocks).
+    token prompts, and trace blocks that do not hold whole vLLM blocks).
     """
 
     name = "vllm"
