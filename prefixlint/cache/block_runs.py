@@ -19,8 +19,9 @@ both give the same blocks, and a copy is named by its space and key.
 The free queue is a doubly linked list of runs (and copies), oldest first. Between
 requests every cached block is free; a request frees its blocks tail first, so a run's
 blocks leave the queue deepest first. A hit unlinks the runs it takes (O(1) each) and the
-request, when it ends, appends its runs deepest first; eviction pops the head run, split
-where the count stops. Nothing stale is left in the queue, so nothing is scanned.
+request, when it ends, appends its runs deepest first; eviction takes blocks from the
+head run's cached end (a run is cached up to ``end`` and evicted below it, so eviction
+splits nothing). Nothing stale is left in the queue, so nothing is scanned.
 
 A block computed again while its hash is cached (the hit stops short of it: the last prompt
 token is always recomputed) is cached a second time, as in vLLM: a *copy*, queued with its
@@ -87,9 +88,9 @@ class _Copy(_Entry):
 class _Run(_Entry):
     __slots__ = (
         "base",
-        "cached",
         "children",
         "copied",
+        "end",
         "hi",
         "known",
         "lo",
@@ -108,7 +109,7 @@ class _Run(_Entry):
         self.units = chain.units[self.base : -(-min(hi, chain.known) // size)]
         self.lo, self.hi, self.parent = lo, hi, parent
         self.children: dict[Hashable, _Run] = {}
-        self.cached = True  # else evicted: kept in the tree for what an infinite cache holds
+        self.end = hi  # [lo, end) cached, [end, hi) evicted (kept for an infinite cache)
         self.copied = False  # a block of it may have copies queued
 
     def key(self, depth: int) -> Hashable:
@@ -126,7 +127,8 @@ class _Run(_Entry):
 
     def split(self, depth: int) -> _Run:
         """Cut at ``depth``: this run keeps the deeper part; the upper part, returned, is new.
-        A queued run's upper part is queued right after it (a run frees its deepest first)."""
+        A queued run's upper part is queued right after it (a run frees its deepest first);
+        the deeper part leaves the queue if it has no cached block."""
         head = _Run.__new__(_Run)
         head.per_unit, head.known, head.tag, head.space = (
             self.per_unit,
@@ -135,26 +137,31 @@ class _Run(_Entry):
             self.space,
         )
         head.base, head.parent, head.lo, head.hi = self.base, self.parent, self.lo, depth
-        head.cached, head.copied = self.cached, self.copied
+        end = self.end
+        head.end, head.copied = (end if end < depth else depth), self.copied
         size = self.per_unit
         head.units = self.units[: -(-min(depth, self.known) // size) - self.base]
         self.parent.children[self.key(self.lo)] = head
         cut = depth // size - self.base
         self.units, self.base, self.lo, self.parent = self.units[cut:], depth // size, depth, head
         head.children = {self.key(depth): self}
+        if end <= depth:
+            self.end = depth
         after = self.next
         if after is None:
             head.prev = head.next = None
-        else:
-            head.prev, head.next, after.prev, self.next = self, after, head, head
+            return head
+        head.prev, head.next, after.prev, self.next = self, after, head, head
+        if end <= depth:
+            _unlink(self)
         return head
 
 
 def cached_end(runs: list[_Run], seen: int) -> int:
-    """Where the cached blocks along ``runs`` end: the first evicted run, else ``seen``."""
+    """Where the cached blocks along ``runs`` (matched up to ``seen``) end."""
     for run in runs:
-        if not run.cached:
-            return run.lo
+        if run.end < run.hi:
+            return run.end if run.end < seen else seen
     return seen
 
 
@@ -214,7 +221,7 @@ class RunPool:
     def __contains__(self, block_hash: int) -> bool:
         if self.on_evict is not None:
             return block_hash in self._resident
-        return any(block_hash in run.hashes(run.lo, run.hi) for run in self._runs() if run.cached)
+        return any(block_hash in run.hashes(run.lo, run.end) for run in self._runs())
 
     def _runs(self) -> list[_Run]:
         """Every run of one-unit-per-block chains."""
@@ -240,9 +247,8 @@ class RunPool:
                 _unlink(run)
             self._queued -= hit
             excess = held - self.capacity + self._queued
-            if excess > 0:
-                self._evict(excess)  # it may split runs along the chain: find them again
-                runs = path_to(runs[-1], seen) if runs else runs
+            if excess > 0 and self._evict(excess) and runs:
+                runs = path_to(runs[-1], seen)  # runs along the chain were split
         cached = cached_end(runs, seen)
         runs, leaf = self._insert(chain, runs, cached, seen)
         if bounded:
@@ -285,13 +291,13 @@ class RunPool:
     def _insert(
         self, chain: Chain, runs: list[_Run], cached: int, seen: int
     ) -> tuple[list[_Run], _Run | None]:
-        """Cache the blocks after ``cached``: the evicted runs up to ``seen`` again, the rest
+        """Cache the blocks after ``cached``: the evicted ones up to ``seen`` again, the rest
         as a new run. Returns the chain's runs up to ``seen`` and the new run, if any."""
-        runs = self._cut(runs, seen)
+        runs = self._cut(self._cut(runs, seen), cached)
         above = [run for run in runs if run.lo < seen]
         for run in above:
             if run.lo >= cached:
-                run.cached = True
+                run.end = run.hi
         tracked = self.on_evict is not None and chain.space == 1
         if tracked and seen > cached:
             self._resident.update(chain.units[cached:seen])
@@ -313,29 +319,33 @@ class RunPool:
         self, chain: Chain, runs: list[_Run], leaf: _Run | None, hit: int, cached: int
     ) -> None:
         """Queue the request's blocks, its deepest first: the new run, the runs it cached
-        again, copies of the cached blocks ``[hit, cached)`` it computed again, the hit."""
+        again, copies of the cached blocks ``[hit, cached)`` it computed again, the hit.
+        (Cached blocks are a prefix of every chain: a block's copies are queued behind a
+        copy or hit of its parent, so the parent outlives them.)"""
         if leaf is not None:
             self._append(leaf)
         for run in reversed(runs):
             if run.lo < cached:
                 break
             self._append(run)
-        if cached > hit:
-            for run in runs:
-                if run.hi > hit and run.lo < cached:
-                    run.copied = True
-            for depth in range(cached - 1, hit - 1, -1):
-                copy = _Copy((chain.space, chain.key(depth)))
-                self._copies.setdefault(copy.key, deque()).append(copy)
-                self._append(copy)
         for run in reversed(runs):
             if run.lo < hit:
                 self._append(run)
+            elif run.lo < cached:
+                self._queue_copies(chain, run, max(run.lo, hit), min(run.hi, cached))
 
-    def _evict(self, count: int) -> None:
-        """Evict ``count`` blocks from the head of the free queue."""
+    def _queue_copies(self, chain: Chain, run: _Run, lo: int, hi: int) -> None:
+        """Queue copies of the cached blocks ``[lo, hi)`` of ``run``, the deepest first."""
+        run.copied = True
+        for depth in range(hi - 1, lo - 1, -1):
+            copy = _Copy((chain.space, chain.key(depth)))
+            self._copies.setdefault(copy.key, deque()).append(copy)
+            self._append(copy)
+
+    def _evict(self, count: int) -> bool:
+        """Evict ``count`` blocks from the head of the free queue; say whether runs were split."""
         self._queued -= count
-        ends = self._ends
+        ends, split = self._ends, False
         while count > 0:
             entry = ends.next
             if type(entry) is _Copy:
@@ -348,48 +358,56 @@ class RunPool:
                 continue
             run = entry
             if run.copied:
-                count -= self._evict_copied(run, count)
+                done, cut = self._evict_copied(run, count)
+                count -= done
+                split = split or cut
                 continue
-            size = run.hi - run.lo
-            if size > count:
-                run.split(run.hi - count)
-                size = count
+            end = run.end
+            if end - run.lo > count:
+                run.end = end - count
+                self._forget(run, end - count, end)
+                break
             _unlink(run)
-            self._forget(run)
-            count -= size
+            run.end = run.lo
+            self._forget(run, run.lo, end)
+            count -= end - run.lo
+        return split
 
-    def _forget(self, run: _Run) -> None:
-        """Mark ``run``, just taken off the queue, evicted."""
-        run.cached = False
+    def _forget(self, run: _Run, lo: int, hi: int) -> None:
+        """Blocks ``[lo, hi)`` of ``run`` are evicted."""
         if self.on_evict is not None and run.space == 1:
-            hashes = run.hashes(run.lo, run.hi)
+            hashes = run.hashes(lo, hi)
             self._resident.difference_update(hashes)
             for block_hash in reversed(hashes):
                 self.on_evict(block_hash)
 
-    def _evict_copied(self, run: _Run, count: int) -> int:
+    def _evict_copied(self, run: _Run, count: int) -> tuple[int, bool]:
         """Evict up to ``count`` blocks of ``run`` (at the head), deepest first, one at a time:
         a block with a queued copy stays cached and takes its oldest copy's place in the
-        queue. Returns how many."""
-        done = 0
+        queue. Returns how many, and whether runs were split."""
+        done, split = 0, False
         while done < count:
-            depth = run.hi - 1
-            upper = run.split(depth) if depth > run.lo else None
+            depth = run.end - 1
             key = (run.space, run.key(depth))
             later = self._copies.get(key)
-            if later:
-                heir = later.popleft()
-                if not later:
-                    del self._copies[key]
-                _unlink(run)
-                before = heir.prev
-                run.prev, run.next, before.next, heir.next.prev = before, heir.next, run, run
-                heir.prev = heir.next = None
-            else:
-                _unlink(run)
-                self._forget(run)
             done += 1
+            if not later:
+                run.end = depth
+                self._forget(run, depth, depth + 1)
+                if depth == run.lo:
+                    _unlink(run)
+                    break
+                continue
+            heir = later.popleft()
+            if not later:
+                del self._copies[key]
+            upper = run.split(depth) if depth > run.lo else None
+            split = split or upper is not None
+            _unlink(run)
+            before = heir.prev
+            run.prev, run.next, before.next, heir.next.prev = before, heir.next, run, run
+            heir.prev = heir.next = None
             if upper is None:
                 break
             run = upper
-        return done
+        return done, split
