@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
+from typing import cast
 
 from prefixlint.sequences import common_prefix_length
 
@@ -68,13 +69,14 @@ class Chain:
 
 
 class _Entry:
-    """A place in the free queue: a run of cached blocks, a copy of one, or the queue's ends."""
+    """A place in the free queue: a run of cached blocks, a copy of one, or the queue's ends.
+    Out of the queue it is linked to itself."""
 
     __slots__ = ("next", "prev")
 
     def __init__(self) -> None:
-        self.prev: _Entry | None = None
-        self.next: _Entry | None = None
+        self.prev: _Entry = self
+        self.next: _Entry = self
 
 
 class _Copy(_Entry):
@@ -136,20 +138,22 @@ class _Run(_Entry):
             self.tag,
             self.space,
         )
-        head.base, head.parent, head.lo, head.hi = self.base, self.parent, self.lo, depth
+        parent = self.parent
+        assert parent is not None, "the root is never split"
+        head.base, head.parent, head.lo, head.hi = self.base, parent, self.lo, depth
         end = self.end
         head.end, head.copied = (end if end < depth else depth), self.copied
         size = self.per_unit
         head.units = self.units[: -(-min(depth, self.known) // size) - self.base]
-        self.parent.children[self.key(self.lo)] = head
+        parent.children[self.key(self.lo)] = head
         cut = depth // size - self.base
         self.units, self.base, self.lo, self.parent = self.units[cut:], depth // size, depth, head
         head.children = {self.key(depth): self}
         if end <= depth:
             self.end = depth
         after = self.next
-        if after is None:
-            head.prev = head.next = None
+        if after is self:
+            head.prev = head.next = head
             return head
         head.prev, head.next, after.prev, self.next = self, after, head, head
         if end <= depth:
@@ -192,7 +196,7 @@ def shared_end(chain: Chain, run: _Run, depth: int) -> int:
 def _unlink(entry: _Entry) -> None:
     before, after = entry.prev, entry.next
     before.next, after.prev = after, before
-    entry.prev = entry.next = None
+    entry.prev = entry.next = entry
 
 
 class RunPool:
@@ -212,7 +216,6 @@ class RunPool:
         self.on_evict = on_evict
         self._roots: dict[Hashable, _Run] = {}
         self._ends = _Entry()  # the queue is circular through it: next is the head
-        self._ends.prev = self._ends.next = self._ends
         self._queued = 0  # blocks in the free queue, copies included
         # (tree, block key) -> its queued copies, oldest first
         self._copies: dict[tuple[Hashable, Hashable], deque[_Copy]] = {}
@@ -239,19 +242,19 @@ class RunPool:
         runs, seen = self._descend(chain)
         hit = min(cached_end(runs, seen), lookup)
         runs = self._cut(runs, hit)
-        bounded = self.capacity is not None
-        if bounded:
+        capacity = self.capacity
+        if capacity is not None:
             for run in runs:  # taken off the free queue while the request runs
                 if run.lo >= hit:
                     break
                 _unlink(run)
             self._queued -= hit
-            excess = held - self.capacity + self._queued
+            excess = held - capacity + self._queued
             if excess > 0 and self._evict(excess) and runs:
                 runs = path_to(runs[-1], seen)  # runs along the chain were split
         cached = cached_end(runs, seen)
         runs, leaf = self._insert(chain, runs, cached, seen)
-        if bounded:
+        if capacity is not None:
             self._free(chain, runs, leaf, hit, cached)
             self._queued += chain.length
         return hit, min(seen, lookup)
@@ -356,7 +359,7 @@ class RunPool:
                 _unlink(entry)
                 count -= 1
                 continue
-            run = entry
+            run = cast(_Run, entry)
             if run.copied:
                 done, cut = self._evict_copied(run, count)
                 count -= done
@@ -406,7 +409,7 @@ class RunPool:
             _unlink(run)
             before = heir.prev
             run.prev, run.next, before.next, heir.next.prev = before, heir.next, run, run
-            heir.prev = heir.next = None
+            heir.prev = heir.next = heir
             if upper is None:
                 break
             run = upper

@@ -34,7 +34,7 @@ class DeepSeekCache:
     """
 
     name = "deepseek"
-    settings = ()
+    settings: tuple[str, ...] = ()
 
     def __init__(
         self,

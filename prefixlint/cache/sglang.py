@@ -47,7 +47,7 @@ class SglangCache:
     """
 
     name = "sglang"
-    settings = ("page_size", "capacity_tokens")
+    settings: tuple[str, ...] = ("page_size", "capacity_tokens")
 
     def __init__(self, page_size: int = 1, capacity_tokens: int | None = None, **geometry: int):
         if page_size <= 0:

@@ -17,7 +17,7 @@ class UnlimitedCache:
     """Longest previously seen prefix; see the module docstring."""
 
     name = "unlimited"
-    settings = ()
+    settings: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self.reset()

@@ -50,7 +50,7 @@ from prefixlint.cache.block_runs import Chain, RunPool
 from prefixlint.cache.chain_memo import ChainHashMemo, block_extras, extend_chain
 
 
-def block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
+def block_contents(query: CacheQuery, block_size: int) -> Sequence[Hashable]:
     """What identifies each full block whose tokens are known: prompt, then logged output.
 
     The last output token is left out: its KV is never computed.
@@ -65,9 +65,9 @@ def block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
     return _trace_block_contents(query, block_size)
 
 
-def _trace_block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
-    ids = tuple(query.block_hashes)
-    trace_block = query.block_tokens
+def _trace_block_contents(query: CacheQuery, block_size: int) -> Sequence[Hashable]:
+    trace_ids, trace_block = query.trace_blocks
+    ids = tuple(trace_ids)
     count = query.prompt_tokens // block_size
     if trace_block % block_size == 0:
         per_id = trace_block // block_size  # (id, offset) packed as id * per_id + offset
@@ -138,7 +138,7 @@ def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Ch
     if query.tokens is not None:
         units = token_hashes(query, memo)
         return Chain(units, 1, len(units), length)
-    trace_block = query.block_tokens
+    trace_ids, trace_block = query.trace_blocks
     if trace_block % block_size:
         units = chain_hashes(
             _trace_block_contents(query, block_size), query.extra_keys, query.cache_key
@@ -146,7 +146,7 @@ def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Ch
         return Chain(units, 1, len(units), length)
     per_id = trace_block // block_size
     known = query.prompt_tokens // block_size
-    ids = list(query.block_hashes[: -(-known // per_id)])  # compared with other chains' lists
+    ids = list(trace_ids[: -(-known // per_id)])  # compared with other chains' lists
     space = ("trace", per_id, query.extra_keys, query.cache_key)
     return Chain(ids, per_id, known, length, space)
 
@@ -164,7 +164,7 @@ class VllmCache:
     """
 
     name = "vllm"
-    settings = ("block_size", "capacity_tokens")
+    settings: tuple[str, ...] = ("block_size", "capacity_tokens")
 
     def __init__(
         self,
