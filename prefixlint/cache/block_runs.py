@@ -286,6 +286,8 @@ class RunPool:
     @staticmethod
     def _cut(runs: list[_Run], depth: int) -> list[_Run]:
         """``runs`` with the one across ``depth`` split there."""
+        if not runs or depth >= runs[-1].hi:
+            return runs
         for index, run in enumerate(runs):
             if run.lo < depth < run.hi:
                 return [*runs[:index], run.split(depth), *runs[index:]]
@@ -297,10 +299,11 @@ class RunPool:
         """Cache the blocks after ``cached``: the evicted ones up to ``seen`` again, the rest
         as a new run. Returns the chain's runs up to ``seen`` and the new run, if any."""
         runs = self._cut(self._cut(runs, seen), cached)
-        above = [run for run in runs if run.lo < seen]
-        for run in above:
-            if run.lo >= cached:
-                run.end = run.hi
+        above = runs[:-1] if runs and runs[-1].lo >= seen else runs
+        for run in reversed(above):
+            if run.lo < cached:
+                break
+            run.end = run.hi
         tracked = self.on_evict is not None and chain.space == 1
         if tracked and seen > cached:
             self._resident.update(chain.units[cached:seen])

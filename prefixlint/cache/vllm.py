@@ -125,8 +125,11 @@ def request_hashes(
     return hashes
 
 
-def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Chain:
-    """A request's full blocks as :class:`prefixlint.cache.block_runs.Chain` units.
+def request_chain(
+    query: CacheQuery, block_size: int, memo: ChainHashMemo, prompt: int, kept: int
+) -> Chain:
+    """A request's full blocks as :class:`prefixlint.cache.block_runs.Chain` units, of
+    ``prompt`` tokens and ``kept`` with the computed output.
 
     Token prompts (and logged output ids) have one unit per block, its chained hash;
     ``memo`` recalls the hashes of earlier requests' prefixes. When trace blocks hold whole
@@ -134,7 +137,7 @@ def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Ch
     the trace's namespace holds them, and the path down it is what the chained hash would
     name. Blocks of output known only by its count come last and match nothing.
     """
-    length = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
+    length = kept // block_size
     if query.tokens is not None:
         units = token_hashes(query, memo)
         return Chain(units, 1, len(units), length)
@@ -145,7 +148,7 @@ def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Ch
         )
         return Chain(units, 1, len(units), length)
     per_id = trace_block // block_size
-    known = query.prompt_tokens // block_size
+    known = prompt // block_size
     ids = list(trace_ids[: -(-known // per_id)])  # compared with other chains' lists
     space = ("trace", per_id, query.extra_keys, query.cache_key)
     return Chain(ids, per_id, known, length, space)
@@ -197,7 +200,7 @@ class VllmCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        chain = request_chain(query, size, self._memo)
+        chain = request_chain(query, size, self._memo, prompt, kept)
         lookup = max(prompt - 1, 0) // size
         hit, available = self._pool.admit(chain, lookup, held)
 
