@@ -41,7 +41,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from prefixlint.cache.base import CacheQuery, CacheResult, miss_reason, register, unit_bytes
-from prefixlint.cache.radix import RadixTree
+from prefixlint.cache.radix import RadixTree, SeenTree
 from prefixlint.sequences import common_prefix_length
 
 MIB = 1024 * 1024
@@ -110,7 +110,9 @@ class LlamaCppCache:
 
         slot = self._choose(prompt_bytes)
         hit = reusable(_common_units(slot.tokens, prompt_bytes))
-        everything = self._seen.setdefault(kind, RadixTree(8))
+        everything = self._seen.get(kind)
+        if everything is None:
+            everything = self._seen[kind] = SeenTree(8)
 
         def weights(units: int) -> int:
             return units * unit_tokens

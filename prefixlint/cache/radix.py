@@ -248,6 +248,14 @@ class RadixTree:
         return freed
 
 
+class SeenTree(RadixTree):
+    """A radix tree that never evicts or expires (what an infinite cache holds): it keeps no
+    recency, so matching and inserting touch nothing."""
+
+    def _touch(self, node: _Node, tick: int, now: float | None) -> None:
+        pass
+
+
 @dataclass(frozen=True)
 class QueryKeys:
     """A query as a radix-tree key: ``full`` is inserted, a lookup walks ``full[:lookup_end]``
