@@ -104,11 +104,11 @@ class _Run(_Entry):
     )
 
     def __init__(self, chain: Chain, lo: int, hi: int, parent: _Run | None) -> None:
-        super().__init__()
-        size = chain.per_unit
-        self.per_unit, self.known, self.tag, self.space = size, chain.known, chain.tag, chain.space
+        self.prev = self.next = self
+        size, known = chain.per_unit, chain.known
+        self.per_unit, self.known, self.tag, self.space = size, known, chain.tag, chain.space
         self.base = lo // size
-        self.units = chain.units[self.base : -(-min(hi, chain.known) // size)]
+        self.units = chain.units[self.base : -(-(hi if hi < known else known) // size)]
         self.lo, self.hi, self.parent = lo, hi, parent
         self.children: dict[Hashable, _Run] = {}
         self.end = hi  # [lo, end) cached, [end, hi) evicted (kept for an infinite cache)
@@ -183,7 +183,9 @@ def path_to(run: _Run, end: int) -> list[_Run]:
 
 def shared_end(chain: Chain, run: _Run, depth: int) -> int:
     """How far from ``depth`` (a block both share) ``chain`` follows ``run``."""
-    end = min(run.hi, chain.known, run.known)
+    end = run.hi if run.hi < run.known else run.known  # (min() costs a call)
+    if chain.known < end:
+        end = chain.known
     size = chain.per_unit
     first, last = depth // size, -(-end // size)
     mine = chain.units[first:last]
