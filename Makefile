@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # tests skip with their reason.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv torch demo test test-slow lint
+.PHONY: venv torch demo test test-slow lint typecheck
 
 venv: $(STAMP)
 
@@ -35,3 +35,7 @@ test-slow: venv
 
 lint: venv
 	$(BIN)/pre-commit run --all-files --show-diff-on-failure
+
+# mypy --strict on the folders that pass it; the modules they import are read, not reported.
+typecheck: venv
+	$(BIN)/mypy --strict --follow-imports=silent prefixlint/cache

@@ -89,7 +89,8 @@ def trace_requests(draw):
         base = draw(st.sampled_from(paths))
         ids = base[: draw(st.integers(0, len(base)))]
         ids += [next(next_id) for _ in range(draw(st.integers(0 if ids else 1, 3)))]
-        requests.append((ids, draw(st.integers(0, 4)), draw(st.integers(0, 9))))
+        space = draw(st.sampled_from([None, "k"]))
+        requests.append((ids, draw(st.integers(0, 4)), draw(st.integers(0, 9)), space))
         paths.append(ids)
     return requests
 
@@ -102,20 +103,26 @@ def trace_requests(draw):
 )
 def test_trace_blocks_match_the_block_model_on_their_tokens(requests, sizes, spare):
     # A trace block of ``trace`` tokens with id i stands for tokens i*trace .. i*trace+trace-1;
-    # an output known only by its length for tokens nothing else has.
+    # an output known only by its length for tokens nothing else has; the cache key "k"
+    # (a namespace of its own) for tokens offset by 10**6.
     trace, block_size = sizes
     fresh = itertools.count(-1, -1)
     expanded = []
-    for ids, short, output in requests:
+    for ids, short, output, space in requests:
         length = max(len(ids) * trace - short, (len(ids) - 1) * trace + 1)
-        prompt = [i * trace + j for i in ids for j in range(trace)][:length]
+        offset = 10**6 if space else 0
+        prompt = [offset + i * trace + j for i in ids for j in range(trace)][:length]
         expanded.append((length, prompt, [next(fresh) for _ in range(output)]))
     capacity = needed_blocks([(p, o) for _, p, o in expanded], block_size) + spare
     model = make_cache_model("vllm", block_size=block_size, capacity_tokens=capacity * block_size)
     reference, ceiling = ReferenceVllm(block_size, capacity), ReferenceVllm(block_size, None)
-    for (ids, _, output), (length, prompt, unknown) in zip(requests, expanded, strict=True):
+    for (ids, _, output, space), (length, prompt, unknown) in zip(requests, expanded, strict=True):
         query = CacheQuery(
-            block_hashes=ids, block_tokens=trace, input_length=length, output_tokens=output
+            block_hashes=ids,
+            block_tokens=trace,
+            input_length=length,
+            output_tokens=output,
+            cache_key=space,
         )
         result = model.process(query)
         assert result.cached_tokens == reference.step(prompt, unknown)

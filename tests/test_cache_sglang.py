@@ -194,9 +194,10 @@ def test_matches_an_independent_implementation(trace, page_size, spare):
     needed = max(len(p) + max(len(o) - 1, 0) for p, o in trace)
     capacity = None if spare is None else needed + spare
     reference = ReferenceRadix(page_size, capacity)
+    ceiling = ReferenceRadix(page_size, None)
     model = make_cache_model("sglang", page_size=page_size, capacity_tokens=capacity)
     for prompt, output in trace:
         expected = reference.step(prompt, output)
         result = model.process(CacheQuery(tokens=prompt, output_tokens=output))
         assert result.cached_tokens == expected
-        assert result.cached_tokens <= result.longest_available
+        assert result.longest_available == ceiling.step(prompt, output)

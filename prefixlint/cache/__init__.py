@@ -7,6 +7,8 @@ offline ``belady``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefixlint.cache import (
     anthropic,
     belady,
@@ -49,7 +51,7 @@ __all__ = [
 ]
 
 
-def make_cache_model(name: str, **params) -> CacheModel:
+def make_cache_model(name: str, **params: Any) -> CacheModel:
     """A fresh model by registry name, e.g. ``make_cache_model("vllm", block_size=32)``."""
     try:
         cls = CACHE_MODELS[name]

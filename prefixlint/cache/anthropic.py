@@ -50,7 +50,7 @@ class AnthropicCache:
     """
 
     name = "anthropic"
-    settings = ()
+    settings: tuple[str, ...] = ()
 
     def __init__(
         self,

@@ -33,21 +33,24 @@ from __future__ import annotations
 
 import hashlib
 from array import array
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeVar
 
 MissReason = Literal["first-seen", "evicted", "ttl-expired", "below-minimum"]
 
-CACHE_MODELS: dict[str, type] = {}
+CACHE_MODELS: dict[str, type[CacheModel]] = {}
 
 
 class InvalidQuery(ValueError):
     """A query the modelled engine or provider would reject, or that is inconsistent."""
 
 
-def register(cls: type) -> type:
+Model = TypeVar("Model", bound="CacheModel")
+
+
+def register(cls: type[Model]) -> type[Model]:
     """Class decorator: add a model class to ``CACHE_MODELS`` under its ``name``."""
     CACHE_MODELS[cls.name] = cls
     return cls
@@ -111,13 +114,23 @@ class CacheQuery:
             return len(self.tokens)
         if self.input_length is not None:
             return self.input_length
-        return len(self.block_hashes) * self.block_tokens
+        ids, block = self.trace_blocks
+        return len(ids) * block
+
+    @property
+    def trace_blocks(self) -> tuple[Sequence[int], int]:
+        """A block-hash query's ids and tokens per block."""
+        if self.block_hashes is None or self.block_tokens is None:
+            raise InvalidQuery("a token query has no trace blocks")
+        return self.block_hashes, self.block_tokens
 
     @cached_property
     def token_bytes(self) -> bytes:
         """``tokens`` as :func:`unit_bytes`, packed once per query (``packed`` when given)."""
         if self.packed is not None:
             return self.packed
+        if self.tokens is None:
+            raise InvalidQuery("a block-hash query has no tokens")
         return unit_bytes(self.tokens)
 
     @property
@@ -208,7 +221,7 @@ def kv_capacity_tokens(
     return memory_bytes // per_token
 
 
-def resolve_capacity(capacity_tokens: int | None, geometry: dict) -> int | None:
+def resolve_capacity(capacity_tokens: int | None, geometry: dict[str, int]) -> int | None:
     """``capacity_tokens`` as given, or computed from KV geometry keyword arguments.
 
     Geometry keys: ``memory_bytes``, ``num_layers``, ``num_kv_heads``, ``head_dim``,
@@ -223,7 +236,7 @@ def resolve_capacity(capacity_tokens: int | None, geometry: dict) -> int | None:
     return capacity_tokens
 
 
-def prefix_digests(query: CacheQuery, positions: Sequence[int]) -> dict[int, tuple[bytes, int]]:
+def prefix_digests(query: CacheQuery, positions: Iterable[int]) -> dict[int, tuple[bytes, int]]:
     """A key per token position naming the prompt prefix that ends there.
 
     Equal keys mean equal prefixes in the same ``cache_key`` / ``extra_keys`` namespace.
@@ -232,7 +245,8 @@ def prefix_digests(query: CacheQuery, positions: Sequence[int]) -> dict[int, tup
     if query.tokens is not None:
         data, unit_tokens = query.token_bytes, 1
     else:
-        data, unit_tokens = unit_bytes(query.block_hashes), query.block_tokens
+        ids, unit_tokens = query.trace_blocks
+        data = unit_bytes(ids)
     running = hashlib.blake2b(repr((query.cache_key, tuple(query.extra_keys))).encode())
     done, keys = 0, {}
     for position in sorted(set(positions)):

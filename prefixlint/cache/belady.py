@@ -53,7 +53,7 @@ class BeladyCache:
     """Belady's MIN over vLLM blocks; see the module docstring for the two-step API."""
 
     name = "belady"
-    settings = ("block_size", "capacity_tokens")
+    settings: tuple[str, ...] = ("block_size", "capacity_tokens")
 
     def __init__(self, block_size: int = 16, capacity_tokens: int | None = None, **geometry: int):
         if block_size <= 0:
@@ -105,7 +105,8 @@ class BeladyCache:
         else:
             hit = len(list(itertools.takewhile(self._cached.__contains__, hashes[:lookup])))
             available = seen  # rejected blocks are cached again by the request that has them
-            self._hold(index, hashes, -(-(prompt + max(query.output_count - 1, 0)) // size))
+            held = -(-(prompt + max(query.output_count - 1, 0)) // size)
+            self._hold(index, hashes, held, self.capacity_blocks)
 
         cached = hit * size
         return CacheResult(
@@ -115,15 +116,13 @@ class BeladyCache:
             longest_available=available * size,
         )
 
-    def _hold(self, index: int, hashes: list[int], held: int) -> None:
+    def _hold(self, index: int, hashes: list[int], held: int, capacity: int) -> None:
         """Make room for a request's blocks, then cache them all with their next lookup."""
-        if held > self.capacity_blocks:
-            raise InvalidQuery(
-                f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
-            )
+        if held > capacity:
+            raise InvalidQuery(f"request needs {held} KV blocks; the cache holds {capacity}")
         cached, heap = self._cached, self._heap
         resident = sum(map(cached.__contains__, hashes))
-        self._evict(held - resident - (self.capacity_blocks - len(cached)), hashes)
+        self._evict(held - resident - (capacity - len(cached)), hashes)
         entries = list(
             zip(map(neg, self._nexts[index]), range(0, -len(hashes), -1), hashes, strict=True)
         )

@@ -10,28 +10,31 @@ the same walk gives what is cached and what an infinite cache would hold.
 A request's blocks are named by units (:class:`Chain`): block ``d`` is unit
 ``d // per_unit`` at offset ``d % per_unit`` (one unit per block for token prompts, one per
 trace block when it holds several vLLM blocks); blocks from ``known`` on (output known
-only by its count) match nothing.
+only by its count) match nothing. A chain's ``space`` names the tree it joins: chains
+whose units are chained block hashes (which name their whole prefix) share the tree of
+their ``per_unit``; units that name a prefix only under their parents (trace ids, whose
+namespace the space carries) get a tree of their own. Only the tree's path is compared, so
+both give the same blocks, and a copy is named by its space and key.
 
-The free queue is the FIFO of requests in the order they finished, one *segment* each.
-Between requests every cached block is free, and its place in the queue is
-``(stamp, -depth)``: ``stamp`` is the last request that held it (a request frees its tail
-block first). Each run carries its stamp; a hit restamps the runs it takes, so older
-segments lose them without being touched. Eviction walks the oldest segment's chain from
-its deepest block towards the root, takes the runs that still carry its stamp, and
-resumes there next time: no scan of deleted entries, nothing visited twice.
+The free queue is a doubly linked list of runs (and copies), oldest first. Between
+requests every cached block is free; a request frees its blocks tail first, so a run's
+blocks leave the queue deepest first. A hit unlinks the runs it takes (O(1) each) and the
+request, when it ends, appends its runs deepest first; eviction takes blocks from the
+head run's cached end (a run is cached up to ``end`` and evicted below it, so eviction
+splits nothing). Nothing stale is left in the queue, so nothing is scanned.
 
 A block computed again while its hash is cached (the hit stops short of it: the last prompt
-token is always recomputed) is cached a second time, as in vLLM: a *copy*, queued in its
-request's segment but outside the tree. A hit uses the oldest copy (the tree's block);
-when that one is evicted the next oldest takes its place in the tree. Copies are rare and
-handled block by block.
+token is always recomputed) is cached a second time, as in vLLM: a *copy*, queued with its
+request's blocks but outside the tree. A hit uses the oldest copy (the tree's block);
+when that one is evicted the next oldest takes its place in the tree and, the tree's block
+now being that copy, in the queue. Copies are rare and handled block by block.
 """
 
 from __future__ import annotations
 
-import itertools
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
+from typing import cast
 
 from prefixlint.sequences import common_prefix_length
 
@@ -39,11 +42,19 @@ from prefixlint.sequences import common_prefix_length
 class Chain:
     """A request's full blocks, named by units; see the module docstring."""
 
-    __slots__ = ("known", "length", "per_unit", "tag", "units")
+    __slots__ = ("known", "length", "per_unit", "space", "tag", "units")
 
-    def __init__(self, units: Sequence[int], per_unit: int, known: int, length: int) -> None:
+    def __init__(
+        self,
+        units: Sequence[int],
+        per_unit: int,
+        known: int,
+        length: int,
+        space: Hashable = None,
+    ) -> None:
         self.units = units
         self.per_unit = per_unit
+        self.space = per_unit if space is None else space  # the tree it belongs to
         self.known = known  # leading blocks with known content
         self.length = length  # full blocks the request fills
         self.tag = object()  # names its blocks of unknown content
@@ -57,28 +68,50 @@ class Chain:
         return (self.units[depth // self.per_unit], depth % self.per_unit)
 
 
-class _Run:
+class _Entry:
+    """A place in the free queue: a run of cached blocks, a copy of one, or the queue's ends.
+    Out of the queue it is linked to itself."""
+
+    __slots__ = ("next", "prev")
+
+    def __init__(self) -> None:
+        self.prev: _Entry = self
+        self.next: _Entry = self
+
+
+class _Copy(_Entry):
+    __slots__ = ("key",)
+
+    def __init__(self, key: tuple[Hashable, Hashable]) -> None:
+        super().__init__()
+        self.key = key  # (tree, block key) of the block it copies
+
+
+class _Run(_Entry):
     __slots__ = (
         "base",
         "children",
         "copied",
+        "end",
         "hi",
         "known",
         "lo",
         "parent",
         "per_unit",
-        "stamp",
+        "space",
         "tag",
         "units",
     )
 
-    def __init__(self, chain: Chain, lo: int, hi: int, parent: _Run | None, stamp: int) -> None:
-        size = chain.per_unit
-        self.per_unit, self.known, self.tag = size, chain.known, chain.tag
+    def __init__(self, chain: Chain, lo: int, hi: int, parent: _Run | None) -> None:
+        self.prev = self.next = self
+        size, known = chain.per_unit, chain.known
+        self.per_unit, self.known, self.tag, self.space = size, known, chain.tag, chain.space
         self.base = lo // size
-        self.units = chain.units[self.base : -(-min(hi, chain.known) // size)]
-        self.lo, self.hi, self.parent, self.stamp = lo, hi, parent, stamp
+        self.units = chain.units[self.base : -(-(hi if hi < known else known) // size)]
+        self.lo, self.hi, self.parent = lo, hi, parent
         self.children: dict[Hashable, _Run] = {}
+        self.end = hi  # [lo, end) cached, [end, hi) evicted (kept for an infinite cache)
         self.copied = False  # a block of it may have copies queued
 
     def key(self, depth: int) -> Hashable:
@@ -95,25 +128,44 @@ class _Run:
         return self.units[lo - self.base : min(hi, self.known) - self.base]
 
     def split(self, depth: int) -> _Run:
-        """Cut at ``depth``: this run keeps the deeper part; the upper part, returned, is new."""
+        """Cut at ``depth``: this run keeps the deeper part; the upper part, returned, is new.
+        A queued run's upper part is queued right after it (a run frees its deepest first);
+        the deeper part leaves the queue if it has no cached block."""
         head = _Run.__new__(_Run)
-        head.per_unit, head.known, head.tag = self.per_unit, self.known, self.tag
-        head.base, head.parent, head.lo, head.hi = self.base, self.parent, self.lo, depth
-        head.stamp, head.copied = self.stamp, self.copied
+        head.per_unit, head.known, head.tag, head.space = (
+            self.per_unit,
+            self.known,
+            self.tag,
+            self.space,
+        )
+        parent = self.parent
+        assert parent is not None, "the root is never split"
+        head.base, head.parent, head.lo, head.hi = self.base, parent, self.lo, depth
+        end = self.end
+        head.end, head.copied = (end if end < depth else depth), self.copied
         size = self.per_unit
         head.units = self.units[: -(-min(depth, self.known) // size) - self.base]
-        self.parent.children[self.key(self.lo)] = head
+        parent.children[self.key(self.lo)] = head
         cut = depth // size - self.base
         self.units, self.base, self.lo, self.parent = self.units[cut:], depth // size, depth, head
         head.children = {self.key(depth): self}
+        if end <= depth:
+            self.end = depth
+        after = self.next
+        if after is self:
+            head.prev = head.next = head
+            return head
+        head.prev, head.next, after.prev, self.next = self, after, head, head
+        if end <= depth:
+            _unlink(self)
         return head
 
 
 def cached_end(runs: list[_Run], seen: int) -> int:
-    """Where the cached blocks along ``runs`` end: the first evicted run, else ``seen``."""
+    """Where the cached blocks along ``runs`` (matched up to ``seen``) end."""
     for run in runs:
-        if not run.stamp:
-            return run.lo
+        if run.end < run.hi:
+            return run.end if run.end < seen else seen
     return seen
 
 
@@ -131,7 +183,9 @@ def path_to(run: _Run, end: int) -> list[_Run]:
 
 def shared_end(chain: Chain, run: _Run, depth: int) -> int:
     """How far from ``depth`` (a block both share) ``chain`` follows ``run``."""
-    end = min(run.hi, chain.known, run.known)
+    end = run.hi if run.hi < run.known else run.known  # (min() costs a call)
+    if chain.known < end:
+        end = chain.known
     size = chain.per_unit
     first, last = depth // size, -(-end // size)
     mine = chain.units[first:last]
@@ -141,14 +195,10 @@ def shared_end(chain: Chain, run: _Run, depth: int) -> int:
     return min((first + common_prefix_length(mine, theirs)) * size, end)
 
 
-class _Segment:
-    __slots__ = ("copies", "run", "stamp", "top")
-
-    def __init__(self, stamp: int, run: _Run, top: int) -> None:
-        self.stamp = stamp
-        self.run: _Run | None = run  # holds, or lies below, its deepest queued block
-        self.top = top  # its queued blocks lie below this depth
-        self.copies: set[int] | None = None  # depths of its queued copies, once it has any
+def _unlink(entry: _Entry) -> None:
+    before, after = entry.prev, entry.next
+    before.next, after.prev = after, before
+    entry.prev = entry.next = entry
 
 
 class RunPool:
@@ -166,18 +216,17 @@ class RunPool:
     ) -> None:
         self.capacity = capacity
         self.on_evict = on_evict
-        self._roots: dict[int, _Run] = {}
-        self._queue: deque[_Segment] = deque()
+        self._roots: dict[Hashable, _Run] = {}
+        self._ends = _Entry()  # the queue is circular through it: next is the head
         self._queued = 0  # blocks in the free queue, copies included
-        # (units per block, block key) -> segments holding a copy, oldest first
-        self._copies: dict[tuple, list[_Segment]] = {}
+        # (tree, block key) -> its queued copies, oldest first
+        self._copies: dict[tuple[Hashable, Hashable], deque[_Copy]] = {}
         self._resident: set[int] = set()
-        self._stamps = itertools.count(1)
 
     def __contains__(self, block_hash: int) -> bool:
         if self.on_evict is not None:
             return block_hash in self._resident
-        return any(block_hash in run.hashes(run.lo, run.hi) for run in self._runs() if run.stamp)
+        return any(block_hash in run.hashes(run.lo, run.end) for run in self._runs())
 
     def _runs(self) -> list[_Run]:
         """Every run of one-unit-per-block chains."""
@@ -192,37 +241,38 @@ class RunPool:
         """Run one request: hit its cached leading blocks (at most ``lookup``), make room
         for the ``held`` blocks it takes, cache its full blocks and free them all. Returns
         the hit and what an infinite cache would have hit, in blocks."""
-        stamp = next(self._stamps)
         runs, seen = self._descend(chain)
         hit = min(cached_end(runs, seen), lookup)
-        runs = self._take(runs, hit, stamp)
-        bounded = self.capacity is not None
-        if bounded:
+        runs = self._cut(runs, hit)
+        capacity = self.capacity
+        if capacity is not None:
+            for run in runs:  # taken off the free queue while the request runs
+                if run.lo >= hit:
+                    break
+                _unlink(run)
             self._queued -= hit
-            excess = held - self.capacity + self._queued
-            if excess > 0:
-                self._evict(excess)  # it may split runs along the chain: find them again
-                runs = path_to(runs[-1], seen) if runs else runs
+            excess = held - capacity + self._queued
+            if excess > 0 and self._evict(excess) and runs:
+                runs = path_to(runs[-1], seen)  # runs along the chain were split
         cached = cached_end(runs, seen)
-        runs, last = self._insert(chain, runs, cached, seen, stamp)
-        if bounded:
-            segment = _Segment(stamp, last, chain.length)
-            if cached > hit:
-                self._add_copies(segment, chain, runs, hit, cached)
+        runs, leaf = self._insert(chain, runs, cached, seen)
+        if capacity is not None:
+            self._free(chain, runs, leaf, hit, cached)
             self._queued += chain.length
-            self._queue.append(segment)
         return hit, min(seen, lookup)
 
-    def _root(self, per_unit: int) -> _Run:
-        if per_unit not in self._roots:
-            self._roots[per_unit] = _Run(Chain((), per_unit, 0, 0), 0, 0, None, 0)
-        return self._roots[per_unit]
+    def _root(self, chain: Chain) -> _Run:
+        root = self._roots.get(chain.space)
+        if root is None:
+            empty = Chain((), chain.per_unit, 0, 0, chain.space)
+            root = self._roots[chain.space] = _Run(empty, 0, 0, None)
+        return root
 
     def _descend(self, chain: Chain) -> tuple[list[_Run], int]:
         """The runs along ``chain`` (the last one possibly in part), cached or evicted, and
         the blocks matched."""
         runs: list[_Run] = []
-        node = self._root(chain.per_unit)
+        node = self._root(chain)
         depth = 0
         while depth < chain.known:
             child = node.children.get(chain.key(depth))
@@ -238,131 +288,134 @@ class RunPool:
     @staticmethod
     def _cut(runs: list[_Run], depth: int) -> list[_Run]:
         """``runs`` with the one across ``depth`` split there."""
+        if not runs or depth >= runs[-1].hi:
+            return runs
         for index, run in enumerate(runs):
             if run.lo < depth < run.hi:
                 return [*runs[:index], run.split(depth), *runs[index:]]
         return runs
 
-    def _take(self, runs: list[_Run], hit: int, stamp: int) -> list[_Run]:
-        """Take the first ``hit`` blocks off the free queue: restamp their runs."""
-        runs = self._cut(runs, hit)
-        for run in runs:
-            if run.lo >= hit:
-                break
-            run.stamp = stamp
-        return runs
-
     def _insert(
-        self, chain: Chain, runs: list[_Run], cached: int, seen: int, stamp: int
-    ) -> tuple[list[_Run], _Run]:
-        """Cache the blocks after ``cached``: the evicted runs up to ``seen`` again, the rest
-        as a new run. Returns the runs and the run of the chain's last block."""
-        runs = self._cut(runs, seen)
-        above = [run for run in runs if run.lo < seen]
-        for run in above:
-            if run.lo >= cached:
-                run.stamp = stamp
-        tracked = self.on_evict is not None and chain.per_unit == 1
+        self, chain: Chain, runs: list[_Run], cached: int, seen: int
+    ) -> tuple[list[_Run], _Run | None]:
+        """Cache the blocks after ``cached``: the evicted ones up to ``seen`` again, the rest
+        as a new run. Returns the chain's runs up to ``seen`` and the new run, if any."""
+        runs = self._cut(self._cut(runs, seen), cached)
+        above = runs[:-1] if runs and runs[-1].lo >= seen else runs
+        for run in reversed(above):
+            if run.lo < cached:
+                break
+            run.end = run.hi
+        tracked = self.on_evict is not None and chain.space == 1
         if tracked and seen > cached:
             self._resident.update(chain.units[cached:seen])
-        parent = above[-1] if above else self._root(chain.per_unit)
         if seen >= chain.length:
-            return runs, parent
-        leaf = _Run(chain, seen, chain.length, parent, stamp)
+            return above, None
+        parent = above[-1] if above else self._root(chain)
+        leaf = _Run(chain, seen, chain.length, parent)
         parent.children[chain.key(seen)] = leaf
         if tracked:
             self._resident.update(leaf.hashes(seen, chain.length))
-        return runs, leaf
+        return above, leaf
 
-    def _add_copies(
-        self, segment: _Segment, chain: Chain, runs: list[_Run], lo: int, hi: int
+    def _append(self, entry: _Entry) -> None:
+        ends = self._ends
+        tail = ends.prev
+        entry.prev, entry.next, tail.next, ends.prev = tail, ends, entry, entry
+
+    def _free(
+        self, chain: Chain, runs: list[_Run], leaf: _Run | None, hit: int, cached: int
     ) -> None:
-        """The request computed the cached blocks ``[lo, hi)`` again: queue its copies."""
-        for run in runs:
-            if run.hi > lo and run.lo < hi:
-                run.copied = True
-        for depth in range(lo, hi):
-            self._copies.setdefault((chain.per_unit, chain.key(depth)), []).append(segment)
-        segment.copies = set(range(lo, hi))
+        """Queue the request's blocks, its deepest first: the new run, the runs it cached
+        again, copies of the cached blocks ``[hit, cached)`` it computed again, the hit.
+        (Cached blocks are a prefix of every chain: a block's copies are queued behind a
+        copy or hit of its parent, so the parent outlives them.)"""
+        if leaf is not None:
+            self._append(leaf)
+        for run in reversed(runs):
+            if run.lo < cached:
+                break
+            self._append(run)
+        for run in reversed(runs):
+            if run.lo < hit:
+                self._append(run)
+            elif run.lo < cached:
+                self._queue_copies(chain, run, max(run.lo, hit), min(run.hi, cached))
 
-    def _evict(self, count: int) -> None:
-        """Evict ``count`` blocks from the head of the free queue."""
+    def _queue_copies(self, chain: Chain, run: _Run, lo: int, hi: int) -> None:
+        """Queue copies of the cached blocks ``[lo, hi)`` of ``run``, the deepest first."""
+        run.copied = True
+        for depth in range(hi - 1, lo - 1, -1):
+            copy = _Copy((chain.space, chain.key(depth)))
+            self._copies.setdefault(copy.key, deque()).append(copy)
+            self._append(copy)
+
+    def _evict(self, count: int) -> bool:
+        """Evict ``count`` blocks from the head of the free queue; say whether runs were split."""
+        self._queued -= count
+        ends, split = self._ends, False
         while count > 0:
-            segment = self._queue[0]
-            count -= self._drain(segment, count)
-            if segment.run is None:
-                self._queue.popleft()
+            entry = ends.next
+            if type(entry) is _Copy:
+                copies = self._copies[entry.key]
+                copies.popleft()  # the oldest copy: copies never move in the queue
+                if not copies:
+                    del self._copies[entry.key]
+                _unlink(entry)
+                count -= 1
+                continue
+            run = cast(_Run, entry)
+            if run.copied:
+                done, cut = self._evict_copied(run, count)
+                count -= done
+                split = split or cut
+                continue
+            end = run.end
+            if end - run.lo > count:
+                run.end = end - count
+                self._forget(run, end - count, end)
+                break
+            _unlink(run)
+            run.end = run.lo
+            self._forget(run, run.lo, end)
+            count -= end - run.lo
+        return split
 
-    def _drain(self, segment: _Segment, count: int) -> int:
-        """Evict up to ``count`` of ``segment``'s blocks, deepest first; return how many.
-        ``segment.run`` becomes ``None`` once it has none left."""
-        run, top, evicted, stamp = segment.run, segment.top, 0, segment.stamp
-        while run.parent is not None and evicted < count:
-            end = run.hi if run.hi < top else top  # (min() costs a call)
-            if run.stamp == stamp and end > run.lo:
-                if run.copied:
-                    done, top, run = self._drain_copied(run, end, count - evicted)
-                    evicted += done
-                    continue
-                cut = end - count + evicted
-                self._remove(run, cut if cut > run.lo else run.lo)
-                evicted, top = evicted + end - run.lo, run.lo
-            elif segment.copies and end > run.lo:
-                done, top = self._drop_copies(segment, run, end, count - evicted)
-                evicted += done
-            else:
-                top = run.lo
-            if top <= run.lo:
-                run = run.parent
-        segment.run, segment.top = (run if run.parent is not None else None), top
-        self._queued -= evicted
-        return evicted
-
-    def _remove(self, run: _Run, depth: int) -> None:
-        """Evict the blocks of ``run`` from ``depth`` on (its deepest blocks, no copies):
-        they become a run of their own, marked evicted, below the rest (``run.parent``)."""
-        if self.on_evict is not None and run.per_unit == 1:
-            hashes = run.hashes(depth, run.hi)
+    def _forget(self, run: _Run, lo: int, hi: int) -> None:
+        """Blocks ``[lo, hi)`` of ``run`` are evicted."""
+        if self.on_evict is not None and run.space == 1:
+            hashes = run.hashes(lo, hi)
             self._resident.difference_update(hashes)
             for block_hash in reversed(hashes):
                 self.on_evict(block_hash)
-        if depth > run.lo:
-            run.split(depth)
-        run.stamp = 0
 
-    def _drain_copied(self, run: _Run, end: int, count: int) -> tuple[int, int, _Run]:
-        """Evict the top blocks of a run that may have copies: a block with a queued copy
-        stays, now in the segment of its oldest copy. Returns the blocks evicted, the new
-        top and the run to go on from."""
-        lo, depth, done = run.lo, end, 0
-        while depth > lo and done < count:
-            depth -= 1
-            done += 1
-            key = (run.per_unit, run.key(depth))
+    def _evict_copied(self, run: _Run, count: int) -> tuple[int, bool]:
+        """Evict up to ``count`` blocks of ``run`` (at the head), deepest first, one at a time:
+        a block with a queued copy stays cached and takes its oldest copy's place in the
+        queue. Returns how many, and whether runs were split."""
+        done, split = 0, False
+        while done < count:
+            depth = run.end - 1
+            key = (run.space, run.key(depth))
             later = self._copies.get(key)
+            done += 1
             if not later:
-                self._remove(run, depth)
-                run = run.parent
+                run.end = depth
+                self._forget(run, depth, depth + 1)
+                if depth == run.lo:
+                    _unlink(run)
+                    break
                 continue
-            heir = later.pop(0)
+            heir = later.popleft()
             if not later:
                 del self._copies[key]
-            heir.copies.discard(depth)
-            if depth > lo:
-                run.split(depth)
-            run.stamp = heir.stamp
-            run = run.parent
-        return done, depth, run
-
-    def _drop_copies(self, segment: _Segment, run: _Run, end: int, count: int) -> tuple[int, int]:
-        """Evict ``segment``'s copies of blocks of ``run`` below ``end``, deepest first."""
-        depths = sorted((d for d in segment.copies if run.lo <= d < end), reverse=True)
-        for depth in depths[:count]:
-            segment.copies.discard(depth)
-            key = (run.per_unit, run.key(depth))
-            self._copies[key].remove(segment)
-            if not self._copies[key]:
-                del self._copies[key]
-        if len(depths) > count:
-            return count, depths[count - 1]
-        return len(depths), run.lo
+            upper = run.split(depth) if depth > run.lo else None
+            split = split or upper is not None
+            _unlink(run)
+            before = heir.prev
+            run.prev, run.next, before.next, heir.next.prev = before, heir.next, run, run
+            heir.prev = heir.next = heir
+            if upper is None:
+                break
+            run = upper
+        return done, split

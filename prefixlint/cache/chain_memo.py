@@ -12,7 +12,7 @@ and starts again (it only saves work: what it forgets is hashed again).
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from struct import Struct
 
 from prefixlint.cache.base import stable_int
@@ -34,7 +34,7 @@ def block_extras(
 
 
 def extend_chain(
-    hashes: list[int], contents: Sequence[Hashable], extras: tuple[tuple[int, ...], ...]
+    hashes: list[int], contents: Iterable[Hashable], extras: tuple[tuple[int, ...], ...]
 ) -> list[int]:
     """Append the chained hashes of ``contents`` to ``hashes`` (a chain so far) and return it."""
     extra, first_extra = extras
@@ -68,7 +68,10 @@ class ChainHashMemo:
         self.reset()
 
     def reset(self) -> None:
-        self._spaces: dict[tuple, tuple[tuple[tuple[int, ...], ...], _Run]] = {}
+        self._spaces: dict[
+            tuple[tuple[Hashable, ...], str | None],
+            tuple[tuple[tuple[int, ...], tuple[int, ...]], _Run],
+        ] = {}
         self._size = 0
 
     def hashes(

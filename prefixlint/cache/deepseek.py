@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from prefixlint.cache.base import CacheQuery, CacheResult, miss_reason, register
 from prefixlint.cache.provider_data import provider
-from prefixlint.cache.radix import RadixTree, query_keys
+from prefixlint.cache.radix import RadixTree, SeenTree, query_keys
 from prefixlint.cache.timed import TimedPrefixCache
 
 
@@ -34,7 +34,7 @@ class DeepSeekCache:
     """
 
     name = "deepseek"
-    settings = ()
+    settings: tuple[str, ...] = ()
 
     def __init__(
         self,
@@ -66,7 +66,7 @@ class DeepSeekCache:
         keys = query_keys(query, output="all")
         layout = query.tokens is None
         if layout not in self._trees:
-            self._trees[layout] = (RadixTree(keys.width), RadixTree(keys.width))
+            self._trees[layout] = (RadixTree(keys.width), SeenTree(keys.width))
         tree, seen = self._trees[layout]
 
         match = tree.match(keys.full, keys.weights, now, self.idle_seconds, keys.lookup_end)

@@ -29,7 +29,7 @@ class GeminiCache:
     """
 
     name = "gemini"
-    settings = ("capacity_tokens",)
+    settings: tuple[str, ...] = ("capacity_tokens",)
 
     def __init__(
         self,

@@ -41,7 +41,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from prefixlint.cache.base import CacheQuery, CacheResult, miss_reason, register, unit_bytes
-from prefixlint.cache.radix import RadixTree
+from prefixlint.cache.radix import RadixTree, SeenTree
 from prefixlint.sequences import common_prefix_length
 
 MIB = 1024 * 1024
@@ -62,7 +62,7 @@ class LlamaCppCache:
     """llama-server's slots and host-RAM prompt cache; see the module docstring."""
 
     name = "llamacpp"
-    settings = ("slots", "slot_prompt_similarity", "cache_ram_mib")
+    settings: tuple[str, ...] = ("slots", "slot_prompt_similarity", "cache_ram_mib")
 
     def __init__(
         self,
@@ -95,7 +95,7 @@ class LlamaCppCache:
 
     def process(self, query: CacheQuery) -> CacheResult:
         prompt_bytes = (
-            query.token_bytes if query.tokens is not None else unit_bytes(query.block_hashes)
+            query.token_bytes if query.tokens is not None else unit_bytes(query.trace_blocks[0])
         )
         kind = query.tokens is None
         unit_tokens = query.block_tokens or 1
@@ -110,7 +110,9 @@ class LlamaCppCache:
 
         slot = self._choose(prompt_bytes)
         hit = reusable(_common_units(slot.tokens, prompt_bytes))
-        everything = self._seen.setdefault(kind, RadixTree(8))
+        everything = self._seen.get(kind)
+        if everything is None:
+            everything = self._seen[kind] = SeenTree(8)
 
         def weights(units: int) -> int:
             return units * unit_tokens
@@ -167,11 +169,8 @@ class LlamaCppCache:
         return best
 
     def _least_recent(self) -> Slot:
-        best = None
-        for slot in self.slots:
-            if best is None or slot.last_used <= best.last_used:
-                best = slot
-        return best
+        """The slot used longest ago (the last of equals)."""
+        return min(reversed(self.slots), key=lambda slot: slot.last_used)
 
     # ---------------------------------------------------------------- prompt cache
 

@@ -61,7 +61,7 @@ class OpenAICache:
     """
 
     name = "openai"
-    settings = ("capacity_tokens",)
+    settings: tuple[str, ...] = ("capacity_tokens",)
 
     def __init__(
         self,
@@ -122,8 +122,8 @@ class OpenAICache:
             extended = version is not None and version >= _version(self._data["extended_only_from"])
             retention = "24h" if extended else "in_memory"
         if retention == "24h":
-            return self._data["extended_retention_seconds"]
-        return self._data["assumed"]["in_memory_idle_seconds"]
+            return float(self._data["extended_retention_seconds"])
+        return float(self._data["assumed"]["in_memory_idle_seconds"])
 
     def _process_breakpoints(self, query: CacheQuery) -> CacheResult:
         prompt, now = query.prompt_tokens, query.timestamp

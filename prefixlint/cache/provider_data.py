@@ -21,7 +21,8 @@ DATA_PATH = Path(__file__).with_name("providers.toml")
 def provider(name: str) -> dict[str, Any]:
     """The ``[name]`` table of ``providers.toml``."""
     with DATA_PATH.open("rb") as handle:
-        return tomllib.load(handle)[name]
+        table: dict[str, Any] = tomllib.load(handle)[name]
+    return table
 
 
 @lru_cache(maxsize=1024)
@@ -31,8 +32,8 @@ def minimum_tokens(name: str, model: str | None) -> int:
     lowered = (model or "").lower()
     for row in table.get("minimums", ()):
         if any(fnmatch.fnmatchcase(lowered, pattern) for pattern in row["patterns"]):
-            return row["tokens"]
-    return table["default_minimum_tokens"]
+            return int(row["tokens"])
+    return int(table["default_minimum_tokens"])
 
 
 @lru_cache(maxsize=1024)

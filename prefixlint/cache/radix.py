@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from prefixlint.cache.base import CacheQuery, InvalidQuery, stable_int, unit_bytes
@@ -216,12 +216,14 @@ class RadixTree:
     def _split(self, child: _Node, common: int, start: int, weights: Weights) -> _Node:
         """Cut ``child`` after ``common`` units; return the new upper node."""
         cut = common * self.width
-        head = _Node(child.key[:cut], start + common, child.parent, next(self._serials))
+        parent = child.parent
+        assert parent is not None, "the root is never split"
+        head = _Node(child.key[:cut], start + common, parent, next(self._serials))
         head.tokens = weights(start + common) - weights(start)
         head.tick, head.touched_at = child.tick, child.touched_at
         head.marks = {depth for depth in child.marks if depth <= head.depth}
         child.marks -= head.marks
-        child.parent.children[child.key[: self.width]] = head
+        parent.children[child.key[: self.width]] = head
         child.key = child.key[cut:]
         child.tokens -= head.tokens
         child.parent = head
@@ -231,6 +233,7 @@ class RadixTree:
 
     def _remove_subtree(self, node: _Node) -> int:
         parent = node.parent
+        assert parent is not None, "the root is never removed"
         del parent.children[node.key[: self.width]]
         freed, stack = 0, [node]
         while stack:
@@ -243,6 +246,14 @@ class RadixTree:
         if parent is not self.root and not parent.children:
             heapq.heappush(self._heap, (parent.tick, parent.serial, parent))
         return freed
+
+
+class SeenTree(RadixTree):
+    """A radix tree that never evicts or expires (what an infinite cache holds): it keeps no
+    recency, so matching and inserting touch nothing."""
+
+    def _touch(self, node: _Node, tick: int, now: float | None) -> None:
+        pass
 
 
 @dataclass(frozen=True)
@@ -292,13 +303,14 @@ def query_keys(
         lookup_units = min(limit, length) // page_size
         last_tokens = units * page_size
     else:
-        if query.block_tokens % page_size:
+        ids, unit_tokens = query.trace_blocks
+        if unit_tokens % page_size:
             raise InvalidQuery(
-                f"page size {page_size} does not divide the trace block size {query.block_tokens}"
+                f"page size {page_size} does not divide the trace block size {unit_tokens}"
             )
-        width, unit_tokens = 8, query.block_tokens
-        data = unit_bytes(query.block_hashes)
-        units = len(query.block_hashes)
+        width = 8
+        data = unit_bytes(ids)
+        units = len(ids)
         lookup_units = -(-limit // unit_tokens)
         last_tokens = prompt // page_size * page_size
     namespace = _namespace_unit(query.cache_key, tuple(query.extra_keys), width)
@@ -307,8 +319,8 @@ def query_keys(
 
     extra_tokens = 0
     parts = [namespace, data if len(data) == units * width else data[: units * width]]
-    unknown = output == "computed" and unknown_output is not None and query.output_ids is None
-    if unknown and query.output_count > 1:
+    unknown = output == "computed" and query.output_ids is None
+    if unknown and unknown_output is not None and query.output_count > 1:
         kept = prompt + query.output_count - 1
         extra_tokens = kept // page_size * page_size - last_tokens
         if extra_tokens > 0:
@@ -323,7 +335,7 @@ def query_keys(
 
 
 @functools.lru_cache(maxsize=256)
-def _namespace_unit(cache_key: str | None, extra_keys: tuple, width: int) -> bytes:
+def _namespace_unit(cache_key: str | None, extra_keys: tuple[Hashable, ...], width: int) -> bytes:
     """The leading unit of keys in the namespace of ``cache_key`` and ``extra_keys``."""
     if not (cache_key or extra_keys):
         return b""

@@ -34,7 +34,7 @@ from prefixlint.cache.base import (
     register,
     resolve_capacity,
 )
-from prefixlint.cache.radix import RadixTree, query_keys
+from prefixlint.cache.radix import RadixTree, SeenTree, query_keys
 
 
 @register
@@ -47,7 +47,7 @@ class SglangCache:
     """
 
     name = "sglang"
-    settings = ("page_size", "capacity_tokens")
+    settings: tuple[str, ...] = ("page_size", "capacity_tokens")
 
     def __init__(self, page_size: int = 1, capacity_tokens: int | None = None, **geometry: int):
         if page_size <= 0:
@@ -65,8 +65,8 @@ class SglangCache:
         capacity nothing is evicted and the tree is its own twin."""
         layout = (query.tokens is None, width)
         if layout not in self._trees:
-            tree = RadixTree(width)
-            twin = tree if self.capacity_tokens is None else RadixTree(width)
+            tree = SeenTree(width) if self.capacity_tokens is None else RadixTree(width)
+            twin = tree if self.capacity_tokens is None else SeenTree(width)
             self._trees[layout] = (tree, twin)
         return self._trees[layout]
 

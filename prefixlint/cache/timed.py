@@ -11,7 +11,7 @@ default: providers do not document it.
 from __future__ import annotations
 
 from prefixlint.cache.base import CacheQuery, CacheResult, MissReason, miss_reason
-from prefixlint.cache.radix import RadixTree, query_keys
+from prefixlint.cache.radix import RadixTree, SeenTree, query_keys
 
 
 class TimedPrefixCache:
@@ -44,7 +44,7 @@ class TimedPrefixCache:
         keys = query_keys(query, output="none")
         layout = query.tokens is None
         if layout not in self._trees:
-            self._trees[layout] = (RadixTree(keys.width), RadixTree(keys.width))
+            self._trees[layout] = (RadixTree(keys.width), SeenTree(keys.width))
         tree, seen = self._trees[layout]
 
         match = tree.match(keys.full, keys.weights, now, idle, keys.lookup_end)

@@ -9,7 +9,7 @@ share nothing, as in every engine and provider that takes such a key.
 from __future__ import annotations
 
 from prefixlint.cache.base import CacheQuery, CacheResult, miss_reason, register
-from prefixlint.cache.radix import RadixTree, query_keys
+from prefixlint.cache.radix import RadixTree, SeenTree, query_keys
 
 
 @register
@@ -17,7 +17,7 @@ class UnlimitedCache:
     """Longest previously seen prefix; see the module docstring."""
 
     name = "unlimited"
-    settings = ()
+    settings: tuple[str, ...] = ()
 
     def __init__(self) -> None:
         self.reset()
@@ -27,7 +27,9 @@ class UnlimitedCache:
 
     def process(self, query: CacheQuery) -> CacheResult:
         keys = query_keys(query)
-        tree = self._trees.setdefault(query.tokens is None, RadixTree(keys.width))
+        tree = self._trees.get(query.tokens is None)
+        if tree is None:
+            tree = self._trees[query.tokens is None] = SeenTree(keys.width)
         hit = keys.weights(tree.match(keys.full, keys.weights, end=keys.lookup_end).units)
         tree.insert(keys.full, keys.weights)
         prompt = query.prompt_tokens

@@ -50,7 +50,7 @@ from prefixlint.cache.block_runs import Chain, RunPool
 from prefixlint.cache.chain_memo import ChainHashMemo, block_extras, extend_chain
 
 
-def block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
+def block_contents(query: CacheQuery, block_size: int) -> Sequence[Hashable]:
     """What identifies each full block whose tokens are known: prompt, then logged output.
 
     The last output token is left out: its KV is never computed.
@@ -65,9 +65,9 @@ def block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
     return _trace_block_contents(query, block_size)
 
 
-def _trace_block_contents(query: CacheQuery, block_size: int) -> list[Hashable]:
-    ids = tuple(query.block_hashes)
-    trace_block = query.block_tokens
+def _trace_block_contents(query: CacheQuery, block_size: int) -> Sequence[Hashable]:
+    trace_ids, trace_block = query.trace_blocks
+    ids = tuple(trace_ids)
     count = query.prompt_tokens // block_size
     if trace_block % block_size == 0:
         per_id = trace_block // block_size  # (id, offset) packed as id * per_id + offset
@@ -125,29 +125,33 @@ def request_hashes(
     return hashes
 
 
-def request_chain(query: CacheQuery, block_size: int, memo: ChainHashMemo) -> Chain:
-    """A request's full blocks as :class:`prefixlint.cache.block_runs.Chain` units.
+def request_chain(
+    query: CacheQuery, block_size: int, memo: ChainHashMemo, prompt: int, kept: int
+) -> Chain:
+    """A request's full blocks as :class:`prefixlint.cache.block_runs.Chain` units, of
+    ``prompt`` tokens and ``kept`` with the computed output.
 
     Token prompts (and logged output ids) have one unit per block, its chained hash;
-    ``memo`` recalls the hashes of earlier requests' prefixes. When a trace block holds
-    several vLLM blocks, a unit is a trace block (the chained hash of the trace ids up to
-    it), so the trace ids are hashed, not every vLLM block. Blocks of output known only by
-    its count come last and match nothing.
+    ``memo`` recalls the hashes of earlier requests' prefixes. When trace blocks hold whole
+    vLLM blocks, a unit is a trace id, unhashed: equal ids mean equal prefixes, the tree of
+    the trace's namespace holds them, and the path down it is what the chained hash would
+    name. Blocks of output known only by its count come last and match nothing.
     """
-    length = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
+    length = kept // block_size
     if query.tokens is not None:
         units = token_hashes(query, memo)
         return Chain(units, 1, len(units), length)
-    trace_block = query.block_tokens
+    trace_ids, trace_block = query.trace_blocks
     if trace_block % block_size:
         units = chain_hashes(
             _trace_block_contents(query, block_size), query.extra_keys, query.cache_key
         )
         return Chain(units, 1, len(units), length)
     per_id = trace_block // block_size
-    known = query.prompt_tokens // block_size
-    ids = query.block_hashes[: -(-known // per_id)]
-    return Chain(chain_hashes(ids, query.extra_keys, query.cache_key), per_id, known, length)
+    known = prompt // block_size
+    ids = list(trace_ids[: -(-known // per_id)])  # compared with other chains' lists
+    space = ("trace", per_id, query.extra_keys, query.cache_key)
+    return Chain(ids, per_id, known, length, space)
 
 
 @register
@@ -159,11 +163,11 @@ class VllmCache:
     ``dtype_bytes``) give the pool size instead, less vLLM's reserved null block.
     ``on_evict(hash)`` is called when the last copy of a block hash leaves the cache, and
     ``hash in model`` says whether one is cached (for blocks with a hash of their own:
-    token prompts, and trace blocks not split into several vLLM blocks).
+    token prompts, and trace blocks that do not hold whole vLLM blocks).
     """
 
     name = "vllm"
-    settings = ("block_size", "capacity_tokens")
+    settings: tuple[str, ...] = ("block_size", "capacity_tokens")
 
     def __init__(
         self,
@@ -196,7 +200,7 @@ class VllmCache:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
-        chain = request_chain(query, size, self._memo)
+        chain = request_chain(query, size, self._memo, prompt, kept)
         lookup = max(prompt - 1, 0) // size
         hit, available = self._pool.admit(chain, lookup, held)
 
