@@ -328,8 +328,17 @@ def head_key(request: ChatRequest) -> Hashable:
 def masked_system(text: str) -> str:
     """``text`` without its volatile-value lines (``Current date and time: ...``), with
     dates, ids and every token holding a digit masked in the other lines."""
-    kept = [line for line in text.split("\n") if classify.volatile_lines_code(line) is None]
-    return "\n".join(_DIGIT_TOKEN.sub("#", without_values(line)[0]) for line in kept)
+    masked = [_masked_line(line) for line in text.split("\n")]
+    return "\n".join([line for line in masked if line is not None])
+
+
+@lru_cache(maxsize=65_536)
+def _masked_line(line: str) -> str | None:
+    """One line of :func:`masked_system` (``None``: a volatile-value line, dropped); lines
+    are remembered, as a stamped system prompt differs from the last one in a line or two."""
+    if classify.volatile_lines_code(line) is not None:
+        return None
+    return _DIGIT_TOKEN.sub("#", without_values(line)[0])
 
 
 def _first_message(request: ChatRequest, rendered: Rendered) -> Component | None:

@@ -13,6 +13,7 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import lru_cache
 
 from prefixlint.auditing.opaque import opaque_code, opaque_line_code
 from prefixlint.auditing.volatile import find_values, value_at, without_values
@@ -97,10 +98,12 @@ def volatile_code(a: str, b: str, offset: int) -> str | None:
     return value_b.code
 
 
+@lru_cache(maxsize=65_536)
 def volatile_lines_code(lines: str) -> str | None:
     """PFX101-104 when every non-blank line of ``lines`` is one volatile value with a short
     label (``Current date and time: ...``, ``Request ID: ...``, ``Served by host: ...``);
-    the code of the first."""
+    the code of the first. Remembered per text: a system prompt's lines repeat on every
+    request."""
     codes = []
     for line in lines.splitlines():
         if not line.strip():
