@@ -11,8 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chat_qwen3 import CASES, REQUESTS
 
-from prefixlint.chat import Renderer, render
-from prefixlint.chat import memo
+from prefixlint.chat import Renderer, memo, render
 from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.sources.logs import read_log
 from prefixlint.tokenizers import get_tokenizer
