@@ -34,6 +34,10 @@ from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE, TemplateError, get
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
+# The passes over the logs, in order (``run_audit``'s ``on_phase``): reading for an offline
+# cache model (belady), the audit itself, the what-if re-simulation.
+READING, AUDITING, WHAT_IF = "reading", "auditing", "what-if"
+PHASES = (READING, AUDITING, WHAT_IF)
 # What code reading a request of an unexpected shape raises (None where a dict should be).
 SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
@@ -293,10 +297,12 @@ def run_audit(
     on_line: Callable[[], None] | None = None,
     on_prepared: Callable[[Prepared], None] | None = None,
     sources: SourceIndex | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> AuditReport:
     """Audit the logs in ``files`` (``-`` is stdin), in order, as one stream of requests.
 
-    ``on_line`` is called once per log line (progress); ``on_prepared`` once per request that
+    ``on_phase`` is called as each pass over the logs starts (:data:`PHASES`), ``on_line``
+    once per log line of every pass (progress); ``on_prepared`` once per request that
     rendered (token dumps); ``sources`` links misses to source lines (default: those of
     ``options.source_paths``, if any). Raises ``LogReadError`` for an unreadable file and
     :class:`AuditError` for bad options.
@@ -305,7 +311,11 @@ def run_audit(
     audit found; standard input is read once, with every fix simulated along the way.
     """
     with _paced_collector():
-        return _audit(files, options, on_line, on_prepared, sources)
+        return _audit(files, options, on_line, on_prepared, sources, on_phase or _no_phase)
+
+
+def _no_phase(name: str) -> None:
+    """No progress display."""
 
 
 def _audit(
@@ -314,6 +324,7 @@ def _audit(
     on_line: Callable[[], None] | None,
     on_prepared: Callable[[Prepared], None] | None,
     sources: SourceIndex | None,
+    on_phase: Callable[[str], None],
 ) -> AuditReport:
     auditor = Auditor(options, files, sources)
     rereadable = "-" not in files
@@ -321,7 +332,8 @@ def _audit(
     if offline:
         if not rereadable:
             raise AuditError("offline cache models (belady) read the log twice: give a file, not -")
-        queries = [prepared.query for _, prepared in _prepared(auditor, files)]
+        on_phase(READING)
+        queries = [prepared.query for _, prepared in _prepared(auditor, files, on_line)]
         for model in offline:
             model.prepare(queries)
     if options.what_if and not rereadable:
@@ -332,24 +344,31 @@ def _audit(
         if on_line is not None:
             on_line()
 
+    on_phase(AUDITING)
     for file, prepared in _prepared(auditor, files, count_line, auditor.skip):
         if on_prepared is not None:
             on_prepared(prepared)
         auditor.feed_or_skip(file, prepared)
     report = auditor.finish()
     if options.what_if and rereadable:
-        report.what_if = _what_if_pass(auditor, files)
+        report.what_if = _what_if_pass(auditor, files, on_phase, on_line)
     report.fix_first = fix_first(report, options)
     return report
 
 
-def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
+def _what_if_pass(
+    auditor: Auditor,
+    files: Sequence[str],
+    on_phase: Callable[[str], None],
+    on_line: Callable[[], None] | None,
+) -> list[WhatIf]:
     """Re-read the logs and simulate the fixes for the causes found (nothing to fix: none)."""
     report = auditor.report
     found = {record.cause for record in report.records if record.cause}
     fixes = canonicalisers(found)
     if not fixes:
         return []
+    on_phase(WHAT_IF)
     runner = WhatIfRunner(auditor.options, auditor.render, fixes)
     models = len(report.cache_models)
     fed = 0
@@ -357,6 +376,8 @@ def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
         for request in read_log(
             file, format=auditor.options.log_format, limits=auditor.options.log_limits
         ):
+            if on_line is not None:
+                on_line()
             if isinstance(request, SkippedLine):
                 continue
             records = report.records[fed * models : (fed + 1) * models]
