@@ -209,7 +209,20 @@ def tools_code(before: Sequence[dict], after: Sequence[dict]) -> str:
 
 
 def _message_key(message: dict) -> str:
-    return _dump(message)
+    """The message's JSON text, remembered by identity (a log's decoder hands out a repeated
+    message as the same object; each is held, so its id is not reused while remembered)."""
+    known = _message_keys.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
+    if len(_message_keys) >= MAX_MESSAGE_KEYS:
+        _message_keys.clear()
+    key = _dump(message)
+    _message_keys[id(message)] = (message, key)
+    return key
+
+
+_message_keys: dict[int, tuple[dict, str]] = {}
+MAX_MESSAGE_KEYS = 1 << 14
 
 
 def _non_system(messages: Sequence[dict]) -> list[str]:
