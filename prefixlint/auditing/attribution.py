@@ -19,6 +19,7 @@ import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
@@ -181,7 +182,12 @@ class Attributor:
         head (system prompt and tools), the latest request whose head differs only in volatile
         values (:func:`head_key`), if remembered: that is what the request should have reused."""
         alike = self.snapshots.get(self.heads.get(head)) if head is not None else None
-        if alike is None or alike is predecessor or shared >= _head_tokens(request, rendered):
+        if (
+            alike is None
+            or rendered is None
+            or alike is predecessor
+            or shared >= _head_tokens(request, rendered)
+        ):
             return predecessor, shared
         shared_alike = _shared_units(alike, units, rendered)
         return (alike, shared_alike) if shared_alike >= shared else (predecessor, shared)
@@ -199,7 +205,7 @@ class Attributor:
         message is too common to tell conversations apart) begins this one, if remembered."""
         for key in reversed(talk[1:]):
             seq = self.conversations.get(key)
-            found = self.snapshots.recall(seq) if seq is not None else None
+            found: Snapshot | None = self.snapshots.recall(seq) if seq is not None else None
             if found is not None:
                 return found
         return None
@@ -298,7 +304,8 @@ def example_views(divergence: Divergence, full_text: bool = False) -> tuple[str,
         return "", ""
     char = divergence.char
     if not full_text:
-        return tuple(window(r.text, char) for r in divergence.renderings)
+        before, after = divergence.renderings
+        return window(before.text, char), window(after.text, char)
     views = []
     for rendered in divergence.renderings:
         component = rendered.component_at_char(min(char, len(rendered.text) - 1))
@@ -380,12 +387,17 @@ def _reusable_tokens(
 def _shared_units(before: Snapshot, units: tuple[int, ...], rendered: Rendered | None) -> int:
     """How many leading units ``before`` and ``units`` share; compared as packed bytes (a
     token is ``PACKED_WIDTH`` of them) when both are the tokens of a rendering."""
-    if _is_packed(before.units, before.rendered) and _is_packed(units, rendered):
+    if (
+        before.rendered is not None
+        and rendered is not None
+        and _is_packed(before.units, before.rendered)
+        and _is_packed(units, rendered)
+    ):
         return _prefix_length(before.rendered.packed, rendered.packed) // PACKED_WIDTH
     return _prefix_length(before.units, units)
 
 
-def _prefix_length(before: Sequence, after: Sequence) -> int:
+def _prefix_length(before: Sequence[Any], after: Sequence[Any]) -> int:
     """``common_prefix_length`` of a request's and its predecessor's tokens or text, which
     mostly agree up to the last few hundred elements of the shorter one."""
     return common_prefix_length(before, after, min(len(before), len(after)) - NEAR_END)

@@ -30,7 +30,13 @@ from prefixlint.auditing.whatif import WhatIfRunner
 from prefixlint.cache import CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.cache.query import build_query
-from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE, TemplateError, get_renderer
+from prefixlint.chat import (
+    DEFAULT_ENGINE,
+    DEFAULT_TEMPLATE,
+    Renderer,
+    TemplateError,
+    get_renderer,
+)
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
@@ -54,8 +60,8 @@ def session_of(request: ChatRequest, key: str | None) -> str | None:
     if key is None:
         return request.session_id
     if key in ("session_id", "route", "model"):
-        value = getattr(request, key)
-        return None if value is None else str(value)
+        attribute = getattr(request, key)
+        return None if attribute is None else str(attribute)
     value: Any = request.params
     path = key.split(".")
     if path[0] == "metadata":
@@ -86,7 +92,7 @@ class Auditor:
     ) -> None:
         self.options = options
         self.models = {name: new_cache_model(name, options) for name in options.caches}
-        self.renderer = None
+        self.renderer: Renderer | None = None
         self.attributor = Attributor(max_snapshots=options.max_snapshots)
         self.prices = options.prices or PriceTable.load()
         self.report = AuditReport(
@@ -103,7 +109,7 @@ class Auditor:
             # A template or engine that cannot be used fails the audit, not every line.
             self._renderer()
 
-    def _renderer(self):
+    def _renderer(self) -> Renderer:
         if self.renderer is None:
             options = self.options
             self.renderer = get_renderer(options.template, options.tokenizer, engine=options.engine)
@@ -210,7 +216,8 @@ class Auditor:
         divergence: Divergence,
     ) -> RequestRecord:
         located = cause.located
-        code, source = cause.code, ()
+        code = cause.code
+        source: tuple[tuple[str, int, str], ...] = ()
         if located and code is not None and self.sources is not None:
             code, source = self._linked(code, divergence)
         record = RequestRecord(
