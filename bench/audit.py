@@ -18,7 +18,9 @@ requests (``fixtures/logs/generate.py``'s conversion: system and tools apart, to
 ``tool_use`` and ``tool_result`` blocks, ``cache_control`` on the last tool, the system
 block and the last message block), rendered tools first.
 
-Measured in one run, each in a fresh process (peak RSS is per process):
+Measured in one run, each in a fresh process (peak RSS is per process), in CPU seconds of
+that process (``time.process_time``: the work is single-threaded, and other load on a shared
+machine disturbs the ratios far less than it does wall time):
 
 * floor: the log's distinct text (system prompt, tool list, each distinct message) encoded
   once with the same tokenizer (tiktoken-backed Qwen BPE);
@@ -157,28 +159,28 @@ def worker(mode: str, log: str) -> dict:
             distinct.add(request.system or "")
             for message in request.messages:
                 distinct.add(json.dumps(message, sort_keys=True))
-        started = time.perf_counter()
+        started = time.process_time()
         tokens = sum(len(tokenizer.encode(text)) for text in distinct)
-        return {"seconds": time.perf_counter() - started, "tokens": tokens, "texts": len(distinct)}
+        return {"seconds": time.process_time() - started, "tokens": tokens, "texts": len(distinct)}
     if mode == "read":
-        started = time.perf_counter()
+        started = time.process_time()
         with open(log, "rb") as lines:
             requests = sum(1 for line in lines if json.loads(line))
-        return {"seconds": time.perf_counter() - started, "tokens": 0, "requests": requests}
+        return {"seconds": time.process_time() - started, "tokens": 0, "requests": requests}
     if mode == "naive":
         renderer = Renderer("qwen3", tokenizer)
-        started = time.perf_counter()
+        started = time.process_time()
         tokens = requests = 0
         for request in read_log(log):
             tokens += len(tokenizer.encode(renderer.render(request).text))
             requests += 1
-        return {"seconds": time.perf_counter() - started, "tokens": tokens, "requests": requests}
+        return {"seconds": time.process_time() - started, "tokens": tokens, "requests": requests}
     what_if = mode == "audit-what-if"
     capacity = MEMORY_RUN_CAPACITY if mode == "audit-capacity" else None
-    started = time.perf_counter()
+    started = time.process_time()
     options = AuditOptions(caches=("vllm",), what_if=what_if, capacity_tokens=capacity)
     report = run_audit([log], options)
-    seconds = time.perf_counter() - started
+    seconds = time.process_time() - started
     totals = report.totals("vllm")
     return {
         "seconds": seconds,
@@ -224,7 +226,7 @@ def measure_log(log: Path, count: int) -> None:
         requests = figures.get("requests", count)
         seconds = figures["seconds"]
         print(
-            f"{name:34s} {seconds:7.2f} s  {requests / seconds:9,.0f} req/s"
+            f"{name:34s} {seconds:7.2f} s CPU {requests / seconds:9,.0f} req/s"
             f"  {figures['tokens'] / seconds / 1e6:6.2f} M tok/s"
             f"  x{seconds / floor['seconds']:6.2f} floor  x{seconds / both:5.2f} floor+read"
             f"  peak RSS {figures['peak_rss_mib']:7.1f} MiB"
