@@ -214,3 +214,21 @@ def test_messages_are_copied_only_when_converted(messages, copied):
     normalised = openai_chat_messages(messages)
     assert [new is not old for new, old in zip(normalised, messages, strict=True)] == copied
     assert messages == before
+
+
+def test_anthropic_messages_are_converted_once_and_as_when_converted_afresh():
+    from prefixlint.sources.logs import anthropic
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+    log = path / "tau_anthropic_breakers.jsonl"
+    shared = list(read_log(log))
+    fresh = []
+    for number, line in enumerate(log.read_bytes().splitlines(), 1):
+        anthropic._converted.clear()
+        fresh.append(parse_line(number, line, "auto", LineDecoder()))
+    assert [(r.messages, r.cache_breakpoints) for r in shared] == [
+        (r.messages, r.cache_breakpoints) for r in fresh
+    ]
+    # A message repeated without its breakpoint is converted once, for every later line.
+    assert shared[1].session_id == shared[2].session_id
+    assert shared[1].messages[0] is shared[2].messages[0]
