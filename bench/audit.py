@@ -1,7 +1,7 @@
 """Benchmark ``prefixlint audit`` on a realistic request log built from tau-bench.
 
-    .venv/bin/python bench/audit.py [--replicas 5] [--variants plain,stamped] [--scale 10]
-        [--skip-mooncake]
+    .venv/bin/python bench/audit.py [--replicas 5] [--variants plain,stamped,anthropic]
+        [--scale 10] [--skip-mooncake]
 
 The log: the 200 GPT-4o airline conversations of tau-bench, each replayed turn by turn (one
 request whenever the agent answers), with tau-bench's long shared system prompt and an airline
@@ -13,9 +13,14 @@ moves one day per replica), a common real-world cache breaker that the audit att
 (PFX101) and the what-if pass re-simulates. The ``stamped`` variant also writes the request's
 own time into every system prompt, after its first line ("Current date and time: 2025-03-03
 09:00:18 UTC"): the log people audit because their cache is broken, where no two requests
-share a system prompt.
+share a system prompt. The ``anthropic`` variant is the stamped log as Anthropic Messages
+requests (``fixtures/logs/generate.py``'s conversion: system and tools apart, tool calls as
+``tool_use`` and ``tool_result`` blocks, ``cache_control`` on the last tool, the system
+block and the last message block), rendered tools first.
 
-Measured in one run, each in a fresh process (peak RSS is per process):
+Measured in one run, each in a fresh process (peak RSS is per process), in CPU seconds of
+that process (``time.process_time``: the work is single-threaded, and other load on a shared
+machine disturbs the ratios far less than it does wall time):
 
 * floor: the log's distinct text (system prompt, tool list, each distinct message) encoded
   once with the same tokenizer (tiktoken-backed Qwen BPE);
@@ -42,7 +47,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CORPORA = ROOT.parent / "shared" / "corpora" / "traces"
+# The shared corpora sit beside the checkout (a git worktree: one level further up).
+CORPORA = next(
+    (p / "shared" / "corpora" / "traces" for p in ROOT.parents if (p / "shared").is_dir()),
+    ROOT.parent / "shared" / "corpora" / "traces",
+)
 TAU = CORPORA / "sierra-research_tau-bench" / "gpt-4o-airline.json"
 MOONCAKE = CORPORA / "kvcache-ai_Mooncake" / "conversation_trace.jsonl"
 START = 1_741_000_000.0
@@ -50,6 +59,9 @@ TURN_SECONDS = 20.0
 # The memory run gives vLLM a fixed KV capacity (about what an 80 GB GPU holds for an 8B
 # model), as a server has: an unlimited cache model would grow with the distinct text.
 MEMORY_RUN_CAPACITY = 500_000
+
+sys.path.insert(0, str(ROOT / "fixtures" / "logs"))
+import generate  # noqa: E402  (fixtures/logs/generate.py: the Anthropic request shape)
 
 
 def airline_tools(conversations: list[dict]) -> list[dict]:
@@ -80,9 +92,9 @@ def airline_tools(conversations: list[dict]) -> list[dict]:
     ]
 
 
-def build_log(path: Path, replicas: int, stamped: bool = False) -> int:
-    """Write the interleaved log (``stamped``: the request time in every system prompt);
-    returns the number of requests."""
+def build_log(path: Path, replicas: int, stamped: bool = False, anthropic: bool = False) -> int:
+    """Write the interleaved log (``stamped``: the request time in every system prompt;
+    ``anthropic``: as Anthropic Messages requests); returns the number of requests."""
     conversations = json.loads(TAU.read_text(encoding="utf-8"))
     tools = airline_tools(conversations)
     entries = []
@@ -109,6 +121,8 @@ def build_log(path: Path, replicas: int, stamped: bool = False) -> int:
                 if stamped:
                     sent = [_stamped(sent[0], timestamp), *sent[1:]]
                 request = {"model": "gpt-4o", "messages": sent, "tools": tools}
+                if anthropic:
+                    request = generate.anthropic_body(request)
                 entries.append((timestamp, session, request))
                 turn += 1
     entries.sort(key=lambda e: e[0])
@@ -142,30 +156,31 @@ def worker(mode: str, log: str) -> dict:
         distinct: set[str] = set()
         for request in read_log(log):
             distinct.add(json.dumps(request.tools))
+            distinct.add(request.system or "")
             for message in request.messages:
                 distinct.add(json.dumps(message, sort_keys=True))
-        started = time.perf_counter()
+        started = time.process_time()
         tokens = sum(len(tokenizer.encode(text)) for text in distinct)
-        return {"seconds": time.perf_counter() - started, "tokens": tokens, "texts": len(distinct)}
+        return {"seconds": time.process_time() - started, "tokens": tokens, "texts": len(distinct)}
     if mode == "read":
-        started = time.perf_counter()
+        started = time.process_time()
         with open(log, "rb") as lines:
             requests = sum(1 for line in lines if json.loads(line))
-        return {"seconds": time.perf_counter() - started, "tokens": 0, "requests": requests}
+        return {"seconds": time.process_time() - started, "tokens": 0, "requests": requests}
     if mode == "naive":
         renderer = Renderer("qwen3", tokenizer)
-        started = time.perf_counter()
+        started = time.process_time()
         tokens = requests = 0
         for request in read_log(log):
             tokens += len(tokenizer.encode(renderer.render(request).text))
             requests += 1
-        return {"seconds": time.perf_counter() - started, "tokens": tokens, "requests": requests}
+        return {"seconds": time.process_time() - started, "tokens": tokens, "requests": requests}
     what_if = mode == "audit-what-if"
     capacity = MEMORY_RUN_CAPACITY if mode == "audit-capacity" else None
-    started = time.perf_counter()
+    started = time.process_time()
     options = AuditOptions(caches=("vllm",), what_if=what_if, capacity_tokens=capacity)
     report = run_audit([log], options)
-    seconds = time.perf_counter() - started
+    seconds = time.process_time() - started
     totals = report.totals("vllm")
     return {
         "seconds": seconds,
@@ -211,7 +226,7 @@ def measure_log(log: Path, count: int) -> None:
         requests = figures.get("requests", count)
         seconds = figures["seconds"]
         print(
-            f"{name:34s} {seconds:7.2f} s  {requests / seconds:9,.0f} req/s"
+            f"{name:34s} {seconds:7.2f} s CPU {requests / seconds:9,.0f} req/s"
             f"  {figures['tokens'] / seconds / 1e6:6.2f} M tok/s"
             f"  x{seconds / floor['seconds']:6.2f} floor  x{seconds / both:5.2f} floor+read"
             f"  peak RSS {figures['peak_rss_mib']:7.1f} MiB"
@@ -223,7 +238,9 @@ def measure_log(log: Path, count: int) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--replicas", type=int, default=5)
-    parser.add_argument("--variants", default="plain,stamped", help="plain and/or stamped")
+    parser.add_argument(
+        "--variants", default="plain,stamped,anthropic", help="plain, stamped, anthropic"
+    )
     parser.add_argument("--memory-replicas", type=int, default=1, help="replicas, memory run")
     parser.add_argument("--scale", type=int, default=10, help="size factor of the memory run")
     parser.add_argument("--skip-mooncake", action="store_true")
@@ -237,7 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as folder:
         for variant in args.variants.split(","):
             log = Path(folder) / f"tau-{variant}.jsonl"
-            count = build_log(log, args.replicas, stamped=variant == "stamped")
+            stamped = variant in ("stamped", "anthropic")
+            count = build_log(log, args.replicas, stamped, anthropic=variant == "anthropic")
             print(f"{variant} log: {count:,} requests, {log.stat().st_size / 2**20:.1f} MiB")
             measure_log(log, count)
             log.unlink()

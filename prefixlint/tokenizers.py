@@ -116,6 +116,7 @@ class TiktokenTokenizer:
         self.name = name
         self._encoding = encoding
         self._nfc = nfc
+        self.pattern: str = encoding._pat_str
         self.special_tokens = dict(encoding._special_tokens)
         self.vocab_size = encoding.n_vocab
 

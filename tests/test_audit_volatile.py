@@ -72,3 +72,26 @@ def test_a_distinct_line_is_scanned_once():
     info = volatile._line_values.cache_info()
     assert (info.misses, info.hits) == (2 + 5, 10 - 2)  # two shared lines, five date lines
     assert info.maxsize is not None
+
+
+def _value_at_by_scan(text: str, offset: int) -> VolatileValue | None:
+    best = None
+    for value in find_values(text):
+        covers = value.start <= offset <= value.end and value.start < value.end
+        if covers and (best is None or value.end - value.start > best.end - best.start):
+            best = value
+    return best
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(LINES),
+        max_size=6,
+    ),
+    st.integers(0, 200),
+)
+def test_value_at_looks_at_the_line_of_the_offset_only(lines, offset):
+    text = "\n".join(lines)
+    offset = min(offset, len(text))
+    assert value_at(text, offset) == _value_at_by_scan(text, offset)

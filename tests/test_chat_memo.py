@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_chat_qwen3 import CASES, REQUESTS
 
-from prefixlint.chat import Renderer, render
+from prefixlint.chat import Renderer, memo, render
 from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.sources.logs import read_log
 from prefixlint.tokenizers import get_tokenizer
@@ -102,6 +102,26 @@ def test_token_starts_match_tokenizer_offsets(text):
     assert list(segment.ids) == tokenizer.encode(text)
     assert list(segment.starts) == [start for start, _ in offsets]
     assert segment.normalized == (seen != text)
+
+
+LINES = st.text(alphabet="ab é東京😀\n\r\t .,:-/'s1\u0301Å\u212b\u00a0\u2028", max_size=24)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(LINES, min_size=1, max_size=60), st.sampled_from(["qwen", "qwen-raw"]))
+def test_long_segments_encoded_line_by_line_equal_a_full_encode(lines, spec):
+    """A segment past CHUNKED_CHARS is encoded line by line (memo of lines shared with the
+    next segment): ids and token starts are those of the whole text."""
+    tokenizer = get_tokenizer(spec)
+    text = "\n".join(lines) + "\n" + "x" * memo.CHUNKED_CHARS
+    encoder = SegmentEncoder(tokenizer)
+    for probe in (text, "Now: 09:00\n" + text, text.replace("a", "b", 1)):
+        segment = encoder.segment(probe)
+        seen = unicodedata.normalize("NFC", probe) if spec == "qwen" else probe
+        assert list(segment.ids) == tokenizer.encode(probe)
+        assert list(segment.starts) == [start for start, _ in tokenizer.offsets(probe)]
+        assert segment.normalized == (seen != probe)
+        assert segment.length == len(seen)
 
 
 @pytest.mark.parametrize(

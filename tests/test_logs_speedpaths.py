@@ -66,9 +66,8 @@ SEPARATORS = st.sampled_from([None, (",", ":"), (" ,  ", " :\t"), (",\n", ":\r\n
     separators=st.lists(SEPARATORS, min_size=6, max_size=6),
     indent=st.sampled_from([None, 0, 2]),
     capacity=st.sampled_from([1 << 20, 3 * PROBE]),
-    window=st.sampled_from([32, 1, 2]),
 )
-def test_decoder_matches_json_loads(elements, picks, separators, indent, capacity, window):
+def test_decoder_matches_json_loads(elements, picks, separators, indent, capacity):
     lines = []
     for number, pick in enumerate(picks):
         messages = [{"pad": PAD, "value": elements[i % len(elements)]} for i in pick]
@@ -76,7 +75,7 @@ def test_decoder_matches_json_loads(elements, picks, separators, indent, capacit
         record = {"ts": number, "request": {"messages": messages, "tools": messages[:1]}}
         text = json.dumps(record, separators=separators[number % 6], indent=indent)
         lines.extend([text, json.dumps(messages, separators=separators[number % 6])])
-    decoded = decode_all(lines, LineDecoder(capacity, window=window, pause=window))
+    decoded = decode_all(lines, LineDecoder(capacity))
     assert all(exact(new, json.loads(line)) for new, line in zip(decoded, lines, strict=True))
 
 
@@ -136,15 +135,15 @@ def test_runs_of_remembered_elements_match_json_loads(arrays, separator):
     assert decoded[0]["messages"][0] is decoded[1]["messages"][0]
 
 
-def test_walking_pauses_while_lines_do_not_repeat_themselves():
-    unique = [json.dumps({"messages": [{"content": f"{PAD}{n}"}]}) for n in range(3)]
+def test_walking_goes_on_after_lines_that_do_not_repeat():
+    """An interleaved log opens with many first turns: later repeats are still shared."""
+    unique = [json.dumps({"messages": [{"content": f"{PAD}{n}"}]}) for n in range(40)]
     repeated = json.dumps({"messages": [{"content": PAD * 4}]})
-    lines = unique + [repeated] * 7
-    decoded = decode_all(lines, LineDecoder(window=3, pause=2))
+    lines = unique + [repeated] * 3
+    decoded = decode_all(lines, LineDecoder())
     assert all(exact(new, json.loads(line)) for new, line in zip(decoded, lines, strict=True))
-    # three unique lines walked: the next two are left to json.loads; then walking pays
-    shared = [a["messages"][0] is b["messages"][0] for a, b in pairwise(decoded[3:])]
-    assert shared == [False, False, True, True, True, True]
+    shared = [a["messages"][0] is b["messages"][0] for a, b in pairwise(decoded[40:])]
+    assert shared == [True, True]
 
 
 @pytest.mark.parametrize(
@@ -215,3 +214,21 @@ def test_messages_are_copied_only_when_converted(messages, copied):
     normalised = openai_chat_messages(messages)
     assert [new is not old for new, old in zip(normalised, messages, strict=True)] == copied
     assert messages == before
+
+
+def test_anthropic_messages_are_converted_once_and_as_when_converted_afresh():
+    from prefixlint.sources.logs import anthropic
+
+    path = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
+    log = path / "tau_anthropic_breakers.jsonl"
+    shared = list(read_log(log))
+    fresh = []
+    for number, line in enumerate(log.read_bytes().splitlines(), 1):
+        anthropic._converted.clear()
+        fresh.append(parse_line(number, line, "auto", LineDecoder()))
+    assert [(r.messages, r.cache_breakpoints) for r in shared] == [
+        (r.messages, r.cache_breakpoints) for r in fresh
+    ]
+    # A message repeated without its breakpoint is converted once, for every later line.
+    assert shared[1].session_id == shared[2].session_id
+    assert shared[1].messages[0] is shared[2].messages[0]

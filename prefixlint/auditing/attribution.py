@@ -19,6 +19,7 @@ import re
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
@@ -104,15 +105,15 @@ class Attributor:
     """Finds each request's predecessor and where, and why, the two diverge."""
 
     def __init__(self, *, max_snapshots: int = 1024, max_index: int = 200_000) -> None:
-        self.snapshots: LRU = LRU(max_snapshots)
-        self.sessions: LRU = LRU(max_snapshots * 4)
-        self.conversations: LRU = LRU(max_index)
+        self.snapshots: LRU[int, Snapshot] = LRU(max_snapshots)
+        self.sessions: LRU[str, int] = LRU(max_snapshots * 4)
+        self.conversations: LRU[Hashable, int] = LRU(max_index)
         self.prefixes = PrefixIndex(max_index)
         # How a conversation opens -> the latest request that opened so and had no session
         # predecessor: the next such request reuses its conversation hashes.
-        self.openings: LRU = LRU(max_snapshots * 4)
+        self.openings: LRU[Hashable, int] = LRU(max_snapshots * 4)
         # A request's head with its volatile values masked -> the latest request with it.
-        self.heads: LRU = LRU(max_snapshots * 4)
+        self.heads: LRU[Hashable, int] = LRU(max_snapshots * 4)
         self.seq = 0
 
     def observe(
@@ -180,8 +181,14 @@ class Attributor:
         """When ``predecessor`` (the longest shared prefix) does not share the request's whole
         head (system prompt and tools), the latest request whose head differs only in volatile
         values (:func:`head_key`), if remembered: that is what the request should have reused."""
-        alike = self.snapshots.get(self.heads.get(head)) if head is not None else None
-        if alike is None or alike is predecessor or shared >= _head_tokens(request, rendered):
+        seq = self.heads.get(head) if head is not None else None
+        alike = self.snapshots.get(seq) if seq is not None else None
+        if (
+            alike is None
+            or rendered is None
+            or alike is predecessor
+            or shared >= _head_tokens(request, rendered)
+        ):
             return predecessor, shared
         shared_alike = _shared_units(alike, units, rendered)
         return (alike, shared_alike) if shared_alike >= shared else (predecessor, shared)
@@ -199,7 +206,7 @@ class Attributor:
         message is too common to tell conversations apart) begins this one, if remembered."""
         for key in reversed(talk[1:]):
             seq = self.conversations.get(key)
-            found = self.snapshots.recall(seq) if seq is not None else None
+            found: Snapshot | None = self.snapshots.recall(seq) if seq is not None else None
             if found is not None:
                 return found
         return None
@@ -298,7 +305,8 @@ def example_views(divergence: Divergence, full_text: bool = False) -> tuple[str,
         return "", ""
     char = divergence.char
     if not full_text:
-        return tuple(window(r.text, char) for r in divergence.renderings)
+        before, after = divergence.renderings
+        return window(before.text, char), window(after.text, char)
     views = []
     for rendered in divergence.renderings:
         component = rendered.component_at_char(min(char, len(rendered.text) - 1))
@@ -328,8 +336,17 @@ def head_key(request: ChatRequest) -> Hashable:
 def masked_system(text: str) -> str:
     """``text`` without its volatile-value lines (``Current date and time: ...``), with
     dates, ids and every token holding a digit masked in the other lines."""
-    kept = [line for line in text.split("\n") if classify.volatile_lines_code(line) is None]
-    return "\n".join(_DIGIT_TOKEN.sub("#", without_values(line)[0]) for line in kept)
+    masked = [_masked_line(line) for line in text.split("\n")]
+    return "\n".join([line for line in masked if line is not None])
+
+
+@lru_cache(maxsize=65_536)
+def _masked_line(line: str) -> str | None:
+    """One line of :func:`masked_system` (``None``: a volatile-value line, dropped); lines
+    are remembered, as a stamped system prompt differs from the last one in a line or two."""
+    if classify.volatile_lines_code(line) is not None:
+        return None
+    return _DIGIT_TOKEN.sub("#", without_values(line)[0])
 
 
 def _first_message(request: ChatRequest, rendered: Rendered) -> Component | None:
@@ -371,12 +388,17 @@ def _reusable_tokens(
 def _shared_units(before: Snapshot, units: tuple[int, ...], rendered: Rendered | None) -> int:
     """How many leading units ``before`` and ``units`` share; compared as packed bytes (a
     token is ``PACKED_WIDTH`` of them) when both are the tokens of a rendering."""
-    if _is_packed(before.units, before.rendered) and _is_packed(units, rendered):
+    if (
+        before.rendered is not None
+        and rendered is not None
+        and _is_packed(before.units, before.rendered)
+        and _is_packed(units, rendered)
+    ):
         return _prefix_length(before.rendered.packed, rendered.packed) // PACKED_WIDTH
     return _prefix_length(before.units, units)
 
 
-def _prefix_length(before: Sequence, after: Sequence) -> int:
+def _prefix_length(before: Sequence[Any], after: Sequence[Any]) -> int:
     """``common_prefix_length`` of a request's and its predecessor's tokens or text, which
     mostly agree up to the last few hundred elements of the shorter one."""
     return common_prefix_length(before, after, min(len(before), len(after)) - NEAR_END)

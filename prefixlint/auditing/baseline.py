@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from prefixlint.auditing.report_json import model_summary
 from prefixlint.auditing.results import AuditReport
@@ -20,7 +21,7 @@ class BaselineError(Exception):
     """The baseline file cannot be used; the message names the file and why."""
 
 
-def load_baseline(path: str) -> dict:
+def load_baseline(path: str) -> dict[str, Any]:
     """The per-model summaries of a saved ``--format json`` report."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
@@ -37,7 +38,7 @@ def load_baseline(path: str) -> dict:
 
 
 def regressions(
-    report: AuditReport, baseline: dict, tolerance: float = DEFAULT_TOLERANCE
+    report: AuditReport, baseline: dict[str, Any], tolerance: float = DEFAULT_TOLERANCE
 ) -> list[str]:
     """One line per regression against ``baseline`` (see the module docstring)."""
     found = []

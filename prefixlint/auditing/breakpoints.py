@@ -135,7 +135,8 @@ class BreakpointAdvisor:
         self.logged: dict[tuple[str, str], _Replay] = {}
         self.mirrored: dict[tuple[str, str], Counter[str]] = {}
         self.order: list[tuple[str, str]] = []
-        self.previous: LRU = LRU(SESSIONS_KEPT)  # session -> (model, {component: prefix key})
+        # session -> (model, {component: prefix key})
+        self.previous: LRU[str, tuple[str | None, Any]] = LRU(SESSIONS_KEPT)
 
     def feed(self, request: ChatRequest, rendered: Rendered | None, query: CacheQuery) -> None:
         if rendered is None or not (self.always or request.format == "anthropic"):

@@ -24,6 +24,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from prefixlint.auditing.classify import SYSTEM_ROLES, tool_name
 from prefixlint.auditing.volatile import without_values
@@ -37,7 +38,7 @@ _INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
 _SPACE_LIKE = re.compile("[\u00a0\u202f]")
 
 
-def _map_text(message: dict, rewrite: Callable[[str], str]) -> dict:
+def _map_text(message: dict[str, Any], rewrite: Callable[[str], str]) -> dict[str, Any]:
     """``message`` with its text content rewritten (a string, or the text of each part)."""
     content = message.get("content")
     if isinstance(content, str):
@@ -53,7 +54,7 @@ def _map_text(message: dict, rewrite: Callable[[str], str]) -> dict:
     return message
 
 
-def _map_strings(value, rewrite: Callable[[str], str]):
+def _map_strings(value: Any, rewrite: Callable[[str], str]) -> Any:
     """Every string inside a JSON-like value rewritten (keys kept)."""
     if isinstance(value, str):
         return rewrite(value)
@@ -64,7 +65,7 @@ def _map_strings(value, rewrite: Callable[[str], str]):
     return value
 
 
-def sorted_keys(value):
+def sorted_keys(value: Any) -> Any:
     """A JSON-like value with every object's keys in sorted order."""
     if isinstance(value, dict):
         return {k: sorted_keys(value[k]) for k in sorted(value)}
@@ -106,7 +107,7 @@ class Order(Canonicaliser):
     family, codes = "order", ("PFX201", "PFX202", "PFX204")
 
     def __init__(self) -> None:
-        self.tool_sets: LRU = LRU(MAX_CONVERSATIONS)
+        self.tool_sets: LRU[int, dict[str, Any]] = LRU(MAX_CONVERSATIONS)
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
         tools = dict(self.tool_sets.recall(conversation) or {})
@@ -128,7 +129,7 @@ def _resorted(text: str) -> str:
     return json.dumps(sorted_keys(value), ensure_ascii=False)
 
 
-def _sorted_json(message: dict) -> dict:
+def _sorted_json(message: dict[str, Any]) -> dict[str, Any]:
     """Tool-call arguments and JSON tool results with sorted keys."""
     if message.get("role") == "tool":
         message = _map_text(message, _resorted)
@@ -172,19 +173,23 @@ class Volatile(Canonicaliser):
     family, codes = "volatile", ("PFX101", "PFX102", "PFX103", "PFX104")
 
     def __init__(self) -> None:
-        self.previous: LRU = LRU(MAX_CONVERSATIONS)
-        self.tool_lists: LRU = LRU(64)
+        self.previous: LRU[int, tuple[Any, Any, Any]] = LRU(MAX_CONVERSATIONS)
+        self.tool_lists: LRU[Any, tuple[tuple[dict[str, Any], ...], list[str]]] = LRU(64)
         self._same_tools = SameItemsMemo(self._strip_tools)
 
-    def _stripped_tools(self, tools: tuple[dict, ...]) -> tuple[tuple[dict, ...], list[str]]:
+    def _stripped_tools(
+        self, tools: tuple[dict[str, Any], ...]
+    ) -> tuple[tuple[dict[str, Any], ...], list[str]]:
         """The tools without values, and the values."""
         stripped, values = self._same_tools(tools)
         return stripped, list(values)
 
-    def _strip_tools(self, tools: tuple[dict, ...]) -> tuple[tuple[dict, ...], list[str]]:
+    def _strip_tools(
+        self, tools: Sequence[dict[str, Any]]
+    ) -> tuple[tuple[dict[str, Any], ...], list[str]]:
         """Remembered by the tools' text, as tool lists repeat."""
         key = repr(tools)
-        known = self.tool_lists.recall(key)
+        known: tuple[tuple[dict[str, Any], ...], list[str]] | None = self.tool_lists.recall(key)
         if known is None:
             values: list[str] = []
             known = (tuple(_map_strings(t, _stripper(values)) for t in tools), values)
@@ -220,7 +225,7 @@ class History(Canonicaliser):
     family, codes = "history", ("PFX501", "PFX502", "PFX504")
 
     def __init__(self) -> None:
-        self.previous: LRU = LRU(MAX_CONVERSATIONS)
+        self.previous: LRU[int, tuple[Any, Any]] = LRU(MAX_CONVERSATIONS)
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
         head, talk = _split_system(request.messages)
@@ -230,14 +235,18 @@ class History(Canonicaliser):
         return dataclasses.replace(request, messages=tuple(head + rewritten))
 
 
-def _split_system(messages: Sequence[dict]) -> tuple[list[dict], list[dict]]:
+def _split_system(
+    messages: Sequence[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     index = 0
     while index < len(messages) and messages[index].get("role") in SYSTEM_ROLES:
         index += 1
     return list(messages[:index]), list(messages[index:])
 
 
-def _new_messages(previous: list[dict], current: list[dict]) -> list[dict]:
+def _new_messages(
+    previous: list[dict[str, Any]], current: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """The messages of ``current`` that came after ``previous`` ended: those after the last
     occurrence of ``previous``'s final message, else those beyond ``previous``'s length."""
     if current[: len(previous)] == previous:
@@ -253,7 +262,7 @@ class Params(Canonicaliser):
     family, codes = "params", ("PFX601",)
 
     def __init__(self) -> None:
-        self.first: LRU = LRU(MAX_CONVERSATIONS)
+        self.first: LRU[int, tuple[str | None, Any]] = LRU(MAX_CONVERSATIONS)
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
         first = self.first.recall(conversation)

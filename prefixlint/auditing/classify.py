@@ -13,6 +13,8 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Sequence
+from functools import lru_cache
+from typing import Any
 
 from prefixlint.auditing.opaque import opaque_code, opaque_line_code
 from prefixlint.auditing.volatile import find_values, value_at, without_values
@@ -97,10 +99,12 @@ def volatile_code(a: str, b: str, offset: int) -> str | None:
     return value_b.code
 
 
+@lru_cache(maxsize=65_536)
 def volatile_lines_code(lines: str) -> str | None:
     """PFX101-104 when every non-blank line of ``lines`` is one volatile value with a short
     label (``Current date and time: ...``, ``Request ID: ...``, ``Served by host: ...``);
-    the code of the first."""
+    the code of the first. Remembered per text: a system prompt's lines repeat on every
+    request."""
     codes = []
     for line in lines.splitlines():
         if not line.strip():
@@ -153,11 +157,11 @@ def text_change_code(a: str, b: str, *, system: bool = False) -> str | None:
     )
 
 
-def _dump(value) -> str:
+def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _parse_json(text: str):
+def _parse_json(text: str) -> Any:
     try:
         return json.loads(text)
     except (TypeError, ValueError):
@@ -176,14 +180,14 @@ def json_key_order_changed(a: str, b: str) -> bool:
     return isinstance(value_a, (dict, list)) and value_a == _parse_json(b) and a != b
 
 
-def tool_name(tool: dict) -> str | None:
+def tool_name(tool: dict[str, Any]) -> str | None:
     function = tool.get("function")
     if isinstance(function, dict):
         return function.get("name")
     return tool.get("name")
 
 
-def tools_code(before: Sequence[dict], after: Sequence[dict]) -> str:
+def tools_code(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]) -> str:
     """Cause of the first difference between two tool lists (PFX201/202/204, text codes)."""
     names_before = [tool_name(t) for t in before]
     names_after = [tool_name(t) for t in after]
@@ -205,15 +209,30 @@ def tools_code(before: Sequence[dict], after: Sequence[dict]) -> str:
     return CONTENT_CHANGED
 
 
-def _message_key(message: dict) -> str:
-    return _dump(message)
+def _message_key(message: dict[str, Any]) -> str:
+    """The message's JSON text, remembered by identity (a log's decoder hands out a repeated
+    message as the same object; each is held, so its id is not reused while remembered)."""
+    known = _message_keys.get(id(message))
+    if known is not None and known[0] is message:
+        return known[1]
+    if len(_message_keys) >= MAX_MESSAGE_KEYS:
+        _message_keys.clear()
+    key = _dump(message)
+    _message_keys[id(message)] = (message, key)
+    return key
 
 
-def _non_system(messages: Sequence[dict]) -> list[str]:
+_message_keys: dict[int, tuple[dict[str, Any], str]] = {}
+MAX_MESSAGE_KEYS = 1 << 14
+
+
+def _non_system(messages: Sequence[dict[str, Any]]) -> list[str]:
     return [_message_key(m) for m in messages if m.get("role") not in SYSTEM_ROLES]
 
 
-def is_sliding_window(before: Sequence[dict], after: Sequence[dict], min_overlap: int = 2) -> bool:
+def is_sliding_window(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], min_overlap: int = 2
+) -> bool:
     """Whether ``after`` drops ``s >= 1`` conversation messages from the front of ``before``
     and keeps the next ones unchanged (at least ``min_overlap`` of them)."""
     old, new = _non_system(before), _non_system(after)
@@ -224,7 +243,7 @@ def is_sliding_window(before: Sequence[dict], after: Sequence[dict], min_overlap
     return False
 
 
-def _tool_call_arguments(message: dict) -> list[str]:
+def _tool_call_arguments(message: dict[str, Any]) -> list[str]:
     calls = message.get("tool_calls") or ()
     arguments = []
     for call in calls:
@@ -234,7 +253,7 @@ def _tool_call_arguments(message: dict) -> list[str]:
     return arguments
 
 
-def _edited_message_code(old: dict, new: dict) -> str | None:
+def _edited_message_code(old: dict[str, Any], new: dict[str, Any]) -> str | None:
     """The code for how one message became another with the same role, if provable."""
     old_text, new_text = content_text(old.get("content")), content_text(new.get("content"))
     if old_text != new_text:
@@ -249,12 +268,17 @@ def _edited_message_code(old: dict, new: dict) -> str | None:
     return None
 
 
-def _starts_with(messages: Sequence[dict], start: int, expected: Sequence[dict]) -> bool:
+def _starts_with(
+    messages: Sequence[dict[str, Any]], start: int, expected: Sequence[dict[str, Any]]
+) -> bool:
     return bool(expected) and list(messages[start : start + len(expected)]) == list(expected)
 
 
 def messages_code(
-    before: Sequence[dict], after: Sequence[dict], index: int, same_conversation: bool
+    before: Sequence[dict[str, Any]],
+    after: Sequence[dict[str, Any]],
+    index: int,
+    same_conversation: bool,
 ) -> str | None:
     """Cause of a difference first seen in ``after[index]``; ``None`` when the two messages are
     equal as data (the difference then comes from how they were rendered)."""
@@ -292,7 +316,7 @@ def messages_code(
 
 
 def _volatile_system_message_code(
-    before: Sequence[dict], after: Sequence[dict], index: int
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], index: int
 ) -> str | None:
     """PFX101-104 when a system message holding only volatile values (``Current date and
     time: ...``) was inserted at ``index`` or removed from there, the next messages kept."""
@@ -306,7 +330,9 @@ def _volatile_system_message_code(
     return None
 
 
-def _rewrite_code(before: Sequence[dict], after: Sequence[dict], index: int) -> str:
+def _rewrite_code(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], index: int
+) -> str:
     """PFX504 when every changed message from ``index`` on is a tool result (same call id),
     PFX501 when the only change is one message edited in place."""
     overlap = min(len(before), len(after))
@@ -331,7 +357,7 @@ def changed_params(before: ChatRequest, after: ChatRequest) -> list[str]:
     return names
 
 
-def component_data(request: ChatRequest, name: str):
+def component_data(request: ChatRequest, name: str) -> Any:
     """The logged data behind a rendered component, or ``None`` for a template-only part."""
     if name == "system":
         return request.system

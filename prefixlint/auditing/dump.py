@@ -10,7 +10,8 @@ milliseconds since the first request.
 from __future__ import annotations
 
 import json
-from typing import TextIO
+from collections.abc import Sequence
+from typing import Any, TextIO
 
 from prefixlint.auditing.pipeline import Prepared
 from prefixlint.cache.query import model_namespace
@@ -36,9 +37,9 @@ class TokenDump:
             entry = {"line": request.line, "tokens": list(prepared.rendered.tokens)}
         self.stream.write(json.dumps(entry, separators=(",", ":")) + "\n")
 
-    def _mooncake(self, prepared: Prepared) -> dict:
+    def _mooncake(self, prepared: Prepared) -> dict[str, Any]:
         request = prepared.request
-        entry: dict = {"line": request.line}
+        entry: dict[str, Any] = {"line": request.line}
         if request.timestamp is not None:
             if self.start is None:
                 self.start = request.timestamp
@@ -53,7 +54,7 @@ class TokenDump:
         entry["hash_ids"] = hash_ids
         return entry
 
-    def hash_ids(self, tokens, model: str | None) -> list[int]:
+    def hash_ids(self, tokens: Sequence[int], model: str | None) -> list[int]:
         """Chained block ids, numbered in order of first use; each model has its own chain."""
         ids, parent = [], hash(model_namespace(model))
         for start in range(0, len(tokens), self.block_size):

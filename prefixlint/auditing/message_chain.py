@@ -12,6 +12,7 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from prefixlint.auditing.classify import SYSTEM_ROLES
 from prefixlint.sequences import common_prefix_length
@@ -23,14 +24,14 @@ class MessageChain:
     chained ``hashes`` of the non-system ones and their ``positions`` among the messages, and
     the positions of the messages whose signature holds a ``repr`` (``reprs``)."""
 
-    messages: tuple[dict, ...]
+    messages: tuple[dict[str, Any], ...]
     signatures: list[int | None]
     hashes: list[int]
     positions: list[int]
     reprs: list[int]
 
 
-def signature(message: dict) -> int:
+def signature(message: dict[str, Any]) -> int:
     content = message.get("content")
     calls = message.get("tool_calls")
     return hash(
@@ -43,7 +44,7 @@ def signature(message: dict) -> int:
     )
 
 
-def opening(messages: Sequence[dict]) -> int | None:
+def opening(messages: Sequence[dict[str, Any]]) -> int | None:
     """The signature of the first non-system message (how the conversation opens), if any."""
     for message in messages:
         if message.get("role") not in SYSTEM_ROLES:
@@ -51,14 +52,16 @@ def opening(messages: Sequence[dict]) -> int | None:
     return None
 
 
-def _holds_repr(message: dict) -> bool:
+def _holds_repr(message: dict[str, Any]) -> bool:
     """Whether equal messages may differ in signature: a ``repr`` of equal lists or dicts
     differs with their key order (strings and ``None`` hash alike when equal)."""
     content = message.get("content")
     return not (content is None or isinstance(content, str)) or bool(message.get("tool_calls"))
 
 
-def message_chain(messages: Sequence[dict], earlier: MessageChain | None = None) -> MessageChain:
+def message_chain(
+    messages: Sequence[dict[str, Any]], earlier: MessageChain | None = None
+) -> MessageChain:
     """The chain of ``messages``, taking what it can from ``earlier``'s (another request's)."""
     messages = tuple(messages)
     if earlier is None:

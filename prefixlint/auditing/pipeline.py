@@ -31,10 +31,20 @@ from prefixlint.auditing.whatif import WhatIfRunner
 from prefixlint.cache import CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.cache.query import build_query
-from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE, TemplateError, get_renderer
+from prefixlint.chat import (
+    DEFAULT_ENGINE,
+    DEFAULT_TEMPLATE,
+    Renderer,
+    TemplateError,
+    get_renderer,
+)
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
+# The passes over the logs, in order (``run_audit``'s ``on_phase``): reading for an offline
+# cache model (belady), the audit itself, the what-if re-simulation.
+READING, AUDITING, WHAT_IF = "reading", "auditing", "what-if"
+PHASES = (READING, AUDITING, WHAT_IF)
 # What code reading a request of an unexpected shape raises (None where a dict should be).
 SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
@@ -51,8 +61,8 @@ def session_of(request: ChatRequest, key: str | None) -> str | None:
     if key is None:
         return request.session_id
     if key in ("session_id", "route", "model"):
-        value = getattr(request, key)
-        return None if value is None else str(value)
+        attribute = getattr(request, key)
+        return None if attribute is None else str(attribute)
     value: Any = request.params
     path = key.split(".")
     if path[0] == "metadata":
@@ -83,7 +93,7 @@ class Auditor:
     ) -> None:
         self.options = options
         self.models = {name: new_cache_model(name, options) for name in options.caches}
-        self.renderer = None
+        self.renderer: Renderer | None = None
         self.attributor = Attributor(max_snapshots=options.max_snapshots)
         self.prices = options.prices or PriceTable.load()
         self.report = AuditReport(
@@ -100,7 +110,7 @@ class Auditor:
             # A template or engine that cannot be used fails the audit, not every line.
             self._renderer()
 
-    def _renderer(self):
+    def _renderer(self) -> Renderer:
         if self.renderer is None:
             options = self.options
             self.renderer = get_renderer(options.template, options.tokenizer, engine=options.engine)
@@ -207,7 +217,8 @@ class Auditor:
         divergence: Divergence,
     ) -> RequestRecord:
         located = cause.located
-        code, source = cause.code, ()
+        code = cause.code
+        source: tuple[tuple[str, int, str], ...] = ()
         if located and code is not None and self.sources is not None:
             code, source = self._linked(code, divergence)
         record = RequestRecord(
@@ -294,10 +305,12 @@ def run_audit(
     on_line: Callable[[], None] | None = None,
     on_prepared: Callable[[Prepared], None] | None = None,
     sources: SourceIndex | None = None,
+    on_phase: Callable[[str], None] | None = None,
 ) -> AuditReport:
     """Audit the logs in ``files`` (``-`` is stdin), in order, as one stream of requests.
 
-    ``on_line`` is called once per log line (progress); ``on_prepared`` once per request that
+    ``on_phase`` is called as each pass over the logs starts (:data:`PHASES`), ``on_line``
+    once per log line of every pass (progress); ``on_prepared`` once per request that
     rendered (token dumps); ``sources`` links misses to source lines (default: those of
     ``options.source_paths``, if any). Raises ``LogReadError`` for an unreadable file and
     :class:`AuditError` for bad options.
@@ -306,7 +319,11 @@ def run_audit(
     audit found; standard input is read once, with every fix simulated along the way.
     """
     with _paced_collector():
-        return _audit(files, options, on_line, on_prepared, sources)
+        return _audit(files, options, on_line, on_prepared, sources, on_phase or _no_phase)
+
+
+def _no_phase(name: str) -> None:
+    """No progress display."""
 
 
 def _audit(
@@ -315,6 +332,7 @@ def _audit(
     on_line: Callable[[], None] | None,
     on_prepared: Callable[[Prepared], None] | None,
     sources: SourceIndex | None,
+    on_phase: Callable[[str], None],
 ) -> AuditReport:
     auditor = Auditor(options, files, sources)
     rereadable = "-" not in files
@@ -322,7 +340,8 @@ def _audit(
     if offline:
         if not rereadable:
             raise AuditError("offline cache models (belady) read the log twice: give a file, not -")
-        queries = [prepared.query for _, prepared in _prepared(auditor, files)]
+        on_phase(READING)
+        queries = [prepared.query for _, prepared in _prepared(auditor, files, on_line)]
         for model in offline:
             model.prepare(queries)
     if options.what_if and not rereadable:
@@ -334,6 +353,7 @@ def _audit(
             on_line()
 
     advisor = BreakpointAdvisor(always="anthropic" in options.caches)
+    on_phase(AUDITING)
     for file, prepared in _prepared(auditor, files, count_line, auditor.skip):
         if on_prepared is not None:
             on_prepared(prepared)
@@ -344,18 +364,24 @@ def _audit(
     report = auditor.finish()
     report.cache_control = advisor.advice()
     if options.what_if and rereadable:
-        report.what_if = _what_if_pass(auditor, files)
+        report.what_if = _what_if_pass(auditor, files, on_phase, on_line)
     report.fix_first = fix_first(report, options)
     return report
 
 
-def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
+def _what_if_pass(
+    auditor: Auditor,
+    files: Sequence[str],
+    on_phase: Callable[[str], None],
+    on_line: Callable[[], None] | None,
+) -> list[WhatIf]:
     """Re-read the logs and simulate the fixes for the causes found (nothing to fix: none)."""
     report = auditor.report
     found = {record.cause for record in report.records if record.cause}
     fixes = canonicalisers(found)
     if not fixes:
         return []
+    on_phase(WHAT_IF)
     runner = WhatIfRunner(auditor.options, auditor.render, fixes)
     models = len(report.cache_models)
     fed = 0
@@ -363,6 +389,8 @@ def _what_if_pass(auditor: Auditor, files: Sequence[str]) -> list[WhatIf]:
         for request in read_log(
             file, format=auditor.options.log_format, limits=auditor.options.log_limits
         ):
+            if on_line is not None:
+                on_line()
             if isinstance(request, SkippedLine):
                 continue
             records = report.records[fed * models : (fed + 1) * models]

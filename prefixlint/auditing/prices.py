@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import fnmatch
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-try:
+if sys.version_info >= (3, 11):
     import tomllib
-except ModuleNotFoundError:  # Python 3.10
+else:  # Python 3.10
     import tomli as tomllib
 
 DEFAULT_PRICES = Path(__file__).with_name("prices.toml")

@@ -13,10 +13,15 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from typing import overload
 
 from prefixlint.auditing.results import AuditReport, Example, RequestRecord, Skipped, SkippedLines
 
 
+@overload
+def digest(text: str) -> str: ...
+@overload
+def digest(text: None) -> None: ...
 def digest(text: str | None) -> str | None:
     """``sha256:`` and the first 16 hex digits of the text's SHA-256, None for None."""
     if text is None:

@@ -6,6 +6,7 @@ prefix-sharing view (per request: tokens served from cache, tokens a cause cost,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from html import escape
@@ -149,7 +150,7 @@ def _fit(text: str, width: float) -> str:
     return text if len(text) <= most else text[: most - 1] + "…"
 
 
-def _hbars(rows: list[tuple[str, float, str]], maximum: float, fmt) -> str:
+def _hbars(rows: list[tuple[str, float, str]], maximum: float, fmt: Callable[[float], str]) -> str:
     """Labelled horizontal bars; the value labels get the room they need on the right."""
     label_w, row_h = 300, 20
     value_w = max((len(fmt(value)) for _, value, _ in rows), default=0) * CHAR_PX + 10

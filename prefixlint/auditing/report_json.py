@@ -110,7 +110,7 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
         report = redact_report(report)
     models = {model: model_summary(report, model) for model in report.cache_models}
     primary = report.cache_models[0]
-    examples: dict[str, dict[str, list]] = {}
+    examples: dict[str, dict[str | None, list[Any]]] = {}
     for (model, cause), found in report.examples.items():
         examples.setdefault(model, {})[cause] = [
             {

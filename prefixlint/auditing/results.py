@@ -303,7 +303,7 @@ class AuditReport:
     records: list[RequestRecord] = field(default_factory=list)
     skipped: SkippedLines = field(default_factory=SkippedLines)
     lines_read: int = 0
-    examples: dict[tuple[str, str], list[Example]] = field(default_factory=dict)
+    examples: dict[tuple[str, str | None], list[Example]] = field(default_factory=dict)
     what_if: list[WhatIf] = field(default_factory=list)
     prices_version: str | None = None
     # Per cache model, what its figures assume (capacity, granularity, rendering, prices).

@@ -81,13 +81,13 @@ def python_anchors(path: str, text: str) -> Iterator[Anchor]:
         if isinstance(node, ast.JoinedStr):
             pieces = node.values
             for before, value in itertools.pairwise(pieces):
-                if isinstance(value, ast.FormattedValue) and _is_text(before):
-                    yield Anchor(before.value, path, value.value.lineno)
-        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _is_text(node.left):
-            if not _is_text(node.right):
-                yield Anchor(node.left.value, path, node.right.lineno)
-        elif _is_text(node):
-            yield from template_anchors_in_string(node.value, path, node.lineno)
+                if isinstance(value, ast.FormattedValue) and _text(before):
+                    yield Anchor(_text(before), path, value.value.lineno)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add) and _text(node.left):
+            if not _text(node.right):
+                yield Anchor(_text(node.left), path, node.right.lineno)
+        elif isinstance(node, ast.Constant) and _text(node):
+            yield from template_anchors_in_string(_text(node), path, node.lineno)
 
 
 def template_anchors_in_string(value: str, path: str, first_line: int) -> Iterator[Anchor]:
@@ -97,8 +97,11 @@ def template_anchors_in_string(value: str, path: str, first_line: int) -> Iterat
         yield Anchor(anchor.text, path, line)
 
 
-def _is_text(node: ast.AST) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str) and bool(node.value)
+def _text(node: ast.AST) -> str:
+    """The string a constant node holds, else ``""``."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    return ""
 
 
 class SourceIndex:
@@ -113,7 +116,7 @@ class SourceIndex:
         for finding in findings:
             self._findings[finding.span.path, finding.span.line].append(finding)
         # Misses of one breaker share their window: each is matched once (bounded).
-        self._memo = LRU(MEMO_SIZE)
+        self._memo: LRU[tuple[str, str], tuple[SourceRef, ...]] = LRU(MEMO_SIZE)
 
     @classmethod
     def build(cls, paths: Sequence[str], settings: Settings | None = None) -> SourceIndex:
@@ -145,7 +148,7 @@ class SourceIndex:
         differing character), nearest the difference first; empty when none matches."""
         window = before[-(VALUE_REACH + 4 * KEY_CHARS) :]
         key = (window, cause)
-        found = self._memo.recall(key)
+        found: tuple[SourceRef, ...] | None = self._memo.recall(key)
         if found is None:
             found = self._locate(window, cause)
             self._memo.remember(key, found)

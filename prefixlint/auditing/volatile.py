@@ -91,12 +91,17 @@ def _line_values(line: str) -> tuple[tuple[str, int, int], ...]:
 
 
 def value_at(text: str, offset: int) -> VolatileValue | None:
-    """The widest volatile value that covers ``offset`` (or ends right at it), if any."""
+    """The widest volatile value that covers ``offset`` (or ends right at it), if any.
+
+    Values lie within a line, so only the line holding ``offset`` is looked at."""
+    first = text.rfind("\n", 0, offset) + 1
+    last = text.find("\n", offset)
     best = None
-    for value in find_values(text):
-        covers = value.start <= offset <= value.end and value.start < value.end
-        if covers and (best is None or value.end - value.start > best.end - best.start):
-            best = value
+    for code, start, end in _line_values(text[first : len(text) if last < 0 else last]):
+        start, end = first + start, first + end
+        covers = start <= offset <= end and start < end
+        if covers and (best is None or end - start > best.end - best.start):
+            best = VolatileValue(code, start, end)
     return best
 
 

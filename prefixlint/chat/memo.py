@@ -11,6 +11,12 @@ entries, so memory stays bounded on a long stream.
 
 NFC normalisation (the default Qwen tokenizer) is applied per segment, as Hugging Face
 tokenizers do after splitting off added tokens.
+
+A long segment seen for the first time is encoded line by line through a third memo, for
+the Qwen pre-tokenizer: it never joins a line break to a following printable ASCII
+character other than a space (see :data:`LINE_CUT`), and NFC never composes across one,
+so the lines' ids end to end are the segment's. A system prompt stamped with the request
+time then costs the encoding of its one new line.
 """
 
 from __future__ import annotations
@@ -23,9 +29,13 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from prefixlint.lru import LRU
-from prefixlint.tokenizers import TiktokenTokenizer, Tokenizer
+from prefixlint.tokenizers import QWEN_PATTERN, TiktokenTokenizer, Tokenizer
 
 CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
+# Where a Qwen pre-token always ends: after a line break, before a printable ASCII character
+# other than a space (no alternative of QWEN_PATTERN carries a line break into such a one).
+LINE_CUT = re.compile(r"(?<=\n)(?=[!-~])")
+CHUNKED_CHARS = 512  # segments at least this long are encoded line by line
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,7 @@ class Segment:
     ids: tuple[int, ...]
     starts: tuple[int, ...]
     normalized: bool
+    length: int  # characters of the text the tokenizer saw
 
 
 class SegmentEncoder:
@@ -55,6 +66,7 @@ class SegmentEncoder:
         self.misses = 0
         self._segments: LRU[str, Segment] = LRU(cache_size)
         self._runs: LRU[tuple[str, ...], tuple[tuple[int, ...], tuple[int, ...]]] = LRU(cache_size)
+        self._lines: LRU[str, Segment] = LRU(16 * cache_size)
         self._lengths: dict[int, int] = {}
         # One int object per token id, shared by every remembered sequence: joining and
         # comparing sequences then touches a few hot objects instead of scattered copies.
@@ -68,6 +80,9 @@ class SegmentEncoder:
             self._splitter = re.compile(f"({alternatives})")
             if all(not any(t[0] in other[1:] for other in specials) for t in specials):
                 self._edges = tuple(specials)  # no special token can overlap another
+        self._line_cuts = isinstance(tokenizer, TiktokenTokenizer) and (
+            tokenizer.pattern == QWEN_PATTERN
+        )
 
     def __len__(self) -> int:
         """How many segments are remembered."""
@@ -84,9 +99,31 @@ class SegmentEncoder:
             self.hits += 1
             return found
         self.misses += 1
-        found = self._encode_segment(text)
+        if self._line_cuts and len(text) >= CHUNKED_CHARS:
+            found = self._encode_lines(text)
+        else:
+            found = self._encode_segment(text)
         self._segments.remember(text, found)
         return found
+
+    def _encode_lines(self, text: str) -> Segment:
+        """:meth:`_encode_segment` of ``text`` assembled from its lines' (remembered)
+        encodings, cut at :data:`LINE_CUT`."""
+        ids: list[int] = []
+        starts: list[int] = []
+        normalized = False
+        base = 0
+        lines = self._lines
+        for line in LINE_CUT.split(text):
+            found = lines.recall(line)
+            if found is None:
+                found = self._encode_segment(line)
+                lines.remember(line, found)
+            ids += found.ids
+            starts += [base + start for start in found.starts] if base else found.starts
+            normalized = normalized or found.normalized
+            base += found.length
+        return Segment(tuple(ids), tuple(starts), normalized, base)
 
     def encode_pieces(self, texts: Sequence[str]) -> tuple[list[int], list[int]]:
         """Token ids of ``"".join(texts)`` and the index of the first token of each text.
@@ -132,9 +169,9 @@ class SegmentEncoder:
         ids = tuple(map(self._ints.setdefault, encoded, encoded))
         if isinstance(tokenizer, TiktokenTokenizer):
             seen = tokenizer._prepare(text)
-            return Segment(ids, tuple(self._starts(tokenizer, seen, ids)), seen != text)
+            return Segment(ids, tuple(self._starts(tokenizer, seen, ids)), seen != text, len(seen))
         starts = [start for start, _ in tokenizer.offsets(text)]
-        return Segment(ids, tuple(starts), False)
+        return Segment(ids, tuple(starts), False, len(text))
 
     def _starts(self, tokenizer: TiktokenTokenizer, text: str, ids: Sequence[int]) -> list[int]:
         """Character offset in ``text`` where each token starts (a token that starts inside

@@ -14,13 +14,22 @@ from typing import Any, TextIO, cast
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
 
 from prefixlint.auditing.baseline import BaselineError, load_baseline, regressions
 from prefixlint.auditing.dump import DUMP_FORMATS, TokenDump
 from prefixlint.auditing.engine_metrics import MetricsError, engine_check, warning
 from prefixlint.auditing.options import AuditError, AuditOptions
-from prefixlint.auditing.pipeline import run_audit
+from prefixlint.auditing.pipeline import AUDITING, run_audit
 from prefixlint.auditing.prices import PriceError, PriceTable
 from prefixlint.auditing.redact import redact_report
 from prefixlint.auditing.report_html import render_html
@@ -62,37 +71,63 @@ def parse_rate(value: str) -> float:
 
 
 def _count_lines(paths: tuple[str, ...]) -> int | None:
-    """Lines in plain files large enough to deserve a progress bar, else ``None``."""
-    total = 0
+    """Lines in the logs; ``None`` when one cannot be counted ahead (stdin, gzip)."""
+    lines = 0
     for path in paths:
         if path == "-" or path.endswith(".gz") or not os.path.isfile(path):
             return None
-        total += os.path.getsize(path)
-    if total < PROGRESS_MIN_BYTES:
-        return None
-    lines = 0
-    for path in paths:
         with open(path, "rb") as stream:
             lines += sum(chunk.count(b"\n") for chunk in iter(lambda: stream.read(1 << 20), b""))
     return lines
 
 
+def _small(paths: tuple[str, ...]) -> bool:
+    """Whether the logs are plain files too small to deserve a progress display."""
+    if any(path == "-" or not os.path.isfile(path) for path in paths):
+        return False
+    return sum(os.path.getsize(path) for path in paths) < PROGRESS_MIN_BYTES
+
+
+class RateColumn(ProgressColumn):
+    """Requests (log lines) per second in the current phase."""
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f} req/s")
+
+
+class AuditProgress:
+    """One progress display over every pass of an audit (``run_audit``'s phases)."""
+
+    def __init__(self, progress: Progress, total: int | None) -> None:
+        self.progress = progress
+        self.total = total
+        self.task = progress.add_task(AUDITING, total=total)
+
+    def phase(self, name: str) -> None:
+        """Start the bar again for the pass ``name``."""
+        self.progress.reset(self.task, total=self.total, description=name)
+
+    def line(self) -> None:
+        self.progress.advance(self.task)
+
+
 @contextlib.contextmanager
-def _progress(paths: tuple[str, ...]) -> Iterator[Callable[[], None] | None]:
-    """A per-line callback that drives a progress bar on stderr (only on a terminal)."""
-    total = _count_lines(paths) if sys.stderr.isatty() else None
-    if total is None:
+def _progress(paths: tuple[str, ...]) -> Iterator[AuditProgress | None]:
+    """A progress display on stderr, only when it is a terminal and the logs are not small."""
+    if not sys.stderr.isatty() or _small(paths):
         yield None
         return
     columns = (
-        TextColumn("auditing"),
+        TextColumn("{task.description:>8}"),
         BarColumn(),
         MofNCompleteColumn(),
+        RateColumn(),
         TimeRemainingColumn(),
     )
+    total = _count_lines(paths)
     with Progress(*columns, console=Console(stderr=True), transient=True) as progress:
-        task = progress.add_task("audit", total=total)
-        yield lambda: progress.advance(task)
+        yield AuditProgress(progress, total)
 
 
 def _limit_option(field: str, text: str) -> Callable[[Callback], Callback]:
@@ -281,8 +316,14 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
                 )
                 dump = TokenDump(stream, dump_format, options["block_size"] or 512)
                 on_prepared = dump.write
-            on_line = stack.enter_context(_progress(logs))
-            report = run_audit(logs, audit_options, on_line=on_line, on_prepared=on_prepared)
+            shown = stack.enter_context(_progress(logs))
+            report = run_audit(
+                logs,
+                audit_options,
+                on_line=None if shown is None else shown.line,
+                on_prepared=on_prepared,
+                on_phase=None if shown is None else shown.phase,
+            )
         if report.skipped and not report.records:
             first = next(iter(report.skipped))
             raise AuditFailure(f"{first.file}:{first.line}: {first.reason} (no line could be read)")

@@ -13,6 +13,13 @@ from prefixlint.sources.logs.base import (
 )
 from prefixlint.sources.logs.usage import anthropic_usage
 
+# Each logged message's conversion, by identity: the log's decoder hands out a repeated
+# message as the same object, so a turn-by-turn log converts each message once, and the
+# converted messages are shared as the logged ones are. Each is held, so that its id is not
+# reused while it is here; past MAX_CONVERTED the memo starts again.
+_converted: dict[int, tuple[Any, tuple[tuple[dict[str, Any], list[Any]], ...]]] = {}
+MAX_CONVERTED = 1 << 14
+
 
 class AnthropicReader:
     """Converts one Anthropic Messages request, collecting its cache breakpoints."""
@@ -20,6 +27,7 @@ class AnthropicReader:
     def __init__(self) -> None:
         self.breakpoints: list[tuple[str, float]] = []
         self.messages: list[JsonObject] = []
+        self._emitted: list[tuple[JsonObject, list[Any]]] = []
 
     def mark(self, component: str, block: object) -> None:
         ttl = breakpoint_ttl(block.get("cache_control")) if isinstance(block, dict) else None
@@ -55,8 +63,22 @@ class AnthropicReader:
         for block in blocks:
             self.mark(name, block)
         self.messages.append(message)
+        self._emitted.append((message, blocks))
 
     def message(self, index: int, message: object) -> None:
+        """Convert one logged message (the messages it becomes are emitted in order)."""
+        known = _converted.get(id(message))
+        if known is not None and known[0] is message:
+            for converted, blocks in known[1]:
+                self.emit(converted, blocks)
+            return
+        self._emitted = []
+        self._convert(index, message)
+        if len(_converted) >= MAX_CONVERTED:
+            _converted.clear()
+        _converted[id(message)] = (message, tuple(self._emitted))
+
+    def _convert(self, index: int, message: object) -> None:
         if not isinstance(message, dict) or "role" not in message:
             raise Skip(f"messages[{index}] is not a message object with a role")
         content = message.get("content")

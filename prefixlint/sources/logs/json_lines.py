@@ -17,9 +17,10 @@ follows. A line the walk does not expect (malformed JSON, a byte
 order mark, anything unusual) is decoded by ``json.loads`` itself, so errors are the ones
 it raises.
 
-Walking costs Python work per element, which pays only when most of a line comes from
-memory; while that is not so (a log whose lines do not repeat each other), lines go
-straight to ``json.loads`` for a while (:data:`WINDOW`, :data:`PAUSE`).
+Walking costs Python work per element, more than ``json.loads`` on a line that nothing
+before repeats; it is not paused there, as the shared values make every later stage cheaper
+and an interleaved log opens with many first turns before its lines start to repeat
+(``bench/audit.py``: a stamped log read and audited 2-3x faster than when walking paused).
 
 Values returned for repeated text are shared between lines: callers must not mutate them.
 """
@@ -41,12 +42,6 @@ CANDIDATES = 4
 CAPACITY = 1 << 24
 """Characters of text remembered; past it the decoder forgets everything and
 starts again."""
-WINDOW = 32
-"""Lines walked before the decoder judges whether walking pays."""
-PAUSE = 256
-"""Lines left to ``json.loads`` after a window in which less than half of the text came from
-memory (a log that does not repeat itself); doubled after each such window in a row."""
-MAX_PAUSE = 8192
 WALKED_OBJECT_DEPTH = 2
 """Objects nested at most this deep (the line itself is depth 0) are walked member by
 member; deeper ones are decoded whole."""
@@ -86,41 +81,20 @@ def _after_element(text: str, pos: int, closer: str) -> tuple[bool, int]:
 class LineDecoder:
     """``json.loads`` for the lines of one log, sharing the values of repeated elements."""
 
-    def __init__(self, capacity: int = CAPACITY, window: int = WINDOW, pause: int = PAUSE) -> None:
+    def __init__(self, capacity: int = CAPACITY) -> None:
         self._capacity = capacity
         self._known: dict[str, list[tuple[str, Any]]] = {}
         self._following: dict[int, tuple[Any, str, tuple[Any, ...]]] = {}
         self._size = 0
-        self._window, self._first_pause = window, pause
-        self._pause = pause
-        self._paused = self._walked_lines = self._walked = self._recalled = 0
 
     def __call__(self, text: str) -> Any:
-        if self._paused:
-            self._paused -= 1
-            return json.loads(text)
         try:
             value, end = self._value(text, _blank_end(text, 0), 0)
             if _blank_end(text, end) != len(text):
                 raise _Unexpected
         except (_Unexpected, ValueError, StopIteration, IndexError, RecursionError):
             value = json.loads(text)
-        self._count_walked(len(text))
         return value
-
-    def _count_walked(self, length: int) -> None:
-        """After each :data:`WINDOW` walked lines, pause walking unless at least half of
-        their text came from memory."""
-        self._walked_lines += 1
-        self._walked += length
-        if self._walked_lines < self._window:
-            return
-        if 2 * self._recalled < self._walked:
-            self._paused = self._pause
-            self._pause = min(2 * self._pause, MAX_PAUSE)
-        else:
-            self._pause = self._first_pause
-        self._walked_lines = self._walked = self._recalled = 0
 
     def _value(self, text: str, pos: int, depth: int) -> tuple[Any, int]:
         char = text[pos]
@@ -176,7 +150,6 @@ class LineDecoder:
                 if follow is not None and follow[0] is value and text.startswith(follow[1], pos):
                     result.extend(follow[2])
                     pos += len(follow[1])
-                    self._recalled += len(follow[1])
             if first in '{["':
                 closed = (len(result), pos)
             ended, pos = _after_element(text, pos, "]")
@@ -192,7 +165,6 @@ class LineDecoder:
         """The value whose remembered text starts at ``pos``, and where it ends."""
         for raw, value in self._known.get(text[pos : pos + PROBE], ()):
             if text.startswith(raw, pos):
-                self._recalled += len(raw)
                 return value, pos + len(raw)
         return None
 

@@ -18,10 +18,12 @@ from collections.abc import Callable, Iterable
 from prefixlint.sources.logs.base import JsonObject, RequestFields
 
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
-# The messages and tools of the line checked last, by identity: a log's decoder hands out
-# repeated ones as the same objects, so a turn-by-turn log checks each of them once. Only
-# one line's are held (what its request holds anyway).
-_last_checked: dict[int, object] = {}
+# The messages and tools checked, by identity: a log's decoder hands out repeated ones as
+# the same objects, so a turn-by-turn log checks each of them once, its conversations
+# interleaved or not. Each is held, so that its id is not reused while it is here; past
+# MAX_CHECKED the memo starts again.
+_checked: dict[int, object] = {}
+MAX_CHECKED = 1 << 15
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 _HIGH = frozenset("89abAB")
 
@@ -127,21 +129,18 @@ def _tool(value: object) -> None:
     _scalar(function.get("name"), ".function.name")
 
 
-def _check_all(
-    items: Iterable[object],
-    check: Callable[[object], None],
-    name: str,
-    checked: dict[int, object],
-) -> None:
-    """``check`` each of ``items`` that the last line did not hold; a misfit names the item
-    (``messages[3].role``). Each item goes into ``checked``."""
+def _check_all(items: Iterable[object], check: Callable[[object], None], name: str) -> None:
+    """``check`` each of ``items`` not checked before; a misfit names the item
+    (``messages[3].role``)."""
     for index, item in enumerate(items):
-        if _last_checked.get(id(item)) is not item:
+        if _checked.get(id(item)) is not item:
             try:
                 check(item)
             except _Misfit as misfit:
                 raise ShapeError(f"{name}[{index}]{misfit}") from None
-        checked[id(item)] = item  # held, so its id is not reused while it is here
+            if len(_checked) >= MAX_CHECKED:
+                _checked.clear()
+            _checked[id(item)] = item
 
 
 def _finite_or_none(value: object) -> float | None:
@@ -166,11 +165,8 @@ def check_fields(fields: RequestFields) -> None:
             _text(fields.get(key), repr(key))
         except _Misfit as misfit:
             raise ShapeError(str(misfit)) from None
-    global _last_checked
-    checked: dict[int, object] = {}
-    _check_all(fields.get("messages", ()), _message, "messages", checked)
-    _check_all(fields.get("tools", ()), _tool, "tools", checked)
-    _last_checked = checked
+    _check_all(fields.get("messages", ()), _message, "messages")
+    _check_all(fields.get("tools", ()), _tool, "tools")
     for key in ("input_length", "output_length"):
         _count(fields.get(key), key)
     for key in ("session_id", "route"):
