@@ -282,28 +282,6 @@ def test_a_value_after_fixed_text_named_like_input_is_still_in_the_stable_part()
     assert findings("a.j2", text) == [("PFX102", 2, 9)]
 
 
-def test_values_of_one_rule_next_to_each_other_are_one_finding():
-    text = (
-        "<env>\nWorking directory: {{ cwd }}\nIs directory a git repo: {{ isGitRepo }}\n"
-        "Today's date: {{ date }}\nPlatform: {{ platform }}\n</env>\n" + RULES * 3
-    )
-    found = check("p.md", text, VOLATILE)
-    assert sorted((d.code, d.span.line) for d in found) == [("PFX101", 4), ("PFX104", 2)]
-    (env,) = [d for d in found if d.code == "PFX104"]
-    assert "and 2 more next to it: `{{ isGitRepo }}`, `{{ platform }}`" in env.message
-    assert env.extra["folded_lines"] == [3, 5]
-
-
-def test_values_apart_are_separate_findings():
-    text = "Date: {{ date }}\n" + RULES + "Session: {{ session_id }}\n" + RULES * 3
-    assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10)]
-
-
-def test_values_of_different_rules_next_to_each_other_are_reported_each():
-    text = "Date: {{ date }}\nUser: {{ user_name }}\nSession: {{ session_id }}\n" + RULES * 3
-    assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10), ("PFX103", 2, 7)]
-
-
 def test_a_volatile_value_glued_to_text_is_reported_once():
     text = "run={{ run_id }}\n" + RULES
     assert findings("p.j2", text, VOLATILE | {"PFX404"}) == [("PFX102", 1, 5)]

@@ -72,6 +72,7 @@ _FORMAT_FIELD = re.compile(
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
 _FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+_INDENT_LIKE = " \t\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
@@ -305,8 +306,10 @@ def token_ends(tokenizer: Tokenizer, text: str) -> list[int]:
 
 
 def _indents(text: str, start: int, end: int, replacement: str) -> bool:
-    """Whether a change starts a line with whitespace that did not start it before."""
-    at_line_start = start == 0 or text[start - 1] == "\n"
+    """Whether a change starts a line with whitespace that did not start it before (after
+    only whitespace and invisible characters, which other fixes may remove)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    at_line_start = not text[line_start:start].strip(_INDENT_LIKE)
     was_indented = text[start:end].startswith((" ", "\t"))
     if at_line_start and replacement.startswith((" ", "\t")) and not was_indented:
         return True
