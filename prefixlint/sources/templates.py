@@ -71,6 +71,12 @@ _FORMAT_FIELD = re.compile(
     r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
+_BACKTICK = re.compile(r"(?<!\\)`")
+_URL_BEFORE = re.compile(
+    r"(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/)[^\s'\"<>()`]*\Z"
+)
+# A spec that starts with a space and a word or quote: ``{key: value}``, not ``{x: >10}``.
+_OBJECT_SPEC = re.compile(r":\s+[\w'\"]")
 _FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _INDENT_LIKE = " \t\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -595,6 +601,10 @@ def _scan_format(text: str) -> ParsedTemplate:
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
         if match.group(4) and _in_code(text, match.start(), fences):
             continue  # ``$HOME`` in a shell example is text
+        if (match.group(1) or match.group(2)) and _described(text, match.start(), match.end()):
+            continue  # ``/v1/sessions/{session_id}``: a pattern the prompt describes
+        if match.group(2) and _OBJECT_SPEC.match(match.group(0), len(match.group(2)) + 1):
+            continue  # ``{previous_message_id: null}``: an object literal, not a field
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
@@ -606,10 +616,38 @@ def _scan_format(text: str) -> ParsedTemplate:
 def _in_code(text: str, offset: int, fences: list[int]) -> bool:
     """Whether ``offset`` is inside Markdown code: a backtick span, or a fenced block (after
     an odd number of the ``fences`` lines, given by where they start)."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    if text.count("`", line_start, offset) % 2:
+    if _code_span(text, offset) is not None:
         return True
+    line_start = text.rfind("\n", 0, offset) + 1
     return bisect.bisect_left(fences, line_start) % 2 == 1
+
+
+def _code_span(text: str, offset: int) -> tuple[int, int] | None:
+    """The inline code span (``text[start:end]`` between its backticks) holding ``offset``, if
+    any; an escaped backtick (``\\```) opens no span."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    line_end = len(text) if line_end == -1 else line_end
+    before = [m.end() for m in _BACKTICK.finditer(text, line_start, offset)]
+    if len(before) % 2 == 0:
+        return None
+    after = _BACKTICK.search(text, offset, line_end)
+    return (before[-1], after.start()) if after else None
+
+
+def _described(text: str, start: int, end: int) -> bool:
+    """Whether the field ``text[start:end]`` is part of a pattern the prompt describes rather
+    than a value it is given: inside a URL, or glued to other text in an inline code span
+    (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'``; a span that is the field
+    alone, or has it as a word of its own, ```cd {cwd}```, still substitutes it)."""
+    if _URL_BEFORE.search(text, max(start - 300, 0), start):
+        return True
+    span = _code_span(text, start)
+    if span is None:
+        return False
+    glued_before = start > span[0] and not text[start - 1].isspace()
+    glued_after = end < span[1] and not text[end].isspace()
+    return glued_before or glued_after
 
 
 def user_section_start(text: str) -> int:
