@@ -111,6 +111,9 @@ def test_words_that_only_look_volatile(name):
         ),
         # a few words after it on its line are not worth a finding
         ("p.j2", RULES + "\n## Context\nToday's date is {{ today }} (UTC).\n", []),
+        # a JavaScript template literal's call, read by its name
+        ("p.txt", "Commands run in ${cwd.toPosix()}.\n" + RULES, [("PFX104", 1, 17)]),
+        ("p.txt", "Width ${settings.width.toFixed(0)} px.\n" + RULES, []),
     ],
 )
 def test_volatile_placeholders(path, text, expected):
@@ -129,6 +132,14 @@ def test_volatile_placeholders(path, text, expected):
         ("Today's date and time is 3:45 PM EDT on Tuesday.\n" + RULES, [("PFX101", 1, 26)]),
         ("It's currently 14:05.\n" + RULES, [("PFX101", 1, 16)]),
         ("Current Date/Time: 2025-05-14 10:00\n" + RULES, [("PFX101", 1, 20)]),
+        ("**Current date**: 2025-09-03\n" + RULES, [("PFX101", 1, 19)]),
+        ("Today's date is: 04/30/2024\n" + RULES, [("PFX101", 1, 18)]),
+        ("The current system time is 2025-08-24.\n" + RULES, [("PFX101", 1, 28)]),
+        # a positional field filled with the date
+        ("The current date is {}. Be kind.\n" + RULES, [("PFX101", 1, 21)]),
+        ("Current date: %s\n" + RULES, [("PFX101", 1, 15)]),
+        ("**Founded**: 2019-01-01\n" + RULES, []),
+        ("Use {} for the date and %s for the name.\n" + RULES, []),
         ("Edit it 10:30 times and do it now 10 times.\n" + RULES, []),
         ("Founded 01-12-2019 in Oslo.\n" + RULES, []),
         ("It is 5 steps away. Today is a good day.\n" + RULES, []),

@@ -10,8 +10,10 @@ Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#
 Semantic Kernel's ``{{$x}}``, ``{{time.now}}``; a placeholder of several words is read by its
 words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an
 escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
-``%(x)s``, ``${x}`` and ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and
-``$var`` in a shell or pattern example are text).
+``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
+``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
+pattern example are text). A field that is part of a pattern the prompt describes (in a URL,
+or glued to other text in an inline code span) is text too.
 """
 
 from __future__ import annotations
@@ -66,7 +68,7 @@ _MUSTACHE_TAG = re.compile(
     r"\{\{\{\s*([^{}]{1,200}?)\s*\}\}\}|\{\{([#^/!>&]?)\s*([^{}]{0,200}?)\s*\}\}"
 )
 _FORMAT_FIELD = re.compile(
-    r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)\}"
+    r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)(?:\([^(){}\n]{0,50}\)(?:\.[A-Za-z_]\w*(?:\([^(){}\n]{0,50}\))?)*)?\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
     r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"

@@ -64,15 +64,17 @@ _DATE_LITERAL = (
     r"|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
     r"|\d{10}(?:\d{3})?\b"
 )
+# A positional field (``{}``, ``{0}``, ``%s``) filled with the date: ``The current date is {}.``
+_POSITIONAL = r"\{\d?\}|%s\b"
 # A date or time given as "the current one": a rendering pasted into the file, or a line that
 # someone rewrites every day. A date alone ("since 2019", "released 2024-05-01") is static.
 _AND_TIME = r"(?:\s+and\s+time|\s*/\s*time)?"
 CURRENT_DATE_LINE = re.compile(
     rf"(?:\b(?:today(?:'s|’s)?(?:\s+date{_AND_TIME})?|the\s+date\s+today|(?:the\s+)?current\s+"
-    rf"(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
-    r"(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\s*(?:is|:|=)\s*(?:currently\s+)?"
-    r"|\bit['’]s\s+(?:currently\s+|now\s+)?)"
-    rf"(?P<date>{_DATE_LITERAL})",
+    rf"(?:system\s+)?(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
+    r"(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\**\s*(?:is\s*:?|:|=)\s*\**\s*"
+    r"(?:currently\s+)?|\bit['’]s\s+(?:currently\s+|now\s+)?)"
+    rf"(?P<date>{_DATE_LITERAL}|{_POSITIONAL})",
     re.IGNORECASE,
 )
 
