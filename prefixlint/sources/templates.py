@@ -77,8 +77,10 @@ _BACKTICK = re.compile(r"(?<!\\)`")
 _URL_BEFORE = re.compile(
     r"(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/)[^\s'\"<>()`]*\Z"
 )
-# A spec that starts with a space and a word or quote: ``{key: value}``, not ``{x: >10}``.
-_OBJECT_SPEC = re.compile(r":\s+[\w'\"]")
+# What follows the name is an object or a style rule, not a format spec: a space and a word or
+# quote (``{key: value}``, not ``{x: >10}``), a word (``{type:self_hosted}``, not ``{x:.2f}``),
+# a semicolon or a comma list (``{font:600 13px;color:#111}``, ``{a:1, b:2}``).
+_OBJECT_SPEC = re.compile(r":(?:\s+[\w'\"]|[A-Za-z_]{2,}\w*\}|[^{}]*(?:;|,\s))")
 _FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _INDENT_LIKE = " \t\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
@@ -596,14 +598,15 @@ def _in_contexts(paths: tuple[str, ...], contexts: list[str]) -> tuple[str, ...]
 def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
-    fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "$" in text else []
+    fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "`" in text or "~" in text else []
     for match in _FORMAT_FIELD.finditer(text):
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
         if match.group(4) and _in_code(text, match.start(), fences):
             continue  # ``$HOME`` in a shell example is text
-        if (match.group(1) or match.group(2)) and _described(text, match.start(), match.end()):
+        braced = match.group(1) or match.group(2)
+        if braced and _described(text, match.start(), match.end(), fences):
             continue  # ``/v1/sessions/{session_id}``: a pattern the prompt describes
         if match.group(2) and _OBJECT_SPEC.match(match.group(0), len(match.group(2)) + 1):
             continue  # ``{previous_message_id: null}``: an object literal, not a field
@@ -637,16 +640,21 @@ def _code_span(text: str, offset: int) -> tuple[int, int] | None:
     return (before[-1], after.start()) if after else None
 
 
-def _described(text: str, start: int, end: int) -> bool:
-    """Whether the field ``text[start:end]`` is part of a pattern the prompt describes rather
-    than a value it is given: inside a URL, or glued to other text in an inline code span
-    (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'``; a span that is the field
-    alone, or has it as a word of its own, ```cd {cwd}```, still substitutes it)."""
+def _described(text: str, start: int, end: int, fences: list[int]) -> bool:
+    """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
+    rather than a value it is given: inside a URL, or glued to other text in Markdown code
+    (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span, ``f"id-{i}"`` or
+    ``onClick={handler}`` in a fenced block). A field that is the span, or a word of its own in
+    the code (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
     if _URL_BEFORE.search(text, max(start - 300, 0), start):
         return True
     span = _code_span(text, start)
     if span is None:
-        return False
+        line_start = text.rfind("\n", 0, start) + 1
+        if bisect.bisect_left(fences, line_start) % 2 == 0:
+            return False
+        line_end = text.find("\n", end)
+        span = (line_start, len(text) if line_end == -1 else line_end)
     glued_before = start > span[0] and not text[start - 1].isspace()
     glued_after = end < span[1] and not text[end].isspace()
     return glued_before or glued_after
