@@ -102,6 +102,7 @@ def test_lenient_jinja_skips_unclosed_tags():
         # an object literal is not a field with a format spec
         ("Pass `diagnostics: {previous_message_id: null}` first", []),
         ("Use {time: T, sync: true}", []),
+        ("Then {previous_message_id: <previous response id>}", []),
         # code in a fenced block: a field glued to the code around it is the code's own
         ('```python\nprint(f"analysis-{i}")\n```\n', []),
         ("```jsx\n<form onSubmit={handleSubmit}>\n```\n", []),

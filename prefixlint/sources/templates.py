@@ -80,7 +80,7 @@ _URL_BEFORE = re.compile(
 # What follows the name is an object or a style rule, not a format spec: a space and a word or
 # quote (``{key: value}``, not ``{x: >10}``), a word (``{type:self_hosted}``, not ``{x:.2f}``),
 # a semicolon or a comma list (``{font:600 13px;color:#111}``, ``{a:1, b:2}``).
-_OBJECT_SPEC = re.compile(r":(?:\s+[\w'\"]|[A-Za-z_]{2,}\w*\}|[^{}]*(?:;|,\s))")
+_OBJECT_SPEC = re.compile(r":(?:\s+[\w'\"<]|[A-Za-z_]{2,}\w*\}|[^{}]*(?:;|,\s))")
 _FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
 _INDENT_LIKE = " \t\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
