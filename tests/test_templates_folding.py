@@ -5,6 +5,7 @@ import json
 import pytest
 
 from prefixlint.context import RuleContext
+from prefixlint.linting.add_noqa import add_noqa
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import check_text
 from prefixlint.output.json import diagnostic_dict
@@ -119,7 +120,7 @@ def test_a_folded_line_that_cannot_move_stays_and_the_fix_says_so():
     assert fixed.index("{% for f in files %}") < fixed.index("Date: {{ date }}")
 
 
-def test_a_line_waived_with_noqa_is_not_folded_and_the_next_value_leads():
+def test_noqa_on_the_first_value_suppresses_it_with_what_it_folds():
     text = (
         "Date: {{ date }}  {# prefixlint: noqa: PFX101 #}\n"
         + RULES
@@ -128,9 +129,31 @@ def test_a_line_waived_with_noqa_is_not_folded_and_the_next_value_leads():
         + "User: {{ user_name }}\n"
         + RULES * 2
     )
+    assert check_text(text, "p.j2", WITH_NOQA) == []
+
+
+@pytest.mark.parametrize("path", ["p.j2", "p.md", "p.txt"])
+def test_add_noqa_output_stays_quiet(path):
+    text = "Date: {{ date }}\n" + RULES + "Session: {{ session_id }}\n" + RULES * 2
+    found = check_text(text, path, WITH_NOQA)
+    assert [d.code for d in found] == ["PFX101"]
+    edit = add_noqa(text, path, found)
+    assert edit.added == 1
+    assert check_text(edit.text, path, WITH_NOQA) == []
+
+
+def test_a_code_waived_for_the_file_is_not_folded_and_the_next_value_leads():
+    text = (
+        "{# prefixlint: noqa-file: PFX101 #}\nDate: {{ date }}\n"
+        + RULES
+        + "Session: {{ session_id }}\n"
+        + RULES
+        + "User: {{ user_name }}\n"
+        + RULES * 2
+    )
     found = check_text(text, "p.j2", WITH_NOQA)
     assert [(d.code, d.span.line, d.extra.get("folded_lines")) for d in found] == [
-        ("PFX102", 3, [5])
+        ("PFX102", 4, [6])
     ]
 
 

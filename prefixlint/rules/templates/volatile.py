@@ -225,21 +225,39 @@ def volatile_findings(
 
 def _findings(document: TemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     """The first costly place is the finding: from it on, nothing of the prompt is cached, so
-    the costly places after it (of any enabled volatile code) are folded into it. A place
-    whose line waives its code (``noqa``) is reported on its own, for the directive to
-    suppress, and folds nothing: the next place not waived is the finding then."""
-    costly = _costly_places(document, ctx)
+    the costly places after it (of any enabled volatile code) are folded into it. ``noqa`` on
+    the finding's line suppresses it with what is folded into it (what ``--add-noqa`` writes
+    stays quiet); a later place whose line waives its code, or a place of a code the file
+    waives (``noqa-file``), is reported on its own, for the directive to suppress, and is not
+    folded."""
     directives = find_directives(document.file_text, document.path)
-    found: list[Diagnostic] = []
-    folding: list[Costly] = []
-    for item in costly:
+
+    def waived(item: Costly, file_level: bool) -> bool:
         line = document.span(item.place.start, item.place.end).line
-        if any(d.covers(item.place.code) and (d.file_level or d.line == line) for d in directives):
+        return any(
+            d.covers(item.place.code)
+            and d.file_level == file_level
+            and (file_level or d.line == line)
+            for d in directives
+        )
+
+    found: list[Diagnostic] = []
+    candidates: list[Costly] = []
+    for item in _costly_places(document, ctx):
+        if waived(item, file_level=True):
             found.append(_finding(document, ctx, item, [], with_fix=False))
         else:
-            folding.append(item)
-    if folding:
-        found.append(_finding(document, ctx, folding[0], folding[1:], with_fix=True))
+            candidates.append(item)
+    if not candidates:
+        return found
+    first, *later = candidates
+    folded = []
+    for item in later:
+        if waived(item, file_level=False):
+            found.append(_finding(document, ctx, item, [], with_fix=False))
+        else:
+            folded.append(item)
+    found.append(_finding(document, ctx, first, folded, with_fix=True))
     return found
 
 
