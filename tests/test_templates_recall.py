@@ -138,6 +138,10 @@ def test_volatile_placeholders(path, text, expected):
         # a positional field filled with the date
         ("The current date is {}. Be kind.\n" + RULES, [("PFX101", 1, 21)]),
         ("Current date: %s\n" + RULES, [("PFX101", 1, 15)]),
+        ("You know the current date Wednesday, March 06, 2024.\n" + RULES, [("PFX101", 1, 27)]),
+        ("Ask about today's date Monday, 3 June 2024 first.\n" + RULES, [("PFX101", 1, 24)]),
+        ("Remind them of the date March 5, 2024 when it began.\n" + RULES, []),
+        ("Write the current date 2024-01-01 in ISO form.\n" + RULES, []),
         ("**Founded**: 2019-01-01\n" + RULES, []),
         ("Use {} for the date and %s for the name.\n" + RULES, []),
         ("Edit it 10:30 times and do it now 10 times.\n" + RULES, []),

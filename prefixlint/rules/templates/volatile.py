@@ -78,6 +78,12 @@ CURRENT_DATE_LINE = re.compile(
     re.IGNORECASE,
 )
 
+# "the current date" followed straight by a long-form date (a month name): no "is" between.
+CURRENT_DATE_BARE = re.compile(
+    rf"\b(?:the\s+current|today['’]s(?:\s+current)?)\s+date\s+(?P<date>{_WEEKDAY}{_MONTH}\.?\s\d{{1,2}}"
+    rf"(?:st|nd|rd|th)?,?\s\d{{4}}|{_WEEKDAY}\d{{1,2}}\s{_MONTH}\.?,?\s\d{{4}})",
+    re.IGNORECASE,
+)
 
 _CONDITION = re.compile(
     r"\b(?:if|when|whenever|whether|unless|until|assume|assuming|suppose|e\.g\.|example)[\s,:]*$",
@@ -137,7 +143,9 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
             shown = document.text[placeholder.start : placeholder.end]
             places.append(Volatile(placeholder.start, placeholder.end, code, shown))
     static = document.parsed.static
-    for match in CURRENT_DATE_LINE.finditer(document.text):
+    matches = [*CURRENT_DATE_LINE.finditer(document.text)]
+    matches += CURRENT_DATE_BARE.finditer(document.text)
+    for match in sorted(matches, key=lambda m: m.start("date")):
         start, end = match.span("date")
         line_start = document.text.rfind("\n", 0, match.start()) + 1
         if _CONDITION.search(document.text, line_start, match.start()):
