@@ -94,6 +94,31 @@ def test_lenient_jinja_skips_unclosed_tags():
         ("Shell ${HOME} and {x}", ["HOME", "x"]),
         (r"Regex \p{Greek} and LaTeX \frac{a}", []),
         ("Positional {} and {0} are not named", []),
+        # patterns the prompt describes: glued to other text in a code span, inside a URL
+        ("Branch names: `devin/{timestamp}-{feature}`.", []),
+        ("Tags: `<chat uri='{uri}' updated_at='{updated_at}'>`", []),
+        ("| `GET` | `/v1/sessions/{session_id}` | Get |", []),
+        ("Open https://claude.ai/chat/{uri} or claude.ai/code/artifact/{uuid} links", []),
+        # an object literal is not a field with a format spec
+        ("Pass `diagnostics: {previous_message_id: null}` first", []),
+        ("Use {time: T, sync: true}", []),
+        ("Then {previous_message_id: <previous response id>}", []),
+        # code in a fenced block: a field glued to the code around it is the code's own
+        ('```python\nprint(f"analysis-{i}")\n```\n', []),
+        ("```jsx\n<form onSubmit={handleSubmit}>\n```\n", []),
+        # a style rule or an object, not a field with a format spec
+        (".card{font:600 13px/1.2 system-ui,sans-serif;color:#1a1a1a}", []),
+        ("Sources: {type:self_hosted} or {type:..., id: ID}", []),
+        # quiet counterparts: a field alone on a fenced line, or a word of its own there
+        ("```\n{code}\n```\nDate: {date}", ["code", "date"]),
+        ("```text\nSession: {session_id}\n```\n", ["session_id"]),
+        ("{x:.2f} {n:,} {d:%Y-%m-%d %H:%M} {h:x}", ["x", "n", "d", "h"]),
+        # quiet counterparts: a field that is the span, a word of it, or a real format spec
+        ("Directory: `{cwd}`", ["cwd"]),
+        ("Run `cd {cwd}` first", ["cwd"]),
+        ("Now {now:%Y-%m-%d} and {width: >10}", ["now", "width"]),
+        ("The cwd is \\`${cwd}\\`.", ["cwd"]),  # escaped backticks open no code span
+        ("{home}/{cwd} and {base_url}/api", ["home", "cwd", "base_url"]),
     ],
 )
 def test_format_placeholders(text, names):

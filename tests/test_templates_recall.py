@@ -111,6 +111,9 @@ def test_words_that_only_look_volatile(name):
         ),
         # a few words after it on its line are not worth a finding
         ("p.j2", RULES + "\n## Context\nToday's date is {{ today }} (UTC).\n", []),
+        # a JavaScript template literal's call, read by its name
+        ("p.txt", "Commands run in ${cwd.toPosix()}.\n" + RULES, [("PFX104", 1, 17)]),
+        ("p.txt", "Width ${settings.width.toFixed(0)} px.\n" + RULES, []),
     ],
 )
 def test_volatile_placeholders(path, text, expected):
@@ -129,6 +132,18 @@ def test_volatile_placeholders(path, text, expected):
         ("Today's date and time is 3:45 PM EDT on Tuesday.\n" + RULES, [("PFX101", 1, 26)]),
         ("It's currently 14:05.\n" + RULES, [("PFX101", 1, 16)]),
         ("Current Date/Time: 2025-05-14 10:00\n" + RULES, [("PFX101", 1, 20)]),
+        ("**Current date**: 2025-09-03\n" + RULES, [("PFX101", 1, 19)]),
+        ("Today's date is: 04/30/2024\n" + RULES, [("PFX101", 1, 18)]),
+        ("The current system time is 2025-08-24.\n" + RULES, [("PFX101", 1, 28)]),
+        # a positional field filled with the date
+        ("The current date is {}. Be kind.\n" + RULES, [("PFX101", 1, 21)]),
+        ("Current date: %s\n" + RULES, [("PFX101", 1, 15)]),
+        ("You know the current date Wednesday, March 06, 2024.\n" + RULES, [("PFX101", 1, 27)]),
+        ("Ask about today's date Monday, 3 June 2024 first.\n" + RULES, [("PFX101", 1, 24)]),
+        ("Remind them of the date March 5, 2024 when it began.\n" + RULES, []),
+        ("Write the current date 2024-01-01 in ISO form.\n" + RULES, []),
+        ("**Founded**: 2019-01-01\n" + RULES, []),
+        ("Use {} for the date and %s for the name.\n" + RULES, []),
         ("Edit it 10:30 times and do it now 10 times.\n" + RULES, []),
         ("Founded 01-12-2019 in Oslo.\n" + RULES, []),
         ("It is 5 steps away. Today is a good day.\n" + RULES, []),
@@ -280,28 +295,6 @@ def test_question_before_static_guidance(path, text, expected):
 def test_a_value_after_fixed_text_named_like_input_is_still_in_the_stable_part():
     text = "{{ welcome_message }}\nSession {{ session_id }}\n" + GUIDANCE
     assert findings("a.j2", text) == [("PFX102", 2, 9)]
-
-
-def test_values_of_one_rule_next_to_each_other_are_one_finding():
-    text = (
-        "<env>\nWorking directory: {{ cwd }}\nIs directory a git repo: {{ isGitRepo }}\n"
-        "Today's date: {{ date }}\nPlatform: {{ platform }}\n</env>\n" + RULES * 3
-    )
-    found = check("p.md", text, VOLATILE)
-    assert sorted((d.code, d.span.line) for d in found) == [("PFX101", 4), ("PFX104", 2)]
-    (env,) = [d for d in found if d.code == "PFX104"]
-    assert "and 2 more next to it: `{{ isGitRepo }}`, `{{ platform }}`" in env.message
-    assert env.extra["folded_lines"] == [3, 5]
-
-
-def test_values_apart_are_separate_findings():
-    text = "Date: {{ date }}\n" + RULES + "Session: {{ session_id }}\n" + RULES * 3
-    assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10)]
-
-
-def test_values_of_different_rules_next_to_each_other_are_reported_each():
-    text = "Date: {{ date }}\nUser: {{ user_name }}\nSession: {{ session_id }}\n" + RULES * 3
-    assert findings("p.md", text) == [("PFX101", 1, 7), ("PFX102", 3, 10), ("PFX103", 2, 7)]
 
 
 def test_a_volatile_value_glued_to_text_is_reported_once():

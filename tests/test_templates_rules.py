@@ -297,3 +297,23 @@ def test_yaml_fixes_keep_the_file_valid(pieces):
     after = yaml.safe_load(after_text)
     assert after["other"] == before["other"] == 1
     assert fix("p.yaml", after_text, unsafe=True) == after_text
+
+
+@pytest.mark.parametrize(
+    ("body", "kept_nbsp"),
+    [
+        # removing the marks leaves "  " before the no-break space: a space there would indent
+        # a blank line deeper than the block, which YAML rejects; the space fix is withheld
+        ("  {{ today }}\n  \ufeff\ufeff\n  \ufeff\ufeff\xa0\n", True),
+        # quiet counterpart: after text, the no-break space becomes a plain space
+        ("  {{ today }}\n  a\xa0b\n", False),
+    ],
+)
+def test_yaml_fixes_never_indent_a_blank_line(body, kept_nbsp):
+    import yaml
+
+    text = "system: |\n" + body + "other: 1\n"
+    after = fix("p.yaml", text, unsafe=True)
+    assert yaml.safe_load(after)["other"] == 1
+    assert ("\xa0" in after) == kept_nbsp
+    assert after.index("{{ today }}") > after.index("system: |\n") + 12  # the date moved

@@ -95,9 +95,24 @@ def _result(d: Diagnostic, rule_index: dict[str, int], index: LineIndex | None) 
         "stable_prefix_tokens": d.stable_prefix_tokens,
         "unstable_tokens": d.unstable_tokens,
     }
-    measured = {key: value for key, value in measured.items() if value is not None}
-    if measured:
-        result["properties"] = measured
+    properties: JsonObject = {key: value for key, value in measured.items() if value is not None}
+    folded = d.extra.get("folded_lines")
+    if isinstance(folded, list) and folded:
+        # Later volatile values folded into this finding: where they are, as related places.
+        properties["folded_lines"] = list(folded)
+        result["relatedLocations"] = [
+            {
+                "id": number,
+                "physicalLocation": {
+                    "artifactLocation": {"uri": _uri(s.path)},
+                    "region": {"startLine": line},
+                },
+                "message": {"text": "a volatile value folded into this finding"},
+            }
+            for number, line in enumerate(folded, start=1)
+        ]
+    if properties:
+        result["properties"] = properties
     return result
 
 

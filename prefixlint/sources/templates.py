@@ -10,8 +10,10 @@ Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#
 Semantic Kernel's ``{{$x}}``, ``{{time.now}}``; a placeholder of several words is read by its
 words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an
 escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
-``%(x)s``, ``${x}`` and ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and
-``$var`` in a shell or pattern example are text).
+``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
+``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
+pattern example are text). A field that is part of a pattern the prompt describes (in a URL,
+or glued to other text in an inline code span) is text too.
 """
 
 from __future__ import annotations
@@ -66,12 +68,21 @@ _MUSTACHE_TAG = re.compile(
     r"\{\{\{\s*([^{}]{1,200}?)\s*\}\}\}|\{\{([#^/!>&]?)\s*([^{}]{0,200}?)\s*\}\}"
 )
 _FORMAT_FIELD = re.compile(
-    r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)\}"
+    r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)(?:\([^(){}\n]{0,50}\)(?:\.[A-Za-z_]\w*(?:\([^(){}\n]{0,50}\))?)*)?\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
     r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
+_BACKTICK = re.compile(r"(?<!\\)`")
+_URL_BEFORE = re.compile(
+    r"(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/)[^\s'\"<>()`]*\Z"
+)
+# What follows the name is an object or a style rule, not a format spec: a space and a word or
+# quote (``{key: value}``, not ``{x: >10}``), a word (``{type:self_hosted}``, not ``{x:.2f}``),
+# a semicolon or a comma list (``{font:600 13px;color:#111}``, ``{a:1, b:2}``).
+_OBJECT_SPEC = re.compile(r":(?:\s+[\w'\"<]|[A-Za-z_]{2,}\w*\}|[^{}]*(?:;|,\s))")
 _FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+_INDENT_LIKE = " \t\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
@@ -305,8 +316,10 @@ def token_ends(tokenizer: Tokenizer, text: str) -> list[int]:
 
 
 def _indents(text: str, start: int, end: int, replacement: str) -> bool:
-    """Whether a change starts a line with whitespace that did not start it before."""
-    at_line_start = start == 0 or text[start - 1] == "\n"
+    """Whether a change starts a line with whitespace that did not start it before (after
+    only whitespace and invisible characters, which other fixes may remove)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    at_line_start = not text[line_start:start].strip(_INDENT_LIKE)
     was_indented = text[start:end].startswith((" ", "\t"))
     if at_line_start and replacement.startswith((" ", "\t")) and not was_indented:
         return True
@@ -585,13 +598,18 @@ def _in_contexts(paths: tuple[str, ...], contexts: list[str]) -> tuple[str, ...]
 def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
-    fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "$" in text else []
+    fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "`" in text or "~" in text else []
     for match in _FORMAT_FIELD.finditer(text):
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
         if match.group(4) and _in_code(text, match.start(), fences):
             continue  # ``$HOME`` in a shell example is text
+        braced = match.group(1) or match.group(2)
+        if braced and _described(text, match.start(), match.end(), fences):
+            continue  # ``/v1/sessions/{session_id}``: a pattern the prompt describes
+        if match.group(2) and _OBJECT_SPEC.match(match.group(0), len(match.group(2)) + 1):
+            continue  # ``{previous_message_id: null}``: an object literal, not a field
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
@@ -603,10 +621,43 @@ def _scan_format(text: str) -> ParsedTemplate:
 def _in_code(text: str, offset: int, fences: list[int]) -> bool:
     """Whether ``offset`` is inside Markdown code: a backtick span, or a fenced block (after
     an odd number of the ``fences`` lines, given by where they start)."""
-    line_start = text.rfind("\n", 0, offset) + 1
-    if text.count("`", line_start, offset) % 2:
+    if _code_span(text, offset) is not None:
         return True
+    line_start = text.rfind("\n", 0, offset) + 1
     return bisect.bisect_left(fences, line_start) % 2 == 1
+
+
+def _code_span(text: str, offset: int) -> tuple[int, int] | None:
+    """The inline code span (``text[start:end]`` between its backticks) holding ``offset``, if
+    any; an escaped backtick (``\\```) opens no span."""
+    line_start = text.rfind("\n", 0, offset) + 1
+    line_end = text.find("\n", offset)
+    line_end = len(text) if line_end == -1 else line_end
+    before = [m.end() for m in _BACKTICK.finditer(text, line_start, offset)]
+    if len(before) % 2 == 0:
+        return None
+    after = _BACKTICK.search(text, offset, line_end)
+    return (before[-1], after.start()) if after else None
+
+
+def _described(text: str, start: int, end: int, fences: list[int]) -> bool:
+    """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
+    rather than a value it is given: inside a URL, or glued to other text in Markdown code
+    (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span, ``f"id-{i}"`` or
+    ``onClick={handler}`` in a fenced block). A field that is the span, or a word of its own in
+    the code (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
+    if _URL_BEFORE.search(text, max(start - 300, 0), start):
+        return True
+    span = _code_span(text, start)
+    if span is None:
+        line_start = text.rfind("\n", 0, start) + 1
+        if bisect.bisect_left(fences, line_start) % 2 == 0:
+            return False
+        line_end = text.find("\n", end)
+        span = (line_start, len(text) if line_end == -1 else line_end)
+    glued_before = start > span[0] and not text[start - 1].isspace()
+    glued_after = end < span[1] and not text[end].isspace()
+    return glued_before or glued_after
 
 
 def user_section_start(text: str) -> int:

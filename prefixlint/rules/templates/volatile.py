@@ -10,13 +10,16 @@ A place before most of the static text is an error (the rule's severity); one af
 it, which leaves most of the prefix cached, is a warning. A place costs nothing worth reporting
 when only other volatile lines (or a few words on its own line, like ``(UTC).``) follow it, or
 when it sits in the template's final section, after the static text, with little static text
-after it. Places of one rule next to each other (on one line, or with only labels between)
-are one finding, at the first: it already costs everything after it.
+after it. The first costly place is the finding: it already costs everything after it, so the
+costly places after it (of any enabled volatile rule) are folded into its message and its
+``folded_lines``. A place whose line waives its code with ``noqa`` is reported on its own (for
+the directive to suppress) and folds nothing; the next place leads.
 
-A volatile line that only other volatile lines follow costs nothing more, so the unsafe fix
-moves such a line to the end of the stable part, after the static text, where it stops
-costing anything; the fix is offered only when the line is its own statement (not inside a
-loop, or inside an ``if`` whose tags stand alone on the lines around it, which moves along).
+The unsafe fix moves the finding's line to the end of the stable part, after the static
+text, where it stops costing anything, and the folded lines with it, in order; it is offered
+only when the first line is its own statement (not inside a loop, or inside an ``if`` whose
+tags stand alone on the lines around it, which moves along). A folded line that cannot move
+stays, and the fix's message names it.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from typing import cast
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
+from prefixlint.linting.noqa import find_directives
 from prefixlint.rules.templates.sections import last_section_start
 from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument, tokens
 from prefixlint.types import Applicability, Diagnostic, Fix, Severity
@@ -42,7 +46,6 @@ WHAT = {
 }
 _TAIL_WORDS = 3  # words of static text after a place on its own line that count as following it
 _FINAL_SECTION_TOKENS = 48  # static tokens after a place in the final section it may cost
-_LABEL_WORDS = 6  # words between two volatile places that still make them one block
 _WORDS = re.compile(r"[^\W\d_]{2,}")
 _IF_LINE = re.compile(r"\s*\{%[-+]?\s*if\b.*%\}\s*", re.DOTALL)
 _ENDIF_LINE = re.compile(r"\s*\{%[-+]?\s*endif\s*[-+]?%\}\s*")
@@ -61,18 +64,26 @@ _DATE_LITERAL = (
     r"|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
     r"|\d{10}(?:\d{3})?\b"
 )
+# A positional field (``{}``, ``{0}``, ``%s``) filled with the date: ``The current date is {}.``
+_POSITIONAL = r"\{\d?\}|%s\b"
 # A date or time given as "the current one": a rendering pasted into the file, or a line that
 # someone rewrites every day. A date alone ("since 2019", "released 2024-05-01") is static.
 _AND_TIME = r"(?:\s+and\s+time|\s*/\s*time)?"
 CURRENT_DATE_LINE = re.compile(
     rf"(?:\b(?:today(?:'s|’s)?(?:\s+date{_AND_TIME})?|the\s+date\s+today|(?:the\s+)?current\s+"
-    rf"(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
-    r"(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\s*(?:is|:|=)\s*(?:currently\s+)?"
-    r"|\bit['’]s\s+(?:currently\s+|now\s+)?)"
-    rf"(?P<date>{_DATE_LITERAL})",
+    rf"(?:system\s+)?(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
+    r"(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\**\s*(?:is\s*:?|:|=)\s*\**\s*"
+    r"(?:currently\s+)?|\bit['’]s\s+(?:currently\s+|now\s+)?)"
+    rf"(?P<date>{_DATE_LITERAL}|{_POSITIONAL})",
     re.IGNORECASE,
 )
 
+# "the current date" followed straight by a long-form date (a month name): no "is" between.
+CURRENT_DATE_BARE = re.compile(
+    rf"\b(?:the\s+current|today['’]s(?:\s+current)?)\s+date\s+(?P<date>{_WEEKDAY}{_MONTH}\.?\s\d{{1,2}}"
+    rf"(?:st|nd|rd|th)?,?\s\d{{4}}|{_WEEKDAY}\d{{1,2}}\s{_MONTH}\.?,?\s\d{{4}})",
+    re.IGNORECASE,
+)
 
 _CONDITION = re.compile(
     r"\b(?:if|when|whenever|whether|unless|until|assume|assuming|suppose|e\.g\.|example)[\s,:]*$",
@@ -132,7 +143,9 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
             shown = document.text[placeholder.start : placeholder.end]
             places.append(Volatile(placeholder.start, placeholder.end, code, shown))
     static = document.parsed.static
-    for match in CURRENT_DATE_LINE.finditer(document.text):
+    matches = [*CURRENT_DATE_LINE.finditer(document.text)]
+    matches += CURRENT_DATE_BARE.finditer(document.text)
+    for match in sorted(matches, key=lambda m: m.start("date")):
         start, end = match.span("date")
         line_start = document.text.rfind("\n", 0, match.start()) + 1
         if _CONDITION.search(document.text, line_start, match.start()):
@@ -207,58 +220,90 @@ def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]
     return costly
 
 
-def _blocks(document: TemplateDocument, costly: list[Costly]) -> list[list[Costly]]:
-    """``costly`` (places of one code) cut into blocks of places next to each other: on one
-    line, or on lines with only labels between them (``Working directory: {{ cwd }}`` then
-    ``Platform: {{ os }}``). The first place of a block already costs everything after it, so
-    the rest are folded into its finding."""
-    blocks: list[list[Costly]] = []
-    for item in costly:
-        if blocks and _adjacent(document, blocks[-1][-1].place, item.place):
-            blocks[-1].append(item)
-        else:
-            blocks.append([item])
-    return blocks
-
-
-def _adjacent(document: TemplateDocument, first: Volatile, second: Volatile) -> bool:
-    between = document.static_between(first.end, second.start)
-    if len(_WORDS.findall(between)) > _LABEL_WORDS:
-        return False
-    return all(len(_WORDS.findall(line)) <= _LABEL_WORDS for line in between.split("\n"))
-
-
 def volatile_findings(
     document: TemplateDocument, ctx: RuleContext, code: str
 ) -> Iterator[Diagnostic]:
-    """The findings of ``code`` (one of PFX101-PFX104) in ``document``: one per block of
-    its volatile places next to each other."""
-    if "costly" not in document.memo:
-        document.memo["costly"] = _costly_places(document, ctx)
-    limit = stable_limit(document, ctx)
-    # Only this function stores "costly" in the memo.
-    costly = cast("list[Costly]", document.memo["costly"])
-    own = [item for item in costly if item.place.code == code]
-    for first, *rest in _blocks(document, own):
-        message = (
-            f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
-            f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
-            f" the {tokens(first.before)} before it)"
+    """The findings of ``code`` (one of PFX101-PFX104) in ``document``."""
+    if "findings" not in document.memo:
+        document.memo["findings"] = _findings(document, ctx)
+    # Only this function stores "findings" in the memo.
+    found = cast("list[Diagnostic]", document.memo["findings"])
+    return iter([d for d in found if d.code == code])
+
+
+def _findings(document: TemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
+    """The first costly place is the finding: from it on, nothing of the prompt is cached, so
+    the costly places after it (of any enabled volatile code) are folded into it. ``noqa`` on
+    the finding's line suppresses it with what is folded into it (what ``--add-noqa`` writes
+    stays quiet); a later place whose line waives its code, or a place of a code the file
+    waives (``noqa-file``), is reported on its own, for the directive to suppress, and is not
+    folded."""
+    directives = find_directives(document.file_text, document.path)
+
+    def waived(item: Costly, file_level: bool) -> bool:
+        line = document.span(item.place.start, item.place.end).line
+        return any(
+            d.covers(item.place.code)
+            and d.file_level == file_level
+            and (file_level or d.line == line)
+            for d in directives
         )
-        if rest:
-            folded = ", ".join(f"`{_shown(item.place)}`" for item in rest)
-            message += f"; and {len(rest)} more next to it: {folded}"
-        found = registry.diagnostic(
-            code,
-            message,
-            document.span(first.place.start, first.place.end),
-            fix=move_line_fix(document, first.region, limit) if first.others_follow else None,
-            stable_prefix_tokens=first.before,
-            unstable_tokens=first.after,
-            folded_lines=[document.span(item.place.start, item.place.end).line for item in rest],
+
+    found: list[Diagnostic] = []
+    candidates: list[Costly] = []
+    for item in _costly_places(document, ctx):
+        if waived(item, file_level=True):
+            found.append(_finding(document, ctx, item, [], with_fix=False))
+        else:
+            candidates.append(item)
+    if not candidates:
+        return found
+    first, *later = candidates
+    folded = []
+    for item in later:
+        if waived(item, file_level=False):
+            found.append(_finding(document, ctx, item, [], with_fix=False))
+        else:
+            folded.append(item)
+    found.append(_finding(document, ctx, first, folded, with_fix=True))
+    return found
+
+
+def _finding(
+    document: TemplateDocument,
+    ctx: RuleContext,
+    first: Costly,
+    rest: list[Costly],
+    *,
+    with_fix: bool,
+) -> Diagnostic:
+    code = first.place.code
+    message = (
+        f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
+        f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
+        f" the {tokens(first.before)} before it)"
+    )
+    lines = [document.span(item.place.start, item.place.end).line for item in rest]
+    if rest:
+        folded = ", ".join(
+            f"`{_shown(item.place)}` (line {line})" for item, line in zip(rest, lines, strict=True)
         )
-        # Past the middle of the stable part, most of it is still cached: a warning.
-        yield found if first.after >= first.before else replace(found, severity=Severity.WARNING)
+        message += f"; and {len(rest)} more after it: {folded}"
+    fix = None
+    if with_fix and first.others_follow:
+        regions = [first.region] + [item.region for item in rest if item.others_follow]
+        fix = move_lines_fix(document, regions, stable_limit(document, ctx))
+    found = registry.diagnostic(
+        code,
+        message,
+        document.span(first.place.start, first.place.end),
+        fix=fix,
+        stable_prefix_tokens=first.before,
+        unstable_tokens=first.after,
+        folded_lines=lines,
+    )
+    # Past the middle of the stable part, most of it is still cached: a warning.
+    return found if first.after >= first.before else replace(found, severity=Severity.WARNING)
 
 
 def _shown(place: Volatile) -> str:
@@ -276,23 +321,45 @@ def _final_section_start(document: TemplateDocument, limit: int) -> int:
 
 def move_line_fix(document: TemplateDocument, region: tuple[int, int], limit: int) -> Fix | None:
     """Move the lines ``text[region]`` to the end of the stable part, if that is sound."""
-    movable = _movable_region(document, region)
-    if movable is None:
-        return None
-    start, end = movable
+    return move_lines_fix(document, [region], limit)
+
+
+def move_lines_fix(
+    document: TemplateDocument, regions: list[tuple[int, int]], limit: int
+) -> Fix | None:
+    """Move the lines of the first region, and of each later one that can move with it, to the
+    end of the stable part, in their order (None if the first cannot move). A later line that
+    cannot move (inside a loop) stays, and the fix's message names it."""
     target = limit if limit >= len(document.text) else document.line_bounds(limit)[0]
-    if target < end or document.block_depth(target) != 0:
+    if document.block_depth(target) != 0:
         return None
-    moved = document.text[start:end]
+    moving: list[tuple[int, int]] = []
+    staying: list[int] = []
+    for index, region in enumerate(regions):
+        movable = _movable_region(document, region)
+        if movable is not None and moving and movable[0] < moving[-1][1]:
+            if movable[1] <= moving[-1][1]:
+                continue  # on a line that already moves (two values on one line)
+            movable = None  # overlaps the lines before it: not a unit
+        if movable is None or target < movable[1]:
+            if index == 0:
+                return None
+            staying.append(document.span(region[0], region[0]).line)
+            continue
+        moving.append(movable)
+    pieces = [document.text[start:end] for start, end in moving]
+    moved = "".join(piece if piece.endswith("\n") else piece + "\n" for piece in pieces)
     if target >= len(document.text):
         text = document.text
         target = len(text) - 1 if text.endswith("\n") else len(text)
         moved = "\n" + moved.removesuffix("\n")
-    return document.fix(
-        [(start, end, ""), (target, target, moved)],
-        Applicability.UNSAFE,
-        "Move the line to the end of the stable part of the prompt",
-    )
+    changes = [(start, end, "") for start, end in moving] + [(target, target, moved)]
+    message = "Move the line" + ("s" if len(moving) > 1 else "") + " to the end of the stable part"
+    message += " of the prompt"
+    if staying:
+        shown = ", ".join(str(line) for line in staying)
+        message += f" (line{'s' if len(staying) > 1 else ''} {shown} cannot move and stay)"
+    return document.fix(changes, Applicability.UNSAFE, message)
 
 
 def _movable_region(document: TemplateDocument, region: tuple[int, int]) -> tuple[int, int] | None:
