@@ -35,9 +35,8 @@ EXPECTED = {
     "pfx301_question_before_policy.txt": [("PFX301", 1)],
     "pfx301_swe_agent_default.yaml": [("PFX301", 43)],
     "pfx401_crlf_lines.txt": [("PFX401", 1)],
-    "pfx402_fabric_judge_output.md": [
-        ("PFX402", line) for line in (5, 31, 32, 33, 51, 52, 53, 72, 73)
-    ],
+    # trailing whitespace on nine lines: one finding at the first, the rest folded into it
+    "pfx402_fabric_judge_output.md": [("PFX402", 5)],
     "pfx403_invisible_characters.txt": [
         ("PFX403", 1),
         ("PFX403", 1),

@@ -194,3 +194,44 @@ def test_json_and_sarif_carry_the_folded_lines():
     assert result["properties"]["folded_lines"] == [3, 4, 5]
     related = [r["physicalLocation"]["region"]["startLine"] for r in result["relatedLocations"]]
     assert related == [3, 4, 5]
+
+
+TRAILING = "Rules: \nBe brief.\t\nBe kind.\nCite sources.  \n"
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        ("p.txt", TRAILING, [("PFX402", 1, (2, 4))]),
+        ("p.txt", "Rules:\nBe brief.\n", []),
+        # a Markdown hard break (two spaces after text) is not trailing whitespace
+        ("p.md", TRAILING, [("PFX402", 1, (2,))]),
+    ],
+)
+def test_trailing_whitespace_is_one_finding_per_file(path, text, expected):
+    assert summary(path, text, {"PFX402"}) == expected
+
+
+def test_the_trailing_whitespace_fix_removes_it_on_every_folded_line():
+    (found,) = check("p.txt", TRAILING, {"PFX402"})
+    assert "and on 2 more lines after it (2, 4)" in found.message
+    assert found.fix is not None
+    edits = [(e.start, e.end, e.replacement) for e in found.fix.edits]
+    assert apply_changes(TRAILING, edits) == "Rules:\nBe brief.\nBe kind.\nCite sources.\n"
+
+
+def test_a_later_line_that_waives_trailing_whitespace_stands_alone_for_its_directive():
+    text = "Rules: \nBe brief. {# prefixlint: noqa: PFX402 #} \nBe kind. \n"
+    assert summary("p.j2", text, {"PFX402"}) == [("PFX402", 1, (3,)), ("PFX402", 2, ())]
+    settings = Settings(select=("PFX402", "PFX901"))
+    assert [d.span.line for d in check_text(text, "p.j2", settings)] == [1]
+
+
+@pytest.mark.parametrize("path", ["p.j2", "p.jinja"])
+def test_add_noqa_output_for_trailing_whitespace_stays_quiet(path):
+    settings = Settings(select=("PFX402", "PFX901"))
+    found = check_text(TRAILING, path, settings)
+    assert len(found) == 1
+    edit = add_noqa(TRAILING, path, found)
+    assert edit.added == 1
+    assert check_text(edit.text, path, settings) == []

@@ -20,6 +20,7 @@ from pathlib import PurePath
 
 from prefixlint import registry
 from prefixlint.context import RuleContext
+from prefixlint.linting.noqa import find_directives
 from prefixlint.rules.templates.sections import lines, section_lines
 from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Applicability, Diagnostic
@@ -36,6 +37,25 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
+    """One finding for the file's trailing whitespace, at its first line, the later lines
+    folded into it and its fix removing all of it. As for volatile values, ``noqa`` on the
+    finding's line suppresses it with what it folds; a later line that waives PFX402 is
+    reported on its own, for its directive to suppress."""
+    sites = list(_trailing_sites(document))
+    if not sites:
+        return
+    directives = find_directives(document.file_text, document.path)
+    waived = {d.line for d in directives if d.covers(CODE) and not d.file_level}
+    first, *later = sites
+    alone = [site for site in later if document.span(*site).line in waived]
+    yield _trailing_finding(document, [first, *(site for site in later if site not in alone)])
+    for site in alone:
+        yield _trailing_finding(document, [site])
+
+
+def _trailing_sites(document: TemplateDocument) -> Iterator[tuple[int, int]]:
+    """Where each line's trailing spaces and tabs are, in static text (Markdown hard breaks
+    left out)."""
     text = document.text
     static = document.parsed.static
     markdown = PurePath(document.path).suffix.lower() in _MARKDOWN_SUFFIXES
@@ -45,14 +65,25 @@ def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
             continue
         if markdown and _hard_break(text, start, end, stripped):
             continue
-        change = [(start + stripped, end, "")]
-        fix = document.fix(change, Applicability.SAFE, "Remove trailing whitespace")
-        yield registry.diagnostic(
-            CODE,
-            "trailing whitespace: invisible bytes that editors strip, changing the prompt",
-            document.span(start + stripped, end),
-            fix=fix,
-        )
+        yield start + stripped, end
+
+
+def _trailing_finding(document: TemplateDocument, sites: list[tuple[int, int]]) -> Diagnostic:
+    first, *rest = sites
+    changes = [(start, end, "") for start, end in sites]
+    fix = document.fix(changes, Applicability.SAFE, "Remove trailing whitespace")
+    if fix is None and rest:  # one line the file's syntax cannot edit: fix the others alone
+        fixes = [document.fix([change], Applicability.SAFE, "") for change in changes]
+        kept = [change for change, one in zip(changes, fixes, strict=True) if one is not None]
+        fix = document.fix(kept, Applicability.SAFE, "Remove trailing whitespace") if kept else None
+    lines_after = [document.span(*site).line for site in rest]
+    message = "trailing whitespace: invisible bytes that editors strip, changing the prompt"
+    if lines_after:
+        shown = ", ".join(map(str, lines_after[:8])) + (", ..." if len(lines_after) > 8 else "")
+        message += f"; and on {len(lines_after)} more lines after it ({shown})"
+    return registry.diagnostic(
+        CODE, message, document.span(*first), fix=fix, folded_lines=lines_after
+    )
 
 
 def _hard_break(text: str, start: int, end: int, stripped: int) -> bool:
