@@ -18,6 +18,8 @@ gain (lowest point + 0.9 x (highest - lowest)): past it, more memory buys little
 
 from __future__ import annotations
 
+import csv
+import io
 import itertools
 import re
 from collections.abc import Sequence
@@ -187,3 +189,16 @@ def run_sweep(
         points=points,
         knees=knees,
     )
+
+
+def sweep_csv(sweep: CapacitySweep) -> str:
+    """The sweep's points as CSV, one row per policy and capacity, with a header."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["policy", "capacity_tokens", "capacity_bytes", "hit_rate", "prefill_tokens"])
+    for p in sweep.points:
+        bytes_ = "" if p.capacity_bytes is None else p.capacity_bytes
+        writer.writerow(
+            [p.policy, p.capacity_tokens, bytes_, f"{p.hit_rate:.6f}", p.prefill_tokens]
+        )
+    return out.getvalue()
