@@ -12,7 +12,7 @@ Routers (ties go to the replica with the fewest prompt tokens so far, then the l
   never is). The router's view of a replica is every block it has sent there, as SGLang's
   cache-aware router keeps an approximate radix tree per worker and falls back to the least
   loaded worker when the load is imbalanced
-  (https://docs.sglang.ai/advanced_features/router.html), and as llm-d's endpoint picker
+  (https://docs.sglang.ai/router/router.html), and as llm-d's endpoint picker
   scores endpoints by the prefix it last sent them alongside a load scorer
   (https://llm-d.ai/docs/guides/optimized-baseline).
 """
