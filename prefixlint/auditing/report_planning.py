@@ -13,6 +13,7 @@ from prefixlint.auditing.results import AuditReport, CapacitySweep, Routing
 from prefixlint.auditing.sweep import KNEE_FRACTION, SWEEP_POLICIES
 
 PLOT_WIDTH = 760
+LABEL_GAP = 48  # pixels between the centres of two capacity labels
 POLICY_COLORS = dict(
     zip(SWEEP_POLICIES, ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#1a202c"), strict=True)
 )
@@ -132,9 +133,12 @@ def sweep_plot(sweep: CapacitySweep) -> str:
     for step in range(round((high - low) * 10) + 1):
         rate = low + step / 10
         body.append(_text(left - 4, y(rate) + 4, f"{rate:.0%}", "end"))
-    for capacity in capacities:
-        body.append(_text(x(capacity), top + plot_h + 16, tokens_count(capacity), "middle"))
-    body.append(_text(left + plot_w / 2, top + plot_h + 32, "KV capacity (tokens)", "middle"))
+    shown = -LABEL_GAP
+    for capacity in capacities:  # a label too close to the last one shown is left out
+        if x(capacity) - shown >= LABEL_GAP:
+            shown = x(capacity)
+            body.append(_text(shown, top + plot_h + 18, tokens_count(capacity), "middle"))
+    body.append(_text(left + plot_w / 2, top + plot_h + 34, "KV capacity (tokens)", "middle"))
     for index, policy in enumerate(SWEEP_POLICIES):
         color = POLICY_COLORS[policy]
         points = sorted(
@@ -154,7 +158,7 @@ def sweep_plot(sweep: CapacitySweep) -> str:
             f'<rect x="{left + plot_w + 12}" y="{legend_y}" width="10" height="10" fill="{color}"/>'
         )
         body.append(_text(left + plot_w + 26, legend_y + 9, policy))
-    height = top + plot_h + 40
+    height = top + plot_h + 42
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{PLOT_WIDTH}" height="{height}" '
         f'viewBox="0 0 {PLOT_WIDTH} {height}">' + "".join(body) + "</svg>"

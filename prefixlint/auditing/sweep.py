@@ -7,10 +7,10 @@ of the audit's ``--block-size`` (default 16).
 
 The *working set* is what an unbounded vLLM cache comes to hold: every distinct full block
 of the log, the duplicates vLLM makes when it recomputes a cached block (the last block of
-a repeated prompt), and the largest partial tail block a running request holds, in tokens. The
-default capacities double from the largest request's footprint (a smaller cache rejects it)
-up to the working set, which is always the last point; there every policy hits what an
-unlimited cache hits (the *ceiling*).
+a repeated prompt), and the largest partial tail block a running request holds, in tokens.
+The default capacities double from the largest request's footprint (a smaller cache rejects
+it) up to the working set, which is always the last point (a doubling within 1.5x of it is
+left out); there every policy hits what an unlimited cache hits (the *ceiling*).
 
 The *knee* of a curve is its smallest capacity whose hit rate reaches 90% of the curve's
 gain (lowest point + 0.9 x (highest - lowest)): past it, more memory buys little.
@@ -86,12 +86,13 @@ def working_set_tokens(queries: Sequence[CacheQuery], block_size: int) -> int:
 
 
 def default_capacities(queries: Sequence[CacheQuery], block_size: int) -> list[int]:
-    """Doubling capacities from the largest request's footprint up to the working set."""
+    """Doubling capacities from the largest request's footprint up to the working set (a
+    doubling within 1.5x of the working set is left out)."""
     top = working_set_tokens(queries, block_size)
     low = max((held_blocks(q, block_size) for q in queries), default=1) * block_size
     capacities = []
     capacity = low
-    while capacity < top:
+    while capacity * 1.5 <= top:  # a doubling close under the working set adds nothing
         capacities.append(capacity)
         capacity *= 2
     return [*capacities, top]
