@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -14,6 +15,7 @@ from prefixlint.auditing.sweep import (
     TraceEntry,
     default_capacities,
     knee,
+    leading_tokens,
     parse_capacities,
     run_sweep,
     working_set_tokens,
@@ -22,6 +24,7 @@ from prefixlint.cache import CacheQuery
 from prefixlint.cache.geometry import GeometryError, load_geometry, parse_bytes
 from prefixlint.cache.policies import EvictionCache
 from prefixlint.cache.vllm import VllmCache
+from prefixlint.request import ChatRequest, Component
 
 
 def test_known_geometries_bytes_per_token():
@@ -183,3 +186,23 @@ def test_sweep_reports_bytes_and_prefill():
     assert sweep.ceiling_hit_rate == 32 / 66
     with pytest.raises(ValueError, match="below the largest request"):
         run_sweep(trace, [32], block_size=16)
+
+
+def _rendered(*components):
+    return SimpleNamespace(
+        components=[Component(name, 0, 0, start, end) for name, start, end in components]
+    )
+
+
+def test_leading_tokens_are_the_system_prompt_and_tools():
+    system_first = ChatRequest(
+        line=1, format="openai", messages=({"role": "system"}, {"role": "user"})
+    )
+    shape = (("messages[0]", 0, 10), ("tools", 10, 12), ("tools[0]", 12, 30))
+    rendered = _rendered(*shape, ("messages[1]", 30, 40))
+    assert leading_tokens(system_first, rendered) == 30
+    user_first = ChatRequest(line=1, format="openai", messages=({"role": "user"},))
+    assert leading_tokens(user_first, _rendered(("messages[0]", 0, 10))) == 0
+    separate = _rendered(("system", 0, 8), ("messages[0]", 8, 20))
+    assert leading_tokens(user_first, separate) == 8
+    assert leading_tokens(user_first, None) == 0
