@@ -10,6 +10,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Iterator
+from typing import Any
 
 import click
 from rich.console import Console
@@ -288,7 +289,7 @@ def audit(ctx: click.Context, logs: tuple[str, ...], **options) -> None:
     ctx.exit(1 if failures else 0)
 
 
-def _planning(options: dict) -> dict:
+def _planning(options: dict[str, Any]) -> dict[str, Any]:
     """The capacity options: ``--kv-memory`` over ``--model-geometry`` as a token capacity,
     and the sweep's capacities in tokens."""
     name, geometry = None, None
