@@ -49,6 +49,16 @@ class AuditOptions:
     # The deployment's prefill speed and GPU price: time to first token and GPU money.
     prefill_tokens_per_second: float | None = None
     gpu_hour_usd: float | None = None
+    # Capacity planning (audit --sweep): token capacities (none: the default series) and the
+    # model's KV bytes per token (--model-geometry), named ``geometry_name``.
+    sweep: bool = False
+    sweep_capacities: tuple[int, ...] = ()
+    kv_bytes_per_token: int | None = None
+    geometry_name: str | None = None
+    # Routing what-if (audit --replicas): replicas, router and its load bound.
+    replicas: int | None = None
+    router: str = "prefix-aware"
+    router_epsilon: float = 0.1
 
     def gpu_price(self) -> GpuTimePrice | None:
         """The price of a self-hosted engine's prefill, when both figures are given."""

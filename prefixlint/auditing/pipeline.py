@@ -24,6 +24,7 @@ from prefixlint.auditing.attribution import (
 from prefixlint.auditing.breakpoints import BreakpointAdvisor
 from prefixlint.auditing.canonical import canonicalisers
 from prefixlint.auditing.options import ENGINE_MODELS, AuditError, AuditOptions, new_cache_model
+from prefixlint.auditing.planning import Planner
 from prefixlint.auditing.prices import GpuTimePrice, Price, PriceTable
 from prefixlint.auditing.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
 from prefixlint.auditing.source_link import SourceIndex, refined_cause
@@ -353,6 +354,7 @@ def _audit(
             on_line()
 
     advisor = BreakpointAdvisor(always="anthropic" in options.caches)
+    planner = Planner(options) if Planner.wanted(options) else None
     on_phase(AUDITING)
     for file, prepared in _prepared(auditor, files, count_line, auditor.skip):
         if on_prepared is not None:
@@ -361,7 +363,12 @@ def _audit(
         auditor.feed_or_skip(file, prepared)
         if len(auditor.report.records) > records:
             advisor.feed(prepared.request, prepared.rendered, prepared.query)
+            if planner is not None:
+                session = session_of(prepared.request, options.session_key)
+                planner.add(prepared.request, prepared.rendered, prepared.query, session)
     report = auditor.finish()
+    if planner is not None:
+        planner.finish(report)
     report.cache_control = advisor.advice()
     if options.what_if and rereadable:
         report.what_if = _what_if_pass(auditor, files, on_phase, on_line)

@@ -1,7 +1,8 @@
 """The audit as one self-contained HTML file: inline CSS and SVG plots, no external assets.
 
 Plots: hit rate over the log (per cache model), uncached tokens by cause, what-if gains, and a
-prefix-sharing view (per request: tokens served from cache, tokens a cause cost, new tokens).
+prefix-sharing view (per request: tokens served from cache, tokens a cause cost, new tokens),
+and, when the audit ran them, the capacity sweep and the routing what-if.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from html import escape
 from prefixlint.auditing.describe import cause_label, dollars, headline, percent, tokens_count
 from prefixlint.auditing.engine_metrics import check_html
 from prefixlint.auditing.report_breakpoints import breakpoints_html
+from prefixlint.auditing.report_planning import planning_html
 from prefixlint.auditing.results import AuditReport, RequestRecord
 
 WIDTH = 760
@@ -332,6 +334,7 @@ def render_html(report: AuditReport) -> str:
             sharing_plot(report, model),
         ]
     parts.append(breakpoints_html(report.cache_control))
+    parts.append(planning_html(report))
     parts.append(_assumptions(report))
     parts.append("</body></html>\n")
     return "".join(parts)

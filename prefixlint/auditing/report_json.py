@@ -16,7 +16,15 @@ from typing import Any
 from prefixlint.auditing.engine_metrics import check_dict
 from prefixlint.auditing.redact import redact_report
 from prefixlint.auditing.report_breakpoints import advice_dict
-from prefixlint.auditing.results import AuditReport, FixFirst, RequestRecord, Totals, WhatIf
+from prefixlint.auditing.results import (
+    AuditReport,
+    CapacitySweep,
+    FixFirst,
+    RequestRecord,
+    Routing,
+    Totals,
+    WhatIf,
+)
 
 SCHEMA_VERSION = 1
 
@@ -148,6 +156,58 @@ def to_dict(report: AuditReport, *, redact: bool = False) -> dict[str, Any]:
         "assumptions": report.assumptions,
         "cache_control": advice_dict(report.cache_control),
         "vllm_metrics": check_dict(report.engine_check),
+        "sweep": _sweep_points(report.sweep),
+        "sweep_summary": _sweep_summary(report.sweep),
+        "routing": _routing(report.routing),
+    }
+
+
+def _sweep_points(sweep: CapacitySweep | None) -> list[dict[str, Any]]:
+    if sweep is None:
+        return []
+    return [
+        {
+            "policy": p.policy,
+            "capacity_tokens": p.capacity_tokens,
+            "capacity_bytes": p.capacity_bytes,
+            "hit_rate": _rate(p.hit_rate),
+            "prefill_tokens": p.prefill_tokens,
+        }
+        for p in sweep.points
+    ]
+
+
+def _sweep_summary(sweep: CapacitySweep | None) -> dict[str, Any] | None:
+    if sweep is None:
+        return None
+    return {
+        "block_size": sweep.block_size,
+        "working_set_tokens": sweep.working_set_tokens,
+        "ceiling_hit_rate": _rate(sweep.ceiling_hit_rate),
+        "model_geometry": sweep.geometry,
+        "bytes_per_token": sweep.bytes_per_token,
+        "knee_capacity_tokens": sweep.knees,
+    }
+
+
+def _routing(routing: Routing | None) -> dict[str, Any] | None:
+    if routing is None:
+        return None
+    return {
+        "router": routing.router,
+        "epsilon": routing.epsilon,
+        "capacity_tokens": routing.capacity_tokens,
+        "hit_rate": _rate(routing.hit_rate),
+        "imbalance": round(routing.imbalance, 6),
+        "replicas": [
+            {
+                "requests": r.requests,
+                "prompt_tokens": r.prompt_tokens,
+                "cached_tokens": r.cached_tokens,
+                "hit_rate": _rate(r.hit_rate),
+            }
+            for r in routing.replicas
+        ],
     }
 
 

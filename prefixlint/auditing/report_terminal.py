@@ -17,6 +17,7 @@ from prefixlint.auditing.describe import (
 )
 from prefixlint.auditing.engine_metrics import print_check
 from prefixlint.auditing.report_breakpoints import print_breakpoints
+from prefixlint.auditing.report_planning import print_planning
 from prefixlint.auditing.results import AuditReport
 
 
@@ -38,6 +39,7 @@ def print_report(report: AuditReport, console: Console, *, list_skipped: bool = 
         _print_usage(report, model, console)
     _print_what_if(report, console)
     print_breakpoints(report.cache_control, console)
+    print_planning(report, console)
     _print_assumptions(report, console)
     if list_skipped and report.skipped:
         console.print("[bold]Skipped lines[/]")

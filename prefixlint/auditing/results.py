@@ -294,6 +294,66 @@ class GroupTotals:
             self.causes[cause] = self.causes.get(cause, 0) + cost
 
 
+@dataclass(frozen=True)
+class SweepPoint:
+    """One eviction policy at one KV capacity (``audit --sweep``)."""
+
+    policy: str
+    capacity_tokens: int
+    capacity_bytes: int | None
+    hit_rate: float
+    prefill_tokens: int
+
+
+@dataclass(frozen=True)
+class CapacitySweep:
+    """The hit-rate curves of ``audit --sweep``; ``knees`` maps each policy to its knee
+    capacity in tokens (see :mod:`prefixlint.auditing.sweep`)."""
+
+    block_size: int
+    working_set_tokens: int
+    ceiling_hit_rate: float
+    bytes_per_token: int | None
+    geometry: str | None
+    points: list[SweepPoint]
+    knees: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ReplicaLoad:
+    """What one replica was sent and hit (``audit --replicas``)."""
+
+    requests: int
+    prompt_tokens: int
+    cached_tokens: int
+
+    @property
+    def hit_rate(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+@dataclass(frozen=True)
+class Routing:
+    """A routing what-if: requests spread over replicas, each with its own cache."""
+
+    router: str
+    epsilon: float
+    capacity_tokens: int | None
+    replicas: list[ReplicaLoad]
+
+    @property
+    def hit_rate(self) -> float:
+        prompt = sum(r.prompt_tokens for r in self.replicas)
+        return sum(r.cached_tokens for r in self.replicas) / prompt if prompt else 0.0
+
+    @property
+    def imbalance(self) -> float:
+        """The busiest replica's prompt tokens over the mean (1.0: perfectly even)."""
+        loads = [r.prompt_tokens for r in self.replicas]
+        mean = sum(loads) / len(loads)
+        return max(loads) / mean if mean else 1.0
+
+
 @dataclass
 class AuditReport:
     """Everything one audit found, in log order."""
@@ -314,6 +374,10 @@ class AuditReport:
     cache_control: CacheControlAdvice | None = None
     # The engine's observed hit rate against the vllm model's (audit --vllm-metrics).
     engine_check: EngineCheck | None = None
+    # Hit rate against KV capacity per eviction policy (audit --sweep).
+    sweep: CapacitySweep | None = None
+    # Requests spread over replicas by a router (audit --replicas).
+    routing: Routing | None = None
 
     def records_for(self, model_cache: str) -> Iterable[RequestRecord]:
         return (r for r in self.records if r.model_cache == model_cache)

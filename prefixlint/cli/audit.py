@@ -36,7 +36,10 @@ from prefixlint.auditing.report_html import render_html
 from prefixlint.auditing.report_json import render_json
 from prefixlint.auditing.report_terminal import print_report
 from prefixlint.auditing.results import AuditReport
+from prefixlint.auditing.routing import DEFAULT_EPSILON, ROUTERS
+from prefixlint.auditing.sweep import parse_capacities, sweep_csv
 from prefixlint.cache.base import InvalidQuery
+from prefixlint.cache.geometry import GeometryError, load_geometry, parse_bytes
 from prefixlint.chat import (
     DEFAULT_ENGINE,
     DEFAULT_TEMPLATE,
@@ -258,6 +261,57 @@ def _limit_option(field: str, text: str) -> Callable[[Callback], Callback]:
     type=click.Path(exists=True),
     help="Templates and Python that built the prompts: link each miss to its source line.",
 )
+@click.option(
+    "--model-geometry",
+    metavar="NAME|config.json",
+    help="The served model's KV geometry, for capacities in bytes: Qwen3-0.6B, Qwen3-4B, "
+    "Qwen3-8B, Qwen3-14B, Qwen3-32B, Llama-3.1-8B, Llama-3.1-70B, or a Hugging Face "
+    "config.json (or its folder).",
+)
+@click.option(
+    "--kv-memory",
+    metavar="SIZE",
+    help="KV cache memory (8GiB, 500MB), with --model-geometry: the engine models' capacity, "
+    "in place of --capacity-tokens.",
+)
+@click.option(
+    "--sweep",
+    is_flag=True,
+    help="Capacity planning: hit rate and prefill tokens per eviction policy (lru, lfu, fifo, "
+    "priority, belady) against KV capacity.",
+)
+@click.option(
+    "--sweep-capacities",
+    metavar="LIST",
+    help="The sweep's capacities, in tokens (10k,100k,1M) or bytes (1GiB,8GiB, with "
+    "--model-geometry); default: doubling up to the log's working set. Implies --sweep.",
+)
+@click.option(
+    "--sweep-csv",
+    type=click.Path(dir_okay=False),
+    help="Write the sweep's points as CSV to this file. Implies --sweep.",
+)
+@click.option(
+    "--replicas",
+    type=click.IntRange(min=1),
+    help="Routing what-if: spread the requests over this many replicas, each with its own "
+    "vllm cache of the audit's capacity.",
+)
+@click.option(
+    "--router",
+    type=click.Choice(ROUTERS),
+    default="prefix-aware",
+    show_default=True,
+    help="How --replicas assigns requests.",
+)
+@click.option(
+    "--router-epsilon",
+    type=click.FloatRange(min=0),
+    default=DEFAULT_EPSILON,
+    show_default=True,
+    help="prefix-aware's load bound: a replica over (1 + EPSILON) x the mean prompt tokens "
+    "so far is passed over.",
+)
 @click.pass_context
 def audit(ctx: click.Context, /, logs: tuple[str, ...], **options: Any) -> None:
     """Replay logged requests through prefix-cache models; explain every miss."""
@@ -271,16 +325,49 @@ def audit(ctx: click.Context, /, logs: tuple[str, ...], **options: Any) -> None:
     ctx.exit(1 if failures else 0)
 
 
+def _planning(options: dict[str, Any]) -> dict[str, Any]:
+    """The capacity options: ``--kv-memory`` over ``--model-geometry`` as a token capacity,
+    and the sweep's capacities in tokens."""
+    name, geometry = None, None
+    if options["model_geometry"]:
+        name, geometry = load_geometry(options["model_geometry"])
+    capacity = options["capacity_tokens"]
+    if options["kv_memory"]:
+        if geometry is None:
+            raise AuditFailure("--kv-memory needs --model-geometry (bytes per token)")
+        if capacity is not None:
+            raise AuditFailure("give --kv-memory or --capacity-tokens, not both")
+        capacity = geometry.capacity_tokens(parse_bytes(options["kv_memory"]))
+    per_token = None if geometry is None else geometry.bytes_per_token
+    capacities: tuple[int, ...] = ()
+    if options["sweep_capacities"]:
+        try:
+            capacities = tuple(parse_capacities(options["sweep_capacities"], per_token))
+        except ValueError as exc:
+            raise AuditFailure(str(exc)) from None
+    return {
+        "capacity_tokens": capacity,
+        "sweep": bool(options["sweep"] or capacities or options["sweep_csv"]),
+        "sweep_capacities": capacities,
+        "kv_bytes_per_token": per_token,
+        "geometry_name": name,
+        "replicas": options["replicas"],
+        "router": options["router"],
+        "router_epsilon": options["router_epsilon"],
+    }
+
+
 def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
     """Run the audit, write its reports, and return the reasons it fails (if any)."""
     try:
         prices = PriceTable.load(options["prices"])
+        planning = _planning(options)
         baseline = load_baseline(options["baseline"]) if options["baseline"] else None
         audit_options = AuditOptions(
             caches=tuple(dict.fromkeys(options["caches"])),
             block_size=options["block_size"],
             page_size=options["page_size"],
-            capacity_tokens=options["capacity_tokens"],
+            **planning,
             **llama_server_settings(options),
             tokenizer=engine_tokenizer(options["tokenizer"], options["engine"]),
             template=options["template"],
@@ -335,6 +422,7 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
     except (
         AuditError,
         BaselineError,
+        GeometryError,
         InvalidQuery,
         LogReadError,
         MetricsError,
@@ -376,6 +464,9 @@ def _dump_format(options: dict[str, Any]) -> str:
 def _write_reports(report: AuditReport, options: dict[str, Any]) -> None:
     if options["redact"]:
         report = redact_report(report)
+    if options["sweep_csv"] and report.sweep is not None:
+        with open(options["sweep_csv"], "w", encoding="utf-8", newline="") as stream:
+            stream.write(sweep_csv(report.sweep))
     if options["html_path"]:
         with open(options["html_path"], "w", encoding="utf-8") as stream:
             stream.write(render_html(report))

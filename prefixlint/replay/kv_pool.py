@@ -10,13 +10,13 @@ blocks that a prefill computed.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from prefixlint.cache import geometry
+from prefixlint.cache.geometry import KVGeometry
 from prefixlint.replay import ReplayError
-from prefixlint.replay.models import KVGeometry
 
 if TYPE_CHECKING:
     from torch import Tensor
@@ -25,27 +25,13 @@ if TYPE_CHECKING:
 
 LayerKV = tuple["Tensor", "Tensor"]  # one layer's (keys, values)
 
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
-
 
 def parse_bytes(text: str) -> int:
-    """``"8GiB"``, ``"512MB"``, ``"1e9"`` -> bytes."""
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][0-9]+)?)\s*([a-zA-Z]*)\s*", text)
-    unit = match.group(2).lower() if match else None
-    if match is None or unit not in _UNITS:
-        raise ReplayError(f"cannot read {text!r} as a memory size (e.g. 8GiB, 512MB)")
-    return int(float(match.group(1)) * _UNITS[unit])
+    """``"8GiB"``, ``"512MB"``, ``"1e9"`` -> bytes (the grammar of :mod:`~.cache.geometry`)."""
+    try:
+        return geometry.parse_bytes(text)
+    except geometry.GeometryError as exc:
+        raise ReplayError(str(exc)) from None
 
 
 def free_device_memory(torch: ModuleType, device: TorchDevice) -> int:

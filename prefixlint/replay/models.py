@@ -18,6 +18,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from prefixlint.cache.geometry import KVGeometry
 from prefixlint.replay import ReplayError
 
 if TYPE_CHECKING:
@@ -65,20 +66,6 @@ def read_config(model: str) -> tuple[str, dict[str, Any]]:
     if not isinstance(config, dict) or "model_type" not in config:
         raise ReplayError(f"{path}: a model config needs a model_type")
     return str(path), config
-
-
-@dataclass(frozen=True)
-class KVGeometry:
-    """What one token's keys and values occupy in every layer."""
-
-    layers: int
-    kv_heads: int
-    head_dim: int
-    dtype_bytes: int
-
-    @property
-    def bytes_per_token(self) -> int:
-        return 2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes
 
 
 @dataclass
