@@ -24,6 +24,7 @@ from functools import cached_property
 from prefixlint import vocabulary
 from prefixlint.context import RuleContext
 from prefixlint.pyflow import tables as t
+from prefixlint.pyflow.layout import TEMPLATE_STATIC_TOKENS
 from prefixlint.pyflow.sinks import (
     _AGENT_PACKAGES,
     _API_METHODS,
@@ -45,6 +46,8 @@ from prefixlint.pyflow.sinks import (
     text_region,
 )
 from prefixlint.pyflow.templates import template_fields
+
+LAYOUT = "PFX301"
 
 _NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
@@ -315,7 +318,14 @@ class _Screen:
     # -- values that can start a volatile or per-request flow ------------------------------
 
     def flow_possible(self) -> bool:
-        """A superset of ``Flow.possible`` on the libcst tree."""
+        """A superset of ``Flow.possible`` on the libcst tree, where values that only PFX301
+        reads (per-request input) count only with enough static text to report."""
+        return self._volatile_possible() or (
+            self._layout_possible() and any(self._is_input(n) for n in self._spellings)
+        )
+
+    def _volatile_possible(self) -> bool:
+        """Whether anything can start a volatile or unordered value (all codes but PFX301)."""
         if self.nodes.get(ast.Set) or self.nodes.get(ast.SetComp):
             return True
         aliases = self._import_aliases()
@@ -333,16 +343,37 @@ class _Screen:
                 return True
         if self._drift_possible():
             return True
-        input_names = self._option("PFX301", "input-names")
         extra = {
             code: self._option(code, "extra-volatile-names")
             for code in ("PFX101", "PFX102", "PFX103", "PFX104")
         }
-        return any(
-            vocabulary.classify_name(name, extra) in _NAME_CODES
-            or vocabulary.is_request_input(name, input_names)
-            for name in self._spellings()
-        )
+        return any(vocabulary.classify_name(n, extra) in _NAME_CODES for n in self._spellings)
+
+    def _is_input(self, name: str) -> bool:
+        return vocabulary.is_request_input(name, self._option("PFX301", "input-names"))
+
+    def _layout_possible(self) -> bool:
+        """PFX301 is on and the literals could make as much static text as it reports: the
+        strings that are not statements of their own, or any text repeated (``"-" * 80``)."""
+        if LAYOUT not in self.ctx.enabled:
+            return False
+        try:
+            needed = min(int(self.ctx.option(LAYOUT, "min-static-tokens")), TEMPLATE_STATIC_TOKENS)
+        except KeyError:
+            return True
+        for node in self.of(ast.BinOp):
+            assert isinstance(node, ast.BinOp)
+            if isinstance(node.op, ast.Mult):
+                return True
+        alone = {id(n.value) for n in self.of(ast.Expr) if isinstance(n, ast.Expr)}
+        total = 0
+        for node in self.of(ast.Constant):
+            assert isinstance(node, ast.Constant)
+            if isinstance(node.value, str) and id(node) not in alone:
+                total += len(node.value)
+                if total >= needed:
+                    return True
+        return False
 
     def _option(self, code: str, key: str) -> list[str]:
         """A list option of a rule (``()`` where the rule has none)."""
@@ -358,6 +389,7 @@ class _Screen:
             found.update(a.asname for a in node.names if a.asname and a.name != "*")
         return found
 
+    @cached_property
     def _spellings(self) -> set[str]:
         """Every name, dotted attribute path and short string the libcst test reads."""
         found: set[str] = set()

@@ -9,11 +9,10 @@ characters; smaller tails, such as an answer-format line, are not reported).
 from __future__ import annotations
 
 from prefixlint import registry
-from prefixlint.pyflow.layout import Layout
+from prefixlint.pyflow.layout import TEMPLATE_STATIC_TOKENS, Layout
 from prefixlint.pyflow.sinks import LAST
 
 CODE = "PFX301"
-TEMPLATE_STATIC_TOKENS = 128
 
 
 @registry.register(CODE, "python")
