@@ -10,7 +10,7 @@ from prefixlint.context import RuleContext, SourceError
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import check_text
 from prefixlint.pyflow import screen
-from prefixlint.pyflow.sinks import may_hold_prompt
+from prefixlint.pyflow.prompt_words import may_hold_prompt
 from prefixlint.sources import python
 
 CODES = frozenset(registry.rule_docs())

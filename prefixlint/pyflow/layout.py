@@ -21,9 +21,6 @@ from prefixlint.pyflow.templates import FIELD, masked, span_within, static_part
 from prefixlint.types import Span
 from prefixlint.vocabulary import is_request_input
 
-# The most static tokens asked of ``str.format`` templates and system-side text (PFX301).
-TEMPLATE_STATIC_TOKENS = 128
-
 
 @dataclass(frozen=True)
 class Misplaced:

@@ -24,23 +24,23 @@ from functools import cached_property
 from prefixlint import vocabulary
 from prefixlint.context import RuleContext
 from prefixlint.pyflow import tables as t
-from prefixlint.pyflow.layout import TEMPLATE_STATIC_TOKENS
-from prefixlint.pyflow.sinks import (
-    _AGENT_PACKAGES,
-    _API_METHODS,
-    _CHAT_LISTS,
-    _FRAMEWORKS,
-    _MESSAGE_CLASSES,
-    _MESSAGE_MAKER,
-    _RESPONSE_WRAPPERS,
-    _SYSTEM_CALLEE,
-    _TOOL_FIELDS,
+from prefixlint.pyflow.prompt_words import (
+    AGENT_PACKAGES,
+    API_METHODS,
+    CHAT_LISTS,
     CHAT_ROLES,
+    FRAMEWORKS,
+    MESSAGE_CLASSES,
+    MESSAGE_MAKER,
     PROMPT,
+    RESPONSE_WRAPPERS,
     SYSTEM,
+    SYSTEM_CALLEE,
     SYSTEM_DECORATORS,
     SYSTEM_KEYWORDS,
     SYSTEM_ROLES,
+    TEMPLATE_STATIC_TOKENS,
+    TOOL_FIELDS,
     TOOL_KEYWORDS,
     name_region,
     text_region,
@@ -154,8 +154,8 @@ def _role(element: ast.AST) -> str | None:
         return role if role in SYSTEM_ROLES or role in CHAT_ROLES else None
     if isinstance(element, ast.Call):
         short = (_dotted(element.func) or "").rsplit(".", 1)[-1]
-        if _MESSAGE_CLASSES.get(short):
-            return _MESSAGE_CLASSES[short]
+        if MESSAGE_CLASSES.get(short):
+            return MESSAGE_CLASSES[short]
         return _spelled_role(_keyword(element, "role")) or None
     return None
 
@@ -231,9 +231,9 @@ class _Screen:
     def sinks_possible(self) -> bool:
         """Whether ``find_sinks`` could find a request part (concrete or named)."""
         text = self.text
-        if self._messages_sent() or any(name in text for name in _FRAMEWORKS):
+        if self._messages_sent() or any(name in text for name in FRAMEWORKS):
             return True
-        agents = any(name in text for name in _AGENT_PACKAGES)
+        agents = any(name in text for name in AGENT_PACKAGES)
         if agents and ("camel" in text or "autogen" in text):
             return True  # an agent class that takes its system message by position
         for call in self._calls():
@@ -254,13 +254,13 @@ class _Screen:
         if isinstance(func, ast.Attribute) and func.attr == "bind_tools" and call.args:
             return True
         callee = _leaf(func) or ""
-        if _SYSTEM_CALLEE.match(callee):
+        if SYSTEM_CALLEE.match(callee):
             return True
         role = _keyword(call, "role")
         if role is not None:
             return _spelled_role(role) in SYSTEM_ROLES
         unnamed = len(call.args) + sum(k.arg is None for k in call.keywords)
-        if unnamed >= 2 and _MESSAGE_MAKER.search(callee):
+        if unnamed >= 2 and MESSAGE_MAKER.search(callee):
             return _spelled_role(_positional(call, 0)) in SYSTEM_ROLES
         return False
 
@@ -294,8 +294,8 @@ class _Screen:
 
     def _tool_field(self, statement: ast.AST, target: ast.AST) -> bool:
         if isinstance(target, ast.Subscript):
-            return _string(target.slice) in _TOOL_FIELDS
-        if isinstance(target, ast.Name) and target.id in _TOOL_FIELDS:
+            return _string(target.slice) in TOOL_FIELDS
+        if isinstance(target, ast.Name) and target.id in TOOL_FIELDS:
             owner = self._class_of.get(id(statement))
             return owner is not None and (owner.name.endswith("Tool") or bool(owner.bases))
         return False
@@ -516,13 +516,13 @@ class _Screen:
     def _messages_sent(self) -> bool:
         """A request call (``messages=`` of a chat API): as ``sinks._Finder._api``."""
         for call in self._calls():
-            chain = [p for p in _chain(call.func) if p not in _RESPONSE_WRAPPERS]
+            chain = [p for p in _chain(call.func) if p not in RESPONSE_WRAPPERS]
             if not chain:
                 continue
             if chain[-1].endswith("completion") and "litellm" in self.text:
                 return True
             keywords = {k.arg for k in call.keywords if k.arg}
-            if len(chain) < 2 or chain[-1] not in _API_METHODS:
+            if len(chain) < 2 or chain[-1] not in API_METHODS:
                 continue
             if not keywords & {"model", "messages", "system", "input"}:
                 continue
@@ -624,7 +624,7 @@ def _content_write(target: ast.AST) -> bool:
         return False
     name = _dotted(element.value) or ""
     words = _words(name.rsplit(".", 1)[-1])
-    return bool(words) and words[-1] in _CHAT_LISTS
+    return bool(words) and words[-1] in CHAT_LISTS
 
 
 def _shape(node: ast.AST) -> str | None:

@@ -13,16 +13,19 @@ registered for ``"python"``. Code ``ast`` rejects goes straight to libcst, which
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
-from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.prompt_words import may_hold_prompt
 from prefixlint.pyflow.screen import may_need_analysis
-from prefixlint.pyflow.sinks import may_hold_prompt
 from prefixlint.sources.nesting import guard_python
 from prefixlint.types import Diagnostic
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from prefixlint.pyflow.document import PythonDocument
 
 SOURCE_KIND = "python"
 
@@ -34,7 +37,12 @@ def parse(text: str, ctx: RuleContext) -> PythonDocument:
 
 
 def _document(text: str, ctx: RuleContext) -> PythonDocument:
-    """``text`` parsed by libcst (the nesting guard has run)."""
+    """``text`` parsed by libcst (the nesting guard has run); imported here, so that a run
+    whose files all stop at the screen never loads libcst or the python rules."""
+    import libcst as cst
+
+    from prefixlint.pyflow.document import PythonDocument
+
     path = ctx.path
     try:
         module = cst.parse_module(text)
@@ -72,12 +80,19 @@ def _ast_tree(text: str) -> ast.Module | None:
 
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics of the enabled python rules for ``text``."""
-    enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
-    if not enabled or not may_hold_prompt(text):
+    if not may_hold_prompt(text):
         return []
-    guard_python(text, ctx.limits)
+    try:
+        guard_python(text, ctx.limits)
+    except SourceError:
+        if not registry.checkers(SOURCE_KIND, ctx.enabled):
+            return []
+        raise
     tree = _ast_tree(text)
     if tree is not None and not may_need_analysis(text, tree, ctx):
+        return []
+    enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
+    if not enabled:
         return []
     document = _document(text, ctx)
     found: list[Diagnostic] = []

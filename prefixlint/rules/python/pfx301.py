@@ -9,7 +9,8 @@ characters; smaller tails, such as an answer-format line, are not reported).
 from __future__ import annotations
 
 from prefixlint import registry
-from prefixlint.pyflow.layout import TEMPLATE_STATIC_TOKENS, Layout
+from prefixlint.pyflow.layout import Layout
+from prefixlint.pyflow.prompt_words import TEMPLATE_STATIC_TOKENS
 from prefixlint.pyflow.sinks import LAST
 
 CODE = "PFX301"
