@@ -149,3 +149,10 @@ def test_results_that_json_would_change_are_not_kept(tmp_path):
     found = [registry.diagnostic("PFX101", "m", Span("a.py", 1, 1, 1, 2), pair=(1, 2))]
     cache.put("a.py", "x", found)
     assert cache.get("a.py", "x") is None
+
+
+def test_the_cache_folder_is_never_checked(project):
+    run("app.py")
+    shown = CliRunner().invoke(main, ["check", ".", "--show-files", "--no-respect-gitignore"])
+    assert DEFAULT_FOLDER not in shown.output
+    assert "app.py" in shown.output
