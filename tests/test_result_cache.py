@@ -156,3 +156,15 @@ def test_the_cache_folder_is_never_checked(project):
     shown = CliRunner().invoke(main, ["check", ".", "--show-files", "--no-respect-gitignore"])
     assert DEFAULT_FOLDER not in shown.output
     assert "app.py" in shown.output
+
+
+def test_worker_processes_keep_and_read_results(project):
+    (project / "other.py").write_text(PROMPT.replace("SYSTEM_PROMPT", "SYSTEM_MESSAGE"))
+    first = run("app.py", "other.py", "-j", "2")
+    entries = sorted((project / DEFAULT_FOLDER / prefixlint.__version__).glob("*.json"))
+    assert len(entries) == 2
+    stamps = [entry.stat().st_mtime_ns for entry in entries]
+    second = run("app.py", "other.py", "-j", "2")
+    assert first.output == second.output
+    assert codes(second) == ["PFX101", "PFX101"]
+    assert [entry.stat().st_mtime_ns for entry in entries] == stamps
