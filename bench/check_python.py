@@ -1,102 +1,145 @@
-"""Benchmark: prefixlint's Python checks against pcdlint on the same tree of real files.
+"""Benchmark: prefixlint's Python checks on a tree of real files, against pcdlint, in one run.
 
-Usage: python bench/check_python.py [ROOT ...] [--limit N] [--show CODE] [--no-pcdlint]
+Usage: python bench/check_python.py [ROOT ...] [--no-pcdlint] [--changed N]
 
-ROOT defaults to the site-packages of the running interpreter (openai, anthropic,
-transformers, langchain... where installed). Both tools run single-threaded in this process
-on the same files, read once up front, so the figures compare analysis only. Prints files/s
-for each tool, how many files prefixlint's text prefilter skipped, and the findings per code
-(``--show PFX101`` prints those findings, to inspect them for false alarms).
+ROOT defaults to the openai, anthropic and transformers packages of the running interpreter.
+Prints, for the same files:
+
+* how many files pass the text prefilter and the ast screen (the rest are never parsed by
+  libcst), and the time per prefiltered file (median, p99, max; in this process);
+* the wall time of ``prefixlint check ROOT... --no-cache`` with ``-j 1`` and ``-j 2``, and of
+  ``pcdlint ROOT...``, each a fresh process, and the ratios;
+* with the result cache: a cold run over a copy of the tree, then ``N`` of its prefiltered
+  files changed, and a warm run over the whole copy and one over the changed files alone
+  (what a pre-commit hook runs).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import os
+import shutil
+import statistics
+import subprocess
+import sys
 import sysconfig
+import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
+from prefixlint import registry
+from prefixlint.context import RuleContext
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import check_text
-from prefixlint.sources.python import may_hold_prompt
+from prefixlint.pyflow.prompt_words import may_hold_prompt
+from prefixlint.pyflow.screen import may_need_analysis
+
+_HERE = Path(__file__).resolve().parent.parent
+_DEFAULT_PACKAGES = ("openai", "anthropic", "transformers")
 
 
-def _files(roots: list[Path], limit: int | None) -> list[tuple[str, str]]:
+def _files(roots: list[Path]) -> list[tuple[Path, str]]:
     found = []
     for root in roots:
-        paths = [root] if root.is_file() else sorted(root.rglob("*.py"))
-        for path in paths:
+        for path in [root] if root.is_file() else sorted(root.rglob("*.py")):
             try:
-                found.append((str(path), path.read_text(encoding="utf-8")))
+                found.append((path, path.read_text(encoding="utf-8")))
             except (UnicodeDecodeError, OSError):
                 continue
-            if limit and len(found) >= limit:
-                return found
     return found
 
 
-def _run_prefixlint(files, show: set[str]):
+def _screened(path: Path, text: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return True
+    return may_need_analysis(text, tree, RuleContext(str(path), frozenset(registry.rule_docs())))
+
+
+def _timed(command: list[str]) -> float:
+    env = {**os.environ, "PYTHONPATH": str(_HERE)}
+    start = time.perf_counter()
+    subprocess.run(command, env=env, check=False, stdout=subprocess.DEVNULL)  # findings exit 1
+    return time.perf_counter() - start
+
+
+def _prefixlint(*args: str) -> list[str]:
+    return [sys.executable, "-m", "prefixlint", "check", *args, "--exit-zero", "-q"]
+
+
+def _per_file(candidates: list[tuple[Path, str]]) -> list[float]:
     settings = Settings()
-    counts: Counter = Counter()
-    shown = []
-    start = time.perf_counter()
-    for path, text in files:
-        for finding in check_text(text, path, settings):
-            counts[finding.code] += 1
-            if finding.code in show:
-                shown.append(
-                    f"{path}:{finding.span.line}:{finding.span.column}: "
-                    f"{finding.code} {finding.message}"
-                )
-    return time.perf_counter() - start, counts, shown
+    seconds = []
+    for path, text in candidates:
+        start = time.perf_counter()
+        check_text(text, str(path), settings)
+        seconds.append(time.perf_counter() - start)
+    return seconds
 
 
-def _run_pcdlint(files):
-    from pcdlint.analyzer import analyze_code_ex
-
-    counts: Counter = Counter()
-    start = time.perf_counter()
-    for path, text in files:
-        found, error = analyze_code_ex(text, path)
-        if error:
-            counts["error"] += 1
-        for finding in found:
-            counts[finding.rule_id] += 1
-    return time.perf_counter() - start, counts
+def _cache_runs(roots: list[Path], candidates: list[tuple[Path, str]], changed: int) -> None:
+    with tempfile.TemporaryDirectory(prefix="prefixlint-bench-") as folder:
+        work = Path(folder)
+        copies = []
+        for index, root in enumerate(roots):
+            copy = work / f"{index}-{root.name}"
+            shutil.copytree(root, copy) if root.is_dir() else shutil.copy(root, copy)
+            copies.append((root, copy))
+        cache = ["--cache-dir", str(work / "cache")]
+        trees = [str(copy) for _, copy in copies]
+        cold = _timed(_prefixlint(*trees, *cache))
+        edited = []
+        for path, _text in candidates[:changed]:
+            for root, copy in copies:
+                if root in path.parents:
+                    target = copy / path.relative_to(root)
+                    target.write_text(target.read_text(encoding="utf-8") + "# changed\n")
+                    edited.append(str(target))
+        warm_tree = _timed(_prefixlint(*trees, *cache))
+        for path in edited:
+            Path(path).write_text(Path(path).read_text(encoding="utf-8") + "# again\n")
+        warm_files = _timed(_prefixlint(*edited, *cache))
+    print(f"cache: cold run {cold:.2f} s; {len(edited)} files changed (ones the screen lets")
+    print(
+        f"  through), then the whole tree {warm_tree:.2f} s, those files alone {warm_files:.2f} s"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("roots", nargs="*", type=Path)
-    parser.add_argument("--limit", type=int, default=None)
-    parser.add_argument("--show", action="append", default=[])
     parser.add_argument("--no-pcdlint", action="store_true")
+    parser.add_argument("--changed", type=int, default=5)
     args = parser.parse_args()
-    roots = args.roots or [Path(sysconfig.get_paths()["purelib"])]
-    files = _files(roots, args.limit)
-    total_bytes = sum(len(text) for _, text in files)
-    candidates = sum(may_hold_prompt(text) for _, text in files)
-    print(
-        f"{len(files)} files, {total_bytes / 1e6:.1f} MB of Python under "
-        f"{', '.join(map(str, roots))}"
-    )
-    print(f"prefilter: {len(files) - candidates} files skipped, {candidates} parsed")
-
-    seconds, counts, shown = _run_prefixlint(files, set(args.show))
-    print(
-        f"prefixlint: {seconds:.2f} s, {len(files) / seconds:,.0f} files/s, "
-        f"findings {dict(sorted(counts.items()))}"
-    )
-    if not args.no_pcdlint:
-        seconds_pcd, counts_pcd = _run_pcdlint(files)
+    site = Path(sysconfig.get_paths()["purelib"])
+    roots = args.roots or [site / name for name in _DEFAULT_PACKAGES if (site / name).is_dir()]
+    files = _files(roots)
+    prefiltered = [(p, t) for p, t in files if may_hold_prompt(t)]
+    screened = [(p, t) for p, t in prefiltered if _screened(p, t)]
+    print(f"{len(files)} files, {sum(len(t) for _, t in files) / 1e6:.1f} MB under")
+    print("  " + ", ".join(map(str, roots)))
+    print(f"prefilter passes {len(prefiltered)}; the ast screen then {len(screened)} (libcst)")
+    seconds = sorted(_per_file(prefiltered))
+    if seconds:
+        p99 = seconds[min(len(seconds) - 1, int(len(seconds) * 0.99))]
         print(
-            f"pcdlint:    {seconds_pcd:.2f} s, {len(files) / seconds_pcd:,.0f} files/s, "
-            f"findings {dict(sorted(counts_pcd.items()))}"
+            f"per prefiltered file: median {statistics.median(seconds) * 1000:.0f} ms, "
+            f"p99 {p99 * 1000:.0f} ms, max {seconds[-1] * 1000:.0f} ms"
         )
-        print(f"speed ratio (prefixlint / pcdlint): {seconds_pcd / seconds:.2f}x")
-    for line in shown:
-        print(line)
+    trees = [str(root) for root in roots]
+    one = _timed(_prefixlint(*trees, "--no-cache", "-j", "1"))
+    two = _timed(_prefixlint(*trees, "--no-cache", "-j", "2"))
+    print(f"prefixlint check --no-cache: -j 1 {one:.2f} s, -j 2 {two:.2f} s ({one / two:.2f}x)")
+    if not args.no_pcdlint:
+        pcdlint = Path(sys.executable).with_name("pcdlint")
+        pcd = _timed([str(pcdlint), *trees])
+        print(
+            f"pcdlint: {pcd:.2f} s; pcdlint / prefixlint: {pcd / one:.2f}x (-j 1), "
+            f"{pcd / two:.2f}x (-j 2)"
+        )
+    _cache_runs(roots, screened or prefiltered, args.changed)
 
 
 if __name__ == "__main__":

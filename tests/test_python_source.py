@@ -4,7 +4,7 @@ import pytest
 
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FixMode, check_text, fix_text
-from prefixlint.pyflow.sinks import may_hold_prompt
+from prefixlint.pyflow.prompt_words import may_hold_prompt
 
 
 @pytest.mark.parametrize(

@@ -30,6 +30,7 @@ from prefixlint.linting.engine import (
     unreadable_diagnostics,
 )
 from prefixlint.linting.files import collect_files
+from prefixlint.linting.result_cache import ResultCache, cache_folder
 from prefixlint.linting.workers import map_isolated
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import wants_color
@@ -106,6 +107,12 @@ def _check_options(command: Callback) -> Callback:
             "--add-noqa", is_flag=True, help="Add noqa directives for every finding, and stop."
         ),
         click.option("--watch", is_flag=True, help="Check again whenever a file changes."),
+        click.option("--no-cache", is_flag=True, help="Neither read nor keep cached results."),
+        click.option(
+            "--cache-dir",
+            type=click.Path(file_okay=False),
+            help="Where results are kept (default: .prefixlint_cache in the project root).",
+        ),
     ]
     for option in reversed(options):
         command = option(command)
@@ -189,13 +196,25 @@ def _check_stdin(settings: Settings, mode: FixMode, filename: str | None) -> Fil
     return check_source(source, path, settings, mode)
 
 
+def _result_cache(settings: Settings, options: dict[str, Any]) -> ResultCache | None:
+    """The on-disk results for this run, unless ``--no-cache`` (or the folder is unwritable)."""
+    if options["no_cache"]:
+        return None
+    try:
+        return ResultCache.open(cache_folder(settings, options["cache_dir"]), settings)
+    except OSError as exc:
+        if not options["quiet"]:
+            click.echo(f"warning: results are not cached: {exc.strerror or exc}", err=True)
+        return None
+
+
 def _check_files(
-    files: list[str], settings: Settings, mode: FixMode, jobs: int
+    files: list[str], settings: Settings, mode: FixMode, jobs: int, cache: ResultCache | None
 ) -> list[FileResult]:
     if jobs == 1 or len(files) < 2:
-        return [check_file(path, settings, mode) for path in files]
+        return [check_file(path, settings, mode, cache) for path in files]
     return map_isolated(
-        partial(check_file, settings=settings, mode=mode),
+        partial(check_file, settings=settings, mode=mode, cache=cache),
         files,
         min(jobs, len(files)),
         partial(crashed_result, settings=settings),
@@ -332,7 +351,8 @@ def _run_check(
             return _add_noqa(files, errors, settings)
         if not files and not errors and not options["quiet"]:
             click.echo("warning: no files to check under the given paths", err=True)
-        results = _check_files(files, settings, mode, options["jobs"])
+        cache = None if mode.applies_fixes else _result_cache(settings, options)
+        results = _check_files(files, settings, mode, options["jobs"], cache)
     ranking = _log_costs(results, options["with_log"]) if options["with_log"] else None
     errors += [r.error for r in results if r.error]
     skipped = [r.path for r in results if r.skipped]

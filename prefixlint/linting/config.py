@@ -15,6 +15,7 @@ Keys (all optional)::
     unfixable = ["PFX101"]             # ...and those whose fixes it must leave alone
     tokenizer = "qwen"                 # qwen | qwen-raw | tiktoken:NAME | hf:PATH
     preview = true                     # also run rules whose status is preview
+    cache-dir = ".prefixlint_cache"    # where check results are kept (relative to the root)
     [tool.prefixlint.limits]           # bounds on hostile input (see prefixlint.limits)
     max-depth = 100
     [tool.prefixlint.per-file-ignores]
@@ -86,6 +87,7 @@ class Settings:
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     root: str = "."
     limits: Limits = field(default_factory=Limits)
+    cache_dir: str | None = None
 
     def enabled_codes(self, path: str) -> frozenset[str]:
         """The rule codes that apply to ``path`` (selection minus per-file ignores)."""
@@ -226,6 +228,10 @@ def settings_from_table(table: Mapping[str, Any], source: str, root: str) -> Set
             if not isinstance(value, str) or not value:
                 raise ConfigError(f"{where} must be a tokenizer spec string")
             values["tokenizer"] = value
+        elif key == "cache-dir":
+            if not isinstance(value, str) or not value:
+                raise ConfigError(f"{where} must be a folder path string")
+            values["cache_dir"] = value
         elif key == "preview":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where} must be true or false")

@@ -21,6 +21,7 @@ from prefixlint.linting.budget import OverBudget, time_budget
 from prefixlint.linting.config import Settings
 from prefixlint.linting.fixer import apply_edits
 from prefixlint.linting.noqa import apply_noqa
+from prefixlint.linting.result_cache import ResultCache
 from prefixlint.textio import SourceText, UnreadableText, encode, read_source, write_atomic
 from prefixlint.tokenizers import TokenizerError
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
@@ -225,10 +226,25 @@ def fix_text(
     )
 
 
-def check_source(source: SourceText, path: str, settings: Settings, mode: FixMode) -> FileResult:
+def check_source(
+    source: SourceText,
+    path: str,
+    settings: Settings,
+    mode: FixMode,
+    cache: ResultCache | None = None,
+) -> FileResult:
     """Check (and with ``mode``, fix in memory) one decoded source, within the file's time
-    budget (``limits.file-seconds``: over it, the result is PFX902 "too slow to check")."""
+    budget (``limits.file-seconds``: over it, the result is PFX902 "too slow to check").
+
+    Without fixing, a result in ``cache`` is used, and a new one is kept there.
+    """
     result = FileResult(path, text=source.text)
+    cache = None if mode.applies_fixes else cache
+    if cache is not None:
+        kept = cache.get(path, source.text)
+        if kept is not None:
+            result.diagnostics = kept
+            return result
     try:
         with time_budget(settings.limits.file_seconds):
             _check_into(result, source, settings, mode)
@@ -236,6 +252,9 @@ def check_source(source: SourceText, path: str, settings: Settings, mode: FixMod
         return _too_slow(path, settings)
     except UnsupportedFile as exc:
         result.skipped = str(exc)
+        return result
+    if cache is not None:
+        cache.put(path, source.text, result.diagnostics)
     return result
 
 
@@ -249,8 +268,12 @@ def _check_into(result: FileResult, source: SourceText, settings: Settings, mode
         result.diagnostics = check_text(source.text, path, settings)
 
 
-def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> FileResult:
+def check_file(
+    path: str, settings: Settings, mode: FixMode = FixMode(), cache: ResultCache | None = None
+) -> FileResult:
     """Read, check and (with ``mode.fix``) rewrite one file; never raises for bad input.
+
+    ``cache`` holds results of earlier runs (see :func:`check_source`).
 
     Tokenizer load errors propagate (they concern the whole run, not this file).
     """
@@ -261,7 +284,7 @@ def check_file(path: str, settings: Settings, mode: FixMode = FixMode()) -> File
     except OSError as exc:
         return FileResult(path, error=f"{path}: cannot read: {exc.strerror or exc}")
     try:
-        result = check_source(source, path, settings, mode)
+        result = check_source(source, path, settings, mode, cache)
     except TokenizerError:
         raise
     except Exception as exc:  # a rule's bug must not stop the other files

@@ -26,6 +26,7 @@ SKIPPED_DIRS = frozenset(
         ".mypy_cache",
         ".pytest_cache",
         ".ruff_cache",
+        ".prefixlint_cache",
         "build",
         "dist",
         "site-packages",

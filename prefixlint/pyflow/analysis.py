@@ -12,7 +12,8 @@ from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.flow import Flow
 from prefixlint.pyflow.origins import Origin
-from prefixlint.pyflow.sinks import PREFIX_REGIONS, PROMPT, TOOLS, Sink, find_sinks
+from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, TOOLS
+from prefixlint.pyflow.sinks import Sink, find_sinks
 from prefixlint.pyflow.tables import PARAMETER, REQUEST_INPUT, UNORDERED
 
 

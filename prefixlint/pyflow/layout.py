@@ -16,7 +16,7 @@ import libcst as cst
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.sinks import string_value
+from prefixlint.pyflow.sinks import Sink, string_value
 from prefixlint.pyflow.templates import FIELD, masked, span_within, static_part
 from prefixlint.types import Span
 from prefixlint.vocabulary import is_request_input
@@ -31,7 +31,7 @@ class Misplaced:
     label: str
     before: str
     static: str
-    sink: object
+    sink: Sink
     field: str = ""
 
     def span(self, document: PythonDocument) -> Span:

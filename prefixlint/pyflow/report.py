@@ -12,7 +12,7 @@ from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.templates import span_within
 from prefixlint.types import Diagnostic, Fix, Severity, Span
 
-_HOW = {
+_HOW: dict[str, dict[str | None, str]] = {
     t.TIMESTAMP: {
         t.INSTANT: "changes on every call",
         t.DAILY: "changes once a day",

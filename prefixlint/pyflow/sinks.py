@@ -16,142 +16,45 @@ preamble or tools.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import libcst as cst
 
 from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.prompt_words import (
+    AGENT_PACKAGES,
+    API_METHODS,
+    CHAT_LISTS,
+    CHAT_ROLES,
+    EARLY,
+    FRAMEWORKS,
+    LAST,
+    MESSAGE_CLASSES,
+    MESSAGE_MAKER,
+    POSITIONAL_SYSTEM,
+    PROMPT,
+    RESPONSE_WRAPPERS,
+    SYSTEM,
+    SYSTEM_CALLEE,
+    SYSTEM_DECORATORS,
+    SYSTEM_KEYWORDS,
+    SYSTEM_ROLES,
+    TOOL_FIELDS,
+    TOOL_KEYWORDS,
+    TOOLS,
+    USER_ROLES,
+    name_region,
+    text_region,
+)
 from prefixlint.vocabulary import split_words
 
-SYSTEM = "system"
-TOOLS = "tools"
-EARLY = "early"
-PROMPT = "prompt"
-LAST = "last"
-PREFIX_REGIONS = frozenset({SYSTEM, TOOLS, EARLY, PROMPT})
-
-SYSTEM_ROLES = frozenset({"system", "developer"})
-USER_ROLES = frozenset({"user", "human"})
-CHAT_ROLES = frozenset({"user", "human", "assistant", "ai", "tool", "function", "model"})
-
-# Keyword arguments that carry system text in any framework (pydantic-ai, autogen, Gemini, ...).
-SYSTEM_KEYWORDS = frozenset(
-    {
-        "system_prompt",
-        "system_message",
-        "system_instruction",
-        "system_instructions",
-        "instructions",
-        "preamble",
-        "developer_prompt",
-    }
-)
-TOOL_KEYWORDS = frozenset({"tools", "functions"})
-SYSTEM_DECORATORS = frozenset({"system_prompt", "instructions"})
-
-_API_METHODS = frozenset({"create", "parse", "stream", "count_tokens"})
 _LITELLM = frozenset({"litellm.completion", "litellm.acompletion", "litellm.text_completion"})
-_FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "llama_index")
-# Packages whose calls take ``tools=`` meant for a model (beyond the request calls above).
-_AGENT_PACKAGES = frozenset(
-    {
-        *_FRAMEWORKS, "pydantic_ai", "agents", "langgraph", "crewai", "autogen", "smolagents",
-        "dspy", "camel", "autogen_agentchat", "qwen_agent",
-    }
-)  # fmt: skip
-# Agent classes that take their system message as a positional argument: (package, class)
-# -> the argument's index.
-_POSITIONAL_SYSTEM = {
-    ("camel", "ChatAgent"): 0,
-    ("autogen", "AssistantAgent"): 1,
-    ("autogen", "ConversableAgent"): 1,
-}
 _SYSTEM_CLASSES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
-_MESSAGE_CLASSES = {
-    "SystemMessage": "system",
-    "HumanMessage": "user",
-    "AIMessage": "assistant",
-    "ToolMessage": "tool",
-    "FunctionMessage": "tool",
-    "ChatMessage": None,
-}
 _TEMPLATE_CLASSES = frozenset({"PromptTemplate", "ChatPromptTemplate"})
 
-_SYSTEM_WORDS = frozenset({"system", "instructions", "instruction", "preamble", "persona"})
-_TEXT_HEADS = frozenset(
-    {
-        "prompt",
-        "prompts",
-        "message",
-        "msg",
-        "instructions",
-        "instruction",
-        "preamble",
-        "persona",
-        "text",
-        "content",
-        "template",
-        "block",
-        "blocks",
-        "str",
-        "string",
-    }
-)
-_NOT_PREFIX_WORDS = frozenset(
-    {
-        "user",
-        "human",
-        "question",
-        "query",
-        "input",
-        "suffix",
-        "response",
-        "answer",
-        "output",
-        "tokens",
-        "token",
-        "count",
-        "len",
-        "length",
-        "id",
-        "ids",
-        "path",
-        "file",
-        "dir",
-        "name",
-        "names",
-        "key",
-        "url",
-        "cache",
-        "tokenizer",
-        "enabled",
-        "flag",
-        "type",
-        "kind",
-        "role",
-    }
-)
-
-
-_TURN_WORDS = frozenset({"user", "human"})
-# ``client.chat.completions.with_raw_response.create``: the same request, other return types.
-_RESPONSE_WRAPPERS = frozenset({"with_raw_response", "with_streaming_response"})
-# Calls that set or make a system message: ``history.add_system_message(text)``,
-# ``ChatMessage.from_system(text)``, ``agent.set_system_prompt(text)``.
-_SYSTEM_CALLEE = re.compile(
-    r"^(?:(?:add|set|with|from|make|create|update)_system(?:_message|_prompt|_instructions?)?"
-    r"|system_(?:message|prompt|instructions?))$"
-)
-_CHAT_LISTS = frozenset({"messages", "msgs", "conversation", "history", "transcript"})
-# Callees that make a message from ``(role, text)``: ``create_chat_message("system", text)``.
-_MESSAGE_MAKER = re.compile(r"message|msg|turn", re.I)
 # Keywords that carry a message's text in message-making calls.
 _TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
-# Fields of a tool definition the model reads, and words that say a mapping is one.
-_TOOL_FIELDS = frozenset({"description", "inputs", "parameters"})
 _TOOL_OWNERS = ("tool", "schema", "function")
-_TASK_WORDS = frozenset({"question", "query", "input", "response", "answer", "output"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -164,43 +67,6 @@ class Sink:
     call: cst.Call | None = None
     last_user: cst.BaseExpression | None = None
     named: cst.CSTNode | None = None
-
-
-def name_region(name: str) -> str | None:
-    """The region a variable, attribute or function name says its value is for, if any."""
-    words = split_words(name)
-    if not words:
-        return None
-    blocked = _NOT_PREFIX_WORDS.intersection(words)
-    # ``QUERY_REWRITE_SYSTEM_PROMPT`` is a system prompt (for a step about the query).
-    if blocked and not (_SYSTEM_WORDS.intersection(words) and blocked <= _TASK_WORDS):
-        return None
-    head = words[-1]
-    if head == "tools" or words[-2:] in (
-        ("tool", "schemas"),
-        ("tool", "definitions"),
-        ("tool", "defs"),
-        ("tool", "specs"),
-    ):
-        return TOOLS
-    if head not in _TEXT_HEADS:
-        return None
-    if _SYSTEM_WORDS.intersection(words):
-        return SYSTEM
-    if "prompt" in words or "prompts" in words:
-        return PROMPT
-    return None
-
-
-def text_region(name: str) -> str | None:
-    """Like :func:`name_region`, and ``LAST`` for a user turn's prompt (``USER_PROMPT``)."""
-    region = name_region(name)
-    if region is not None:
-        return region
-    words = split_words(name)
-    if words and words[-1] in ("prompt", "template") and _TURN_WORDS.intersection(words):
-        return None if (_NOT_PREFIX_WORDS - _TURN_WORDS).intersection(words) else LAST
-    return None
 
 
 def string_value(node: cst.CSTNode | None) -> str | None:
@@ -256,8 +122,8 @@ class _Finder:
         self.sinks: list[Sink] = []
         self.named: list[Sink] = []
         self._claimed: set[int] = set()
-        self._frameworks = any(name in document.text for name in _FRAMEWORKS)
-        self._agents = any(name in document.text for name in _AGENT_PACKAGES)
+        self._frameworks = any(name in document.text for name in FRAMEWORKS)
+        self._agents = any(name in document.text for name in AGENT_PACKAGES)
         self.message_lists: list[cst.BaseExpression] = []
 
     def _add(self, expr, region, description, **more) -> None:
@@ -269,7 +135,7 @@ class _Finder:
         if not self._frameworks:
             return None
         for name in self.document.qualified_names(func):
-            if name.split(".")[0] in _FRAMEWORKS:
+            if name.split(".")[0] in FRAMEWORKS:
                 parts = name.split(".")
                 owner = parts[-2] in _TEMPLATE_CLASSES or parts[-2] in _SYSTEM_CLASSES
                 return ".".join(parts[-2:]) if owner else parts[-1]
@@ -301,7 +167,7 @@ class _Finder:
     def _system_builder(self, node: cst.Call, dotted: str) -> None:
         """A message made by a call with a system role: ``make_message(role="system",
         message=text)`` or ``create_chat_message("system", text)``, whatever it is called."""
-        if _SYSTEM_CALLEE.match(_callee(node.func)):
+        if SYSTEM_CALLEE.match(_callee(node.func)):
             text = next((_keyword(node, k) for k in _TEXT_KEYWORDS if _keyword(node, k)), None)
             text = text if text is not None else _positional(node, 0)
             if text is not None:
@@ -316,7 +182,7 @@ class _Finder:
             )
             if text is None:
                 text = _positional(node, 0)
-        elif len([a for a in node.args if a.keyword is None]) >= 2 and _MESSAGE_MAKER.search(
+        elif len([a for a in node.args if a.keyword is None]) >= 2 and MESSAGE_MAKER.search(
             _callee(node.func)
         ):
             role, text = _positional(node, 0), _positional(node, 1)
@@ -331,7 +197,7 @@ class _Finder:
             return None
         for name in self.document.qualified_names(node.func):
             parts = name.split(".")
-            index = _POSITIONAL_SYSTEM.get((parts[0], parts[-1]))
+            index = POSITIONAL_SYSTEM.get((parts[0], parts[-1]))
             if index is not None:
                 return index
         return None
@@ -341,14 +207,14 @@ class _Finder:
         if not self._agents:
             return False
         roots = {name.split(".")[0] for name in self.document.qualified_names(node.func)}
-        return bool(roots & _AGENT_PACKAGES)
+        return bool(roots & AGENT_PACKAGES)
 
     def _api(self, node: cst.Call, dotted: str) -> str | None:
-        parts = [p for p in dotted.split(".") if p not in _RESPONSE_WRAPPERS]
+        parts = [p for p in dotted.split(".") if p not in RESPONSE_WRAPPERS]
         if parts[-1].endswith("completion") and self.document.qualified_names(node.func) & _LITELLM:
             return "litellm"
         keywords = {a.keyword.value for a in node.args if a.keyword is not None}
-        if len(parts) < 2 or parts[-1] not in _API_METHODS:
+        if len(parts) < 2 or parts[-1] not in API_METHODS:
             return None
         if not keywords & {"model", "messages", "system", "input"}:
             return None
@@ -480,8 +346,8 @@ class _Finder:
         if isinstance(element, cst.Call):
             name = _dotted(element.func) or ""
             short = name.rsplit(".", 1)[-1]
-            if _MESSAGE_CLASSES.get(short):
-                return _MESSAGE_CLASSES[short]
+            if MESSAGE_CLASSES.get(short):
+                return MESSAGE_CLASSES[short]
             role = _keyword(element, "role")
             text = string_value(role)
             if text is None and isinstance(role, cst.Attribute):
@@ -566,7 +432,7 @@ class _Finder:
         position = index.value if isinstance(index, cst.Index) else None
         name = _dotted(element.value) or ""
         words = split_words(name.rsplit(".", 1)[-1])
-        if not isinstance(position, cst.Integer) or not words or words[-1] not in _CHAT_LISTS:
+        if not isinstance(position, cst.Integer) or not words or words[-1] not in CHAT_LISTS:
             return
         first = int(position.value, 0) == 0
         region, what = (SYSTEM, "the first message") if first else (EARLY, "an earlier message")
@@ -580,9 +446,9 @@ class _Finder:
             index = target.slice[0].slice
             key = string_value(index.value) if isinstance(index, cst.Index) else None
             owner = self.document.code(target.value).lower()
-            if key in _TOOL_FIELDS and any(word in owner for word in _TOOL_OWNERS):
+            if key in TOOL_FIELDS and any(word in owner for word in _TOOL_OWNERS):
                 self._add(value, TOOLS, f"the {key} in `{self.document.code(target.value)}`")
-        elif isinstance(target, cst.Name) and target.value in _TOOL_FIELDS:
+        elif isinstance(target, cst.Name) and target.value in TOOL_FIELDS:
             owner = self.document.enclosing_class(target)
             if owner is not None and self.document.enclosing_function(target) is None:
                 bases = " ".join(self.document.code(b.value) for b in owner.bases)
@@ -646,100 +512,3 @@ def find_sinks(document: PythonDocument) -> Sinks:
         else:
             finder.assignment(node)
     return Sinks(finder.sinks, finder.named, finder.message_lists)
-
-
-# What the sinks above need in a file's text, checked before parsing (``may_hold_prompt``).
-# Fast literal tests come first; regexes run only where a literal matched.
-_LITERALS = (
-    '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(",
-    *sorted({f"{name}(" for _, name in _POSITIONAL_SYSTEM}),
-)  # fmt: skip
-_API_WORDS = ("completions", "messages", "responses")
-_API_CALL = re.compile(
-    r"\b(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
-)
-_SYSTEM_CALL_TEXT = re.compile(
-    r"\b(?:(?:add|set|with|from|make|create|update)_system\w*|system_(?:message|prompt)\w*)\s*\("
-)
-_SYSTEM_ROLE_CALL = re.compile(
-    r"""(?:\brole\s*=\s*|\w\(\s*)["'](?:system|developer)["'](?:\s*,|\s*\))"""
-)
-_DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
-_NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
-_ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
-# ``name: T = default,`` ends a line of a signature: a parameter, not a sink.
-_ANNOTATED_PARAMETER = re.compile(r"\w*\s*:[^\n=]*=[^\n]*,[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
-_DEFINED = re.compile(r"\w*\s*\(")
-_DEF_BEFORE = re.compile(r"\bdef\s+\w*$")
-_HISTORY_WORDS = ("messages", "conversation", "transcript")
-_HISTORY_EDIT = re.compile(
-    r"""(?:messages|conversation|transcript)\s*
-        (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)              # messages[i] = ..., messages[i][k] = ...
-          | \.(?:insert|pop|remove)\s*\(                  # messages.insert(0, ...)
-          | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[) )  # rebuilt or sliced
-      | (?:messages|conversation|transcript)\s*\[\s*-[^\]\n]*:\s*\]   # a tail window
-      | (?:messages|conversation|transcript)\s*\[\s*[a-z_]\w*\s*:\s*\]  # a moving start
-      | \bdel\s+[\w.]*(?:messages|conversation|transcript)
-      | (?:["']content["']\]|\.content)\s*=(?!=)""",
-    re.VERBOSE,
-)
-# Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
-_MESSAGE_ANNOTATION = re.compile(r"""\b(?:list|List|Sequence)\[\s*["']?[\w.]*Message""")
-_TYPED_EDIT = re.compile(
-    r"\.(?:insert|pop|remove)\s*\(|\bdel\s+\w|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
-    r"|\b\w+\s*=\s*\w*message\("  # an element replaced by a new message
-)
-_TRIVIAL_VALUE = re.compile(
-    r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
-)
-
-
-def _named_text(text: str, lowered: str) -> bool:
-    """A prompt-like name that is assigned a value, passed by keyword, or defined as a function."""
-    for match in _NAME_WORD.finditer(lowered):
-        end = match.end()
-        start = match.start()
-        while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
-            start -= 1
-        identifier_end = end
-        while identifier_end < len(lowered) and (
-            lowered[identifier_end].isalnum() or lowered[identifier_end] == "_"
-        ):
-            identifier_end += 1
-        identifier = text[start:identifier_end]
-        if _DEFINED.match(lowered, end) and _DEF_BEFORE.search(lowered, max(0, start - 80), start):
-            if name_region(identifier) is not None:
-                return True
-            continue
-        assigned = _ASSIGNED.match(lowered, end)
-        if assigned is None or _ANNOTATED_PARAMETER.match(lowered, end):
-            continue
-        if _TRIVIAL_VALUE.match(lowered, assigned.end()):
-            continue
-        keyword = identifier in SYSTEM_KEYWORDS or identifier in TOOL_KEYWORDS
-        if keyword or text_region(identifier.rsplit(".", 1)[-1]) is not None:
-            return True
-    return False
-
-
-def may_hold_prompt(text: str) -> bool:
-    """Whether ``text`` has what a sink, a prompt-named value or a history edit needs.
-
-    A superset test: a file for which it is false cannot produce a python finding.
-    """
-    if any(literal in text for literal in _LITERALS):
-        return True
-    if any(word in text for word in _API_WORDS) and _API_CALL.search(text):
-        return True
-    if ("system" in text or "developer" in text) and _SYSTEM_ROLE_CALL.search(text):
-        return True
-    if "system" in text and _SYSTEM_CALL_TEXT.search(text):
-        return True
-    if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
-        return True
-    lowered = text.lower()
-    if _named_text(text, lowered):
-        return True
-    if any(word in lowered for word in _HISTORY_WORDS) and _HISTORY_EDIT.search(lowered):
-        return True
-    return bool(_MESSAGE_ANNOTATION.search(text)) and bool(_TYPED_EDIT.search(lowered))

@@ -8,6 +8,8 @@ changes on every call, ``"daily"`` once a day, ``"process"`` once per process or
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 TIMESTAMP = "PFX101"
 UNIQUE_ID = "PFX102"
 PER_USER = "PFX103"
@@ -188,7 +190,7 @@ SUBPROCESS_CALLS = frozenset(
 )
 
 
-def _parts(names) -> tuple[set[str], set[str]]:
+def _parts(names: Iterable[str]) -> tuple[set[str], set[str]]:
     return {n.split(".")[0] for n in names}, {n.rsplit(".", 1)[-1] for n in names}
 
 

@@ -20,7 +20,7 @@ def _shape(node: cst.BaseExpression) -> str | None:
         for part in node.parts:
             if isinstance(part, cst.FormattedStringText):
                 parts.append(part.value)
-            else:
+            elif isinstance(part, cst.FormattedStringExpression):
                 parts.append("\0" + cst.Module([]).code_for_node(part.expression) + "\0")
         return "".join(parts)
     return None
@@ -29,6 +29,7 @@ def _shape(node: cst.BaseExpression) -> str | None:
 def whitespace_drift(values: list[cst.BaseExpression]) -> bool:
     """Every value is a literal, and they differ only in whitespace."""
     shapes = [_shape(value) for value in values]
-    if any(shape is None for shape in shapes) or len(set(shapes)) < 2:
+    texts = [shape for shape in shapes if shape is not None]
+    if len(texts) < len(shapes) or len(set(texts)) < 2:
         return False
-    return len({_SPACE.sub("", shape) for shape in shapes}) == 1
+    return len({_SPACE.sub("", text) for text in texts}) == 1

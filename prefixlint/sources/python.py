@@ -1,32 +1,49 @@
-"""Python source that builds prompts: parsed once with libcst, checked by the python rules.
+"""Python source that builds prompts: screened with ``ast``, analysed with libcst.
 
 A cheap text test (:func:`~prefixlint.pyflow.sinks.may_hold_prompt`) skips files that cannot
 hold a prompt (no call, role, keyword or name a sink needs, and no edit of a message list).
-The rest are parsed once, wrapped with their scope, qualified name, parent and position
-metadata (:class:`~prefixlint.pyflow.document.PythonDocument`), and handed to every enabled
-checker registered for ``"python"``.
+The rest are parsed with :func:`ast.parse`, and a syntactic screen over that tree
+(:func:`~prefixlint.pyflow.screen.may_need_analysis`) skips files with no request part that a
+volatile value could reach and no conversation edited in place. Only what is left is parsed
+with libcst, wrapped with its scope, qualified name, parent and position metadata
+(:class:`~prefixlint.pyflow.document.PythonDocument`), and handed to every enabled checker
+registered for ``"python"``. Code ``ast`` rejects goes straight to libcst, which reports it.
 """
 
 from __future__ import annotations
 
 import ast
-
-import libcst as cst
+from typing import TYPE_CHECKING
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
-from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.sinks import may_hold_prompt
+from prefixlint.pyflow.prompt_words import may_hold_prompt
+from prefixlint.pyflow.screen import may_need_analysis
 from prefixlint.sources.nesting import guard_python
 from prefixlint.types import Diagnostic
+
+if TYPE_CHECKING:
+    import libcst as cst
+
+    from prefixlint.pyflow.document import PythonDocument
 
 SOURCE_KIND = "python"
 
 
 def parse(text: str, ctx: RuleContext) -> PythonDocument:
     """``text`` parsed into a document; :class:`SourceError` at the position if not Python."""
-    path = ctx.path
     guard_python(text, ctx.limits)
+    return _document(text, ctx)
+
+
+def _document(text: str, ctx: RuleContext) -> PythonDocument:
+    """``text`` parsed by libcst (the nesting guard has run); imported here, so that a run
+    whose files all stop at the screen never loads libcst or the python rules."""
+    import libcst as cst
+
+    from prefixlint.pyflow.document import PythonDocument
+
+    path = ctx.path
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
@@ -53,12 +70,31 @@ def _error_position(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int]:
     return exc.raw_line, exc.raw_column + 1
 
 
+def _ast_tree(text: str) -> ast.Module | None:
+    """``text`` parsed by the stdlib; ``None`` where it raises (libcst then reports why)."""
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics of the enabled python rules for ``text``."""
-    enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
-    if not enabled or not may_hold_prompt(text):
+    if not may_hold_prompt(text):
         return []
-    document = parse(text, ctx)
+    try:
+        guard_python(text, ctx.limits)
+    except SourceError:
+        if not registry.checkers(SOURCE_KIND, ctx.enabled):
+            return []
+        raise
+    tree = _ast_tree(text)
+    if tree is not None and not may_need_analysis(text, tree, ctx):
+        return []
+    enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
+    if not enabled:
+        return []
+    document = _document(text, ctx)
     found: list[Diagnostic] = []
     for _code, checker in enabled:
         found.extend(checker(document, ctx))

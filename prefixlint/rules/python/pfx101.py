@@ -2,16 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
+from prefixlint.context import RuleContext
 from prefixlint.pyflow import fixes
+from prefixlint.pyflow.analysis import Reach
+from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.relocate import relocate
 from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.pyflow.tables import INSTANT, TIMESTAMP
 from prefixlint.registry import register
+from prefixlint.types import Diagnostic, Fix
 
 
-def _fix(document, reach):
+def _fix(document: PythonDocument, reach: Reach) -> Fix | None:
     """Move the line to the last user message; failing that, keep only the date."""
     moved = relocate(document, reach)
     if moved is not None or reach.origin.granularity != INSTANT:
@@ -22,5 +28,5 @@ def _fix(document, reach):
 
 
 @register(TIMESTAMP, "python")
-def check(document, ctx):
+def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     return prefix_diagnostics(document, TIMESTAMP, lambda reach: _fix(document, reach))

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from prefixlint.context import RuleContext
+from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.relocate import relocate
 from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.pyflow.tables import UNIQUE_ID
 from prefixlint.registry import register
+from prefixlint.types import Diagnostic
 
 
 @register(UNIQUE_ID, "python")
-def check(document, ctx):
+def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     return prefix_diagnostics(document, UNIQUE_ID, lambda reach: relocate(document, reach))

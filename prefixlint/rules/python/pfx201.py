@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from prefixlint.context import RuleContext
+from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.fixes import sort_collection
 from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.pyflow.tables import UNORDERED
 from prefixlint.registry import register
+from prefixlint.types import Diagnostic
 
 
 @register(UNORDERED, "python")
-def check(document, ctx):
+def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     return prefix_diagnostics(
         document, UNORDERED, lambda reach: sort_collection(document, reach.origin)
     )

@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import libcst as cst
 
+from prefixlint.context import RuleContext
+from prefixlint.pyflow.analysis import Reach
+from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.fixes import sort_keys
 from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.pyflow.tables import KEY_ORDER
 from prefixlint.registry import register
+from prefixlint.types import Diagnostic, Fix
 
 
-def _fix(document, reach):
+def _fix(document: PythonDocument, reach: Reach) -> Fix | None:
     call = reach.origin.node
     if isinstance(call, cst.Call) and "json.dumps" in document.qualified_names(call.func):
         return sort_keys(document, call)
@@ -18,5 +24,5 @@ def _fix(document, reach):
 
 
 @register(KEY_ORDER, "python")
-def check(document, ctx):
+def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     return prefix_diagnostics(document, KEY_ORDER, lambda reach: _fix(document, reach))

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
+from prefixlint.context import RuleContext
+from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.pyflow.tables import RANDOM_SELECTION
 from prefixlint.registry import register
+from prefixlint.types import Diagnostic
 
 
 @register(RANDOM_SELECTION, "python")
-def check(document, ctx):
+def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     return prefix_diagnostics(document, RANDOM_SELECTION)

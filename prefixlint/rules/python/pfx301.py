@@ -8,16 +8,20 @@ characters; smaller tails, such as an answer-format line, are not reported).
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prefixlint import registry
+from prefixlint.context import RuleContext
+from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.layout import Layout
-from prefixlint.pyflow.sinks import LAST
+from prefixlint.pyflow.prompt_words import LAST, TEMPLATE_STATIC_TOKENS
+from prefixlint.types import Diagnostic
 
 CODE = "PFX301"
-TEMPLATE_STATIC_TOKENS = 128
 
 
 @registry.register(CODE, "python")
-def check(document, ctx):
+def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     turn_tokens = ctx.option(CODE, "min-static-tokens")
     template_tokens = min(turn_tokens, TEMPLATE_STATIC_TOKENS)
     layout = Layout(document, ctx.option(CODE, "input-names"))

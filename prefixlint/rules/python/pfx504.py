@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from prefixlint import registry
+from prefixlint.context import RuleContext
+from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.history import TOOL_OUTPUT, history_edits
+from prefixlint.types import Diagnostic
 
 
 @registry.register(TOOL_OUTPUT, "python")
-def check(document, ctx):
+def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     for edit in history_edits(document):
         if edit.code == TOOL_OUTPUT:
             yield registry.diagnostic(TOOL_OUTPUT, edit.message, document.span(edit.node))

@@ -1,0 +1,271 @@
+"""What names and text say about prompts, with no parser: the request regions, the words
+and spellings of request parts, and the text prefilter run before any parse.
+
+:func:`may_hold_prompt` is a superset test: a file for which it is false cannot produce a
+python finding, so it is neither parsed nor imported into libcst.
+"""
+
+from __future__ import annotations
+
+import re
+
+from prefixlint.vocabulary import split_words
+
+SYSTEM = "system"
+TOOLS = "tools"
+EARLY = "early"
+PROMPT = "prompt"
+LAST = "last"
+PREFIX_REGIONS = frozenset({SYSTEM, TOOLS, EARLY, PROMPT})
+
+# The most static tokens PFX301 asks of ``str.format`` templates and system-side text.
+TEMPLATE_STATIC_TOKENS = 128
+
+SYSTEM_ROLES = frozenset({"system", "developer"})
+USER_ROLES = frozenset({"user", "human"})
+CHAT_ROLES = frozenset({"user", "human", "assistant", "ai", "tool", "function", "model"})
+
+# Keyword arguments that carry system text in any framework (pydantic-ai, autogen, Gemini, ...).
+SYSTEM_KEYWORDS = frozenset(
+    {
+        "system_prompt",
+        "system_message",
+        "system_instruction",
+        "system_instructions",
+        "instructions",
+        "preamble",
+        "developer_prompt",
+    }
+)
+TOOL_KEYWORDS = frozenset({"tools", "functions"})
+SYSTEM_DECORATORS = frozenset({"system_prompt", "instructions"})
+
+API_METHODS = frozenset({"create", "parse", "stream", "count_tokens"})
+FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "llama_index")
+# Packages whose calls take ``tools=`` meant for a model (beyond the request calls above).
+AGENT_PACKAGES = frozenset(
+    {
+        *FRAMEWORKS, "pydantic_ai", "agents", "langgraph", "crewai", "autogen", "smolagents",
+        "dspy", "camel", "autogen_agentchat", "qwen_agent",
+    }
+)  # fmt: skip
+# Agent classes that take their system message as a positional argument: (package, class)
+# -> the argument's index.
+POSITIONAL_SYSTEM = {
+    ("camel", "ChatAgent"): 0,
+    ("autogen", "AssistantAgent"): 1,
+    ("autogen", "ConversableAgent"): 1,
+}
+MESSAGE_CLASSES = {
+    "SystemMessage": "system",
+    "HumanMessage": "user",
+    "AIMessage": "assistant",
+    "ToolMessage": "tool",
+    "FunctionMessage": "tool",
+    "ChatMessage": None,
+}
+_SYSTEM_WORDS = frozenset({"system", "instructions", "instruction", "preamble", "persona"})
+_TEXT_HEADS = frozenset(
+    {
+        "prompt",
+        "prompts",
+        "message",
+        "msg",
+        "instructions",
+        "instruction",
+        "preamble",
+        "persona",
+        "text",
+        "content",
+        "template",
+        "block",
+        "blocks",
+        "str",
+        "string",
+    }
+)
+_NOT_PREFIX_WORDS = frozenset(
+    {
+        "user",
+        "human",
+        "question",
+        "query",
+        "input",
+        "suffix",
+        "response",
+        "answer",
+        "output",
+        "tokens",
+        "token",
+        "count",
+        "len",
+        "length",
+        "id",
+        "ids",
+        "path",
+        "file",
+        "dir",
+        "name",
+        "names",
+        "key",
+        "url",
+        "cache",
+        "tokenizer",
+        "enabled",
+        "flag",
+        "type",
+        "kind",
+        "role",
+    }
+)
+
+
+_TURN_WORDS = frozenset({"user", "human"})
+# ``client.chat.completions.with_raw_response.create``: the same request, other return types.
+RESPONSE_WRAPPERS = frozenset({"with_raw_response", "with_streaming_response"})
+# Calls that set or make a system message: ``history.add_system_message(text)``,
+# ``ChatMessage.from_system(text)``, ``agent.set_system_prompt(text)``.
+SYSTEM_CALLEE = re.compile(
+    r"^(?:(?:add|set|with|from|make|create|update)_system(?:_message|_prompt|_instructions?)?"
+    r"|system_(?:message|prompt|instructions?))$"
+)
+CHAT_LISTS = frozenset({"messages", "msgs", "conversation", "history", "transcript"})
+# Callees that make a message from ``(role, text)``: ``create_chat_message("system", text)``.
+MESSAGE_MAKER = re.compile(r"message|msg|turn", re.I)
+# Fields of a tool definition the model reads, and words that say a mapping is one.
+TOOL_FIELDS = frozenset({"description", "inputs", "parameters"})
+_TASK_WORDS = frozenset({"question", "query", "input", "response", "answer", "output"})
+
+
+def name_region(name: str) -> str | None:
+    """The region a variable, attribute or function name says its value is for, if any."""
+    words = split_words(name)
+    if not words:
+        return None
+    blocked = _NOT_PREFIX_WORDS.intersection(words)
+    # ``QUERY_REWRITE_SYSTEM_PROMPT`` is a system prompt (for a step about the query).
+    if blocked and not (_SYSTEM_WORDS.intersection(words) and blocked <= _TASK_WORDS):
+        return None
+    head = words[-1]
+    if head == "tools" or words[-2:] in (
+        ("tool", "schemas"),
+        ("tool", "definitions"),
+        ("tool", "defs"),
+        ("tool", "specs"),
+    ):
+        return TOOLS
+    if head not in _TEXT_HEADS:
+        return None
+    if _SYSTEM_WORDS.intersection(words):
+        return SYSTEM
+    if "prompt" in words or "prompts" in words:
+        return PROMPT
+    return None
+
+
+def text_region(name: str) -> str | None:
+    """Like :func:`name_region`, and ``LAST`` for a user turn's prompt (``USER_PROMPT``)."""
+    region = name_region(name)
+    if region is not None:
+        return region
+    words = split_words(name)
+    if words and words[-1] in ("prompt", "template") and _TURN_WORDS.intersection(words):
+        return None if (_NOT_PREFIX_WORDS - _TURN_WORDS).intersection(words) else LAST
+    return None
+
+
+# What the sinks above need in a file's text, checked before parsing (``may_hold_prompt``).
+# Fast literal tests come first; regexes run only where a literal matched.
+_LITERALS = (
+    '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(",
+    *sorted({f"{name}(" for _, name in POSITIONAL_SYSTEM}),
+)  # fmt: skip
+_API_WORDS = ("completions", "messages", "responses")
+_API_CALL = re.compile(
+    r"\b(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
+)
+_SYSTEM_CALL_TEXT = re.compile(
+    r"\b(?:(?:add|set|with|from|make|create|update)_system\w*|system_(?:message|prompt)\w*)\s*\("
+)
+_SYSTEM_ROLE_CALL = re.compile(
+    r"""(?:\brole\s*=\s*|\w\(\s*)["'](?:system|developer)["'](?:\s*,|\s*\))"""
+)
+_DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
+_NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
+_ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
+# ``name: T = default,`` ends a line of a signature: a parameter, not a sink.
+_ANNOTATED_PARAMETER = re.compile(r"\w*\s*:[^\n=]*=[^\n]*,[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
+_DEFINED = re.compile(r"\w*\s*\(")
+_DEF_BEFORE = re.compile(r"\bdef\s+\w*$")
+_HISTORY_WORDS = ("messages", "conversation", "transcript")
+_HISTORY_EDIT = re.compile(
+    r"""(?:messages|conversation|transcript)\s*
+        (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)              # messages[i] = ..., messages[i][k] = ...
+          | \.(?:insert|pop|remove)\s*\(                  # messages.insert(0, ...)
+          | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[) )  # rebuilt or sliced
+      | (?:messages|conversation|transcript)\s*\[\s*-[^\]\n]*:\s*\]   # a tail window
+      | (?:messages|conversation|transcript)\s*\[\s*[a-z_]\w*\s*:\s*\]  # a moving start
+      | \bdel\s+[\w.]*(?:messages|conversation|transcript)
+      | (?:["']content["']\]|\.content)\s*=(?!=)""",
+    re.VERBOSE,
+)
+# Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
+_MESSAGE_ANNOTATION = re.compile(r"""\b(?:list|List|Sequence)\[\s*["']?[\w.]*Message""")
+_TYPED_EDIT = re.compile(
+    r"\.(?:insert|pop|remove)\s*\(|\bdel\s+\w|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
+    r"|\b\w+\s*=\s*\w*message\("  # an element replaced by a new message
+)
+_TRIVIAL_VALUE = re.compile(
+    r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
+)
+
+
+def _named_text(text: str, lowered: str) -> bool:
+    """A prompt-like name that is assigned a value, passed by keyword, or defined as a function."""
+    for match in _NAME_WORD.finditer(lowered):
+        end = match.end()
+        start = match.start()
+        while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
+            start -= 1
+        identifier_end = end
+        while identifier_end < len(lowered) and (
+            lowered[identifier_end].isalnum() or lowered[identifier_end] == "_"
+        ):
+            identifier_end += 1
+        identifier = text[start:identifier_end]
+        if _DEFINED.match(lowered, end) and _DEF_BEFORE.search(lowered, max(0, start - 80), start):
+            if name_region(identifier) is not None:
+                return True
+            continue
+        assigned = _ASSIGNED.match(lowered, end)
+        if assigned is None or _ANNOTATED_PARAMETER.match(lowered, end):
+            continue
+        if _TRIVIAL_VALUE.match(lowered, assigned.end()):
+            continue
+        keyword = identifier in SYSTEM_KEYWORDS or identifier in TOOL_KEYWORDS
+        if keyword or text_region(identifier.rsplit(".", 1)[-1]) is not None:
+            return True
+    return False
+
+
+def may_hold_prompt(text: str) -> bool:
+    """Whether ``text`` has what a sink, a prompt-named value or a history edit needs.
+
+    A superset test: a file for which it is false cannot produce a python finding.
+    """
+    if any(literal in text for literal in _LITERALS):
+        return True
+    if any(word in text for word in _API_WORDS) and _API_CALL.search(text):
+        return True
+    if ("system" in text or "developer" in text) and _SYSTEM_ROLE_CALL.search(text):
+        return True
+    if "system" in text and _SYSTEM_CALL_TEXT.search(text):
+        return True
+    if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
+        return True
+    lowered = text.lower()
+    if _named_text(text, lowered):
+        return True
+    if any(word in lowered for word in _HISTORY_WORDS) and _HISTORY_EDIT.search(lowered):
+        return True
+    return bool(_MESSAGE_ANNOTATION.search(text)) and bool(_TYPED_EDIT.search(lowered))
