@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from prefixlint.context import RuleContext
-from prefixlint.rules.chat_template import monotonic
+from prefixlint.rules.chat_template.non_monotonic_chat_template import first_break
 from prefixlint.sources import chat_template
 from prefixlint.sources.chat_template import conversation
 from prefixlint.tokenizers import get_tokenizer
@@ -62,7 +62,7 @@ def test_tool_placement(name, placement):
 )
 def test_qwen3_is_monotonic_only_without_reasoning(style, breaks):
     [document] = chat_template.parse("qwen3.jinja", _fixture("qwen3.jinja"))
-    found = monotonic.first_break(document, document.with_reasoning(style), get_tokenizer())
+    found = first_break(document, document.with_reasoning(style), get_tokenizer())
     assert (found is not None) == breaks
     if breaks:
         # the tool loop keeps reasoning; the next user question drops it
