@@ -21,11 +21,14 @@
   ``None`` string is ``{}``, invalid JSON is a 400 error); a final assistant message with
   string content becomes a user message, or with ``continue_final_message`` is removed and
   its text appended after the generation prompt; ``chat_template_kwargs`` reach the template.
-- ``llamacpp``: llama.cpp's ``llama-server --jinja`` (``common/chat.cpp`` with minja,
-  ``ggml-org/llama.cpp`` master, late 2026): ``arguments`` stay strings, because minja's
-  ``chat_template_caps.requires_object_arguments`` is false for a template that prints string
-  arguments as Qwen3's does; ``chat_template_kwargs`` and ``add_generation_prompt`` are read.
-  llama.cpp tokenizes without NFC normalisation (the ``qwen-raw`` tokenizer).
+- ``llamacpp``: llama.cpp's ``llama-server`` (``ggml-org/llama.cpp`` at 0c1e5709, late 2026,
+  checked against that server): a template that reads object arguments, as Qwen3's does, has
+  ``supports_object_arguments`` (``common/jinja/caps.cpp``), so each tool call's
+  ``arguments`` string is parsed into JSON (``common/chat.cpp``, ``func_args_not_string``)
+  and written back by the template's ``tojson`` with ``", "`` and ``": "``; a string that is
+  not JSON (an empty one too) is a 400 error. ``chat_template_kwargs`` and
+  ``add_generation_prompt`` are read. llama.cpp tokenizes without NFC normalisation (the
+  ``qwen-raw`` tokenizer).
 """
 
 from __future__ import annotations
@@ -83,10 +86,12 @@ def engine_view(request: ChatRequest, engine: str) -> EngineView:
     kwargs = logged_template_kwargs(request)
     generation = params.get("add_generation_prompt", True) is not False
     continues = params.get("continue_final_message") is True
-    if engine == "llamacpp":
-        return EngineView(request, kwargs, generation)
-    parse = _vllm_arguments if engine == "vllm" else _sglang_arguments
+    parse = {"vllm": _vllm_arguments, "llamacpp": _llamacpp_arguments}.get(
+        engine, _sglang_arguments
+    )
     messages = [_with_parsed_arguments(m, parse) for m in request.messages]
+    if engine == "llamacpp":
+        return EngineView(replace(request, messages=tuple(messages)), kwargs, generation)
     if engine == "vllm":
         if continues and generation:
             raise TemplateError(
@@ -149,6 +154,16 @@ def _sglang_arguments(arguments):
     parsed = _loads(arguments.strip())
     if parsed is _INVALID:
         raise TemplateError("sglang rejects a tool call whose arguments are not valid JSON")
+    return parsed
+
+
+def _llamacpp_arguments(arguments):
+    """llama.cpp: a string is parsed as JSON, whatever it holds; one that is not JSON fails."""
+    if not isinstance(arguments, str):
+        return arguments
+    parsed = _loads(arguments)
+    if parsed is _INVALID:
+        raise TemplateError("llama-server rejects a tool call whose arguments are not valid JSON")
     return parsed
 
 
