@@ -234,3 +234,31 @@ def test_unknown_engine_is_a_usage_error():
         main, ["audit", str(LOGS / "tau_openai_clean.jsonl"), "--engine", "tgi"]
     )
     assert result.exit_code == 2
+
+
+def test_llamacpp_rebuilds_each_tool_in_its_own_key_order():
+    # Logged with its keys in another order and an extra field: llama-server reads name,
+    # description and parameters and writes {"type", "function": {name, description,
+    # parameters}}; the keys inside parameters keep their logged order.
+    parameters = {"required": ["id"], "type": "object", "properties": {"id": {"type": "string"}}}
+    logged = {
+        "function": {"parameters": parameters, "name": "f", "strict": True},
+        "type": "function",
+    }
+    req = ChatRequest(line=1, format="openai-chat", messages=(USER,), tools=(logged,))
+    server = {
+        "type": "function",
+        "function": {"name": "f", "description": "", "parameters": parameters},
+    }
+    ours = rendered(req, "llamacpp")
+    assert ours.text == transformers_text(prepared([USER]), tools=[server])
+    assert '{"required": ["id"], "type": "object"' in ours.text
+    # Another engine prints the tool as logged.
+    assert '{"function": {"parameters"' in rendered(req, "vllm").text
+
+
+def test_llamacpp_rejects_a_tool_without_a_string_name():
+    tool = {"type": "function", "function": {"description": "no name"}}
+    req = ChatRequest(line=1, format="openai-chat", messages=(USER,), tools=(tool,))
+    with pytest.raises(TemplateError, match="llama-server rejects a tool"):
+        rendered(req, "llamacpp")

@@ -26,7 +26,12 @@
   ``supports_object_arguments`` (``common/jinja/caps.cpp``), so each tool call's
   ``arguments`` string is parsed into JSON (``common/chat.cpp``, ``func_args_not_string``)
   and written back by the template's ``tojson`` with ``", "`` and ``": "``; a string that is
-  not JSON (an empty one too) is a 400 error. ``chat_template_kwargs`` and
+  not JSON (an empty one too) is a 400 error. Each OpenAI tool is read into a name, a
+  description (default ``""``) and parameters (default ``{}``) and written back as
+  ``{"type": "function", "function": {"name", "description", "parameters"}}`` in that order,
+  other fields dropped (``common_chat_tools_parse_oaicompat``,
+  ``common_chat_tools_to_json_oaicompat``): a reordering of those keys never reaches the
+  prompt, one inside ``parameters`` does. ``chat_template_kwargs`` and
   ``add_generation_prompt`` are read. llama.cpp tokenizes without NFC normalisation (the
   ``qwen-raw`` tokenizer).
 """
@@ -91,7 +96,9 @@ def engine_view(request: ChatRequest, engine: str) -> EngineView:
     )
     messages = [_with_parsed_arguments(m, parse) for m in request.messages]
     if engine == "llamacpp":
-        return EngineView(replace(request, messages=tuple(messages)), kwargs, generation)
+        tools = tuple(_llamacpp_tool(tool) for tool in request.tools)
+        view = replace(request, messages=tuple(messages), tools=tools)
+        return EngineView(view, kwargs, generation)
     if engine == "vllm":
         if continues and generation:
             raise TemplateError(
@@ -165,6 +172,22 @@ def _llamacpp_arguments(arguments):
     if parsed is _INVALID:
         raise TemplateError("llama-server rejects a tool call whose arguments are not valid JSON")
     return parsed
+
+
+def _llamacpp_tool(tool):
+    """llama.cpp: an OpenAI tool rebuilt from its name, description and parameters; a tool
+    of another shape is left as logged."""
+    function = tool.get("function") if isinstance(tool, dict) else None
+    if tool.get("type") != "function" or not isinstance(function, dict):
+        return tool
+    name, description = function.get("name"), function.get("description", "")
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise TemplateError("llama-server rejects a tool without a string name and description")
+    parameters = function.get("parameters", {})
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
 
 
 _INVALID = object()
