@@ -6,9 +6,13 @@ Writes the tiny Qwen3 GGUF (``bench/tiny_qwen3_gguf.py``), then for each configu
 
 - ``defaults``: the server's defaults (4 slots, unified KV, 8 GiB prompt cache);
 - ``cache-ram-0``: ``--cache-ram 0`` (no prompt cache);
-- ``np2-concurrency2``: ``-np 2`` and two requests in flight (``--concurrency 2``);
-- ``defaults-thinking-off``: the defaults, rendered as ``transformers`` renders (the replay
-  sends ``chat_template_kwargs: {"enable_thinking": false}``, which the server must honour).
+- ``np2-concurrency2``: ``-np 2`` and two requests in flight (``--concurrency 2``).
+
+Each replay renders as llama-server does (``--engine llamacpp``); ``--only`` also takes
+``defaults-transformers``, which renders as ``transformers`` does (the replay sends
+``chat_template_kwargs: {"enable_thinking": false}``): requests without tool calls must match
+the server's prompt tokens, the others differ where the server parses arguments and rebuilds
+tools.
 
 Each replay writes ``RESULTS/NAME.json``; ``RESULTS/summary.md`` tabulates requests, reported
 counts, agreement and prompt-token matches; ``RESULTS/NAME.server.log`` is the server's log.
@@ -54,7 +58,9 @@ CONFIGS = (
         ("-np", "2"),
         ("--engine", "llamacpp", "--parallel", "2", "--concurrency", "2"),
     ),
-    Config("defaults-thinking-off", (), ("--engine", "transformers", "--tokenizer", "qwen-raw")),
+)
+EXTRA = (
+    Config("defaults-transformers", (), ("--engine", "transformers", "--tokenizer", "qwen-raw")),
 )
 
 
@@ -193,9 +199,8 @@ def main(argv: list[str] | None = None) -> int:
             check=True,
         )
     table = []
-    for config in CONFIGS:
-        if args.only and config.name not in args.only:
-            continue
+    chosen = [c for c in CONFIGS + EXTRA if c.name in args.only] if args.only else CONFIGS
+    for config in chosen:
         started = time.monotonic()
         report = run_config(config, args, model, results)
         row = summary_row(config.name, report)
