@@ -4,6 +4,9 @@ Tokens are small integers; ``cached`` is the server's ``n_past`` (the longest co
 with the slot it picks, one less when that covers the whole prompt).
 """
 
+import json
+from pathlib import Path
+
 from prefixlint.cache import CacheQuery, make_cache_model
 from prefixlint.cache.base import unit_bytes
 
@@ -24,6 +27,9 @@ def test_defaults_are_the_servers():
     model = make_cache_model("llamacpp")
     assert (model.slot_count, model.similarity, model.cache_ram_mib) == (4, 0.10, 8192)
     assert model.cache_idle_slots and model.kv_unified
+    # An explicit --parallel leaves the KV cache per slot (server.cpp), unless --kv-unified.
+    assert not make_cache_model("llamacpp", slots=4).kv_unified
+    assert make_cache_model("llamacpp", slots=2, kv_unified=True).kv_unified
 
 
 def test_an_exact_repeat_reuses_all_but_the_last_token():
@@ -103,17 +109,21 @@ def test_the_size_limit_drops_the_oldest_entries():
 
 
 def test_idle_slots_are_saved_and_cleared_when_a_task_starts():
-    model = make_cache_model("llamacpp", slots=2)
+    model = make_cache_model("llamacpp", slots=2, kv_unified=True)
     serve(model, A)  # slot 1 (LRU tie: the last)
     serve(model, B)  # slot 0; slot 1 is idle: A saved and, with the unified KV, cleared
     assert [slot.tokens for slot in model.slots] == [held(B), b""]
     assert list(model.entries) == [held(A)]
     # A's next turn: no slot is similar, slot 1 is the LRU one, A is restored from RAM.
     assert serve(model, [*A, 7]) == [100]
-    # Without a unified KV cache the idle slot keeps its tokens.
-    model = make_cache_model("llamacpp", slots=2, kv_unified=False)
+    # Without a unified KV cache (an explicit --parallel) the idle slot keeps its tokens,
+    # and A's next turn finds it there by similarity.
+    model = make_cache_model("llamacpp", slots=2)
     serve(model, A, B)
     assert [slot.tokens for slot in model.slots] == [held(B), held(A)]
+    assert list(model.entries) == [held(A)]
+    assert serve(model, [*A, 7]) == [100]
+    assert list(model.entries) == [held(A), held(B)]
 
 
 def test_server_settings_reach_the_model_from_audit_and_replay():
@@ -148,3 +158,59 @@ def test_a_shared_system_prompt_puts_every_session_on_one_slot():
     model = make_cache_model("llamacpp", cache_ram_mib=0)
     first, second = [*A[:90], *range(300, 310)], [*A[:90], *range(400, 410)]
     assert serve(model, first, second, [*first, 1]) == [0, 90, 90]
+
+
+def test_a_slot_over_the_size_limit_is_not_saved():
+    # 1 MiB per token, 150 MiB: a 200-token slot alone is over the limit, so alloc skips it
+    # (server-task.cpp at 0c1e5709) and its next turn finds nothing to restore.
+    model = make_cache_model(
+        "llamacpp", slots=1, cache_ram_mib=150, kv_bytes_per_token=1024 * 1024, ctx_tokens=0
+    )
+    long = list(range(5000, 5200))
+    assert serve(model, long, B) == [0, 0]
+    assert list(model.entries) == []
+    # The long prompt again: B is saved (100 MiB fits), nothing holds the long one.
+    assert serve(model, [*long, 1]) == [0]
+    assert list(model.entries) == [held(B)]
+
+
+def test_the_token_limit_can_empty_the_prompt_cache():
+    # No size limit, a 50-token context: A (100 tokens) is saved at B, then dropped by the
+    # token limit at once; nothing is kept "to have one", so A's next turn reuses nothing.
+    model = make_cache_model("llamacpp", slots=1, cache_ram_mib=-1, ctx_tokens=50)
+    assert serve(model, A, B, [*A, 7]) == [0, 0, 0]
+    assert list(model.entries) == []
+
+
+def test_the_keep_fraction_is_computed_in_single_precision():
+    # The slot holds A (100 tokens); a 97-token prompt shares its first 50. The server's
+    # f_keep = (f_sim * 97) / 100 with f_sim = 50/97 in float is 0.49999997 < 0.5, so the
+    # prompt cache is updated and A saved (it keeps 0.5 of itself, not more than the slot's
+    # own 0.5: not restored). In exact arithmetic f_keep would be 0.5 and nothing saved.
+    model = make_cache_model("llamacpp", slots=1)
+    assert serve(model, A, [*A[:50], *range(7000, 7047)]) == [0, 50]
+    assert list(model.entries) == [held(A)]
+    # With 85 tokens, f_keep rounds to 0.50000006: the slot is kept, nothing saved.
+    model = make_cache_model("llamacpp", slots=1)
+    assert serve(model, A, [*A[:50], *range(7000, 7035)]) == [0, 50]
+    assert list(model.entries) == []
+
+
+def test_kv_unified_reaches_the_model_from_the_command_line():
+    from click.testing import CliRunner
+
+    from prefixlint.cli import main
+    from prefixlint.replay.sim import cache_params
+
+    assert cache_params("llamacpp", slots=2, kv_unified=True) == {"slots": 2, "kv_unified": True}
+    log = Path(__file__).parent.parent / "fixtures" / "logs" / "tau_openai_clean.jsonl"
+    base = ["replay", str(log), "--cache", "llamacpp", "--limit", "3", "--format", "json"]
+    for flags, settings in (
+        ((), {}),
+        (("--parallel", "2"), {"slots": 2}),
+        (("--parallel", "2", "--kv-unified"), {"slots": 2, "kv_unified": True}),
+        (("--no-kv-unified",), {"kv_unified": False}),
+    ):
+        report = json.loads(CliRunner().invoke(main, [*base, *flags]).output)
+        given = {k: v for k, v in report["settings"].items() if k in ("slots", "kv_unified")}
+        assert given == settings, flags

@@ -75,13 +75,33 @@ def test_tool_call_arguments_are_parsed_and_written_back_by_tojson(engine):
     assert list(ours.tokens) == get_tokenizer("qwen").encode(ours.text)
 
 
-def test_transformers_and_llamacpp_keep_the_logged_string():
+def test_transformers_keeps_the_logged_string_and_llamacpp_parses_it():
     req = request([USER, CALL, RESULT], chat_template_kwargs={"enable_thinking": False})
-    for engine in ("transformers", "llamacpp"):
-        assert '"arguments": {"user_id":"x","n":2}' in rendered(req, engine).text
+    assert '"arguments": {"user_id":"x","n":2}' in rendered(req, "transformers").text
+    # llama-server parses the string and the template's tojson writes it back spaced.
+    assert '"arguments": {"user_id": "x", "n": 2}' in rendered(req, "llamacpp").text
     # llama.cpp tokenizes without NFC normalisation.
     assert engine_tokenizer(None, "llamacpp") == "qwen-raw"
     assert engine_tokenizer("qwen", "llamacpp") == "qwen"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "parsed_value"),
+    [('{"a": 1}', {"a": 1}), ("[1, 2]", [1, 2]), ("null", None), ({"b": "c"}, {"b": "c"})],
+)
+def test_llamacpp_parses_arguments_as_json_whatever_they_hold(arguments, parsed_value):
+    call = {**CALL, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": arguments}}]}
+    function = {"name": "f", "arguments": parsed_value}
+    parsed = {**CALL, "tool_calls": [{"id": "c1", "function": function}]}
+    ours = rendered(request([USER, call, RESULT]), "llamacpp")
+    assert ours.text == transformers_text(prepared([USER, parsed, RESULT]))
+
+
+@pytest.mark.parametrize("arguments", ["", "not json", "{"])
+def test_llamacpp_rejects_arguments_that_are_not_json(arguments):
+    call = {**CALL, "tool_calls": [{"id": "c1", "function": {"name": "f", "arguments": arguments}}]}
+    with pytest.raises(TemplateError, match="llama-server rejects"):
+        rendered(request([USER, call, RESULT]), "llamacpp")
 
 
 @pytest.mark.parametrize(
@@ -214,3 +234,31 @@ def test_unknown_engine_is_a_usage_error():
         main, ["audit", str(LOGS / "tau_openai_clean.jsonl"), "--engine", "tgi"]
     )
     assert result.exit_code == 2
+
+
+def test_llamacpp_rebuilds_each_tool_in_its_own_key_order():
+    # Logged with its keys in another order and an extra field: llama-server reads name,
+    # description and parameters and writes {"type", "function": {name, description,
+    # parameters}}; the keys inside parameters keep their logged order.
+    parameters = {"required": ["id"], "type": "object", "properties": {"id": {"type": "string"}}}
+    logged = {
+        "function": {"parameters": parameters, "name": "f", "strict": True},
+        "type": "function",
+    }
+    req = ChatRequest(line=1, format="openai-chat", messages=(USER,), tools=(logged,))
+    server = {
+        "type": "function",
+        "function": {"name": "f", "description": "", "parameters": parameters},
+    }
+    ours = rendered(req, "llamacpp")
+    assert ours.text == transformers_text(prepared([USER]), tools=[server])
+    assert '{"required": ["id"], "type": "object"' in ours.text
+    # Another engine prints the tool as logged.
+    assert '{"function": {"parameters"' in rendered(req, "vllm").text
+
+
+def test_llamacpp_rejects_a_tool_without_a_string_name():
+    tool = {"type": "function", "function": {"description": "no name"}}
+    req = ChatRequest(line=1, format="openai-chat", messages=(USER,), tools=(tool,))
+    with pytest.raises(TemplateError, match="llama-server rejects a tool"):
+        rendered(req, "llamacpp")

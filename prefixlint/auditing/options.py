@@ -37,10 +37,12 @@ class AuditOptions:
     examples_per_cause: int = 3
     full_text: bool = False
     prices: PriceTable | None = None
-    # llama-server settings (``--parallel``, ``--slot-prompt-similarity``, ``--cache-ram``).
+    # llama-server settings (``--parallel``, ``--slot-prompt-similarity``, ``--cache-ram``,
+    # ``--kv-unified``).
     slots: int | None = None
     slot_prompt_similarity: float | None = None
     cache_ram_mib: int | None = None
+    kv_unified: bool | None = None
     log_limits: LogLimits = DEFAULT_LIMITS
     # Folders and files whose templates and Python built the logged prompts (audit --source).
     source_paths: tuple[str, ...] = ()
@@ -81,6 +83,7 @@ def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
             slots=options.slots,
             slot_prompt_similarity=options.slot_prompt_similarity,
             cache_ram_mib=options.cache_ram_mib,
+            kv_unified=options.kv_unified,
         )
     except ValueError as exc:
         raise AuditError(f"cache model {name}: {exc}") from None

@@ -1,42 +1,50 @@
 """llama.cpp's ``llama-server``: slots chosen by prompt similarity, and the host-RAM prompt cache.
 
-Read from ``ggml-org/llama.cpp`` master (late 2026; ``tools/server/server-context.cpp`` at
-commit 001d906a, ``tools/server/server-task.cpp``, ``common/common.h``, ``common/arg.cpp``).
-Requests are served one after another, in log order:
+Read from ``ggml-org/llama.cpp`` at commit 0c1e5709 (the llama.cpp that llama-cpp-python
+0.3.36 vendors, late 2026; ``tools/server/server-context.cpp``, ``tools/server/server.cpp``,
+``tools/server/server-task.cpp``, ``common/common.h``, ``common/arg.cpp``), and checked
+against that server (``bench/llama_server_loop.py``). Requests are served one after another,
+in log order:
 
 * Slot choice (``get_available_slot``): among slots holding tokens, the one whose longest
   common prefix with the prompt covers the largest fraction of the prompt, if that fraction is
   above ``--slot-prompt-similarity`` (default 0.10); otherwise the least recently used slot
   (``t_last_used <= t_last``: among equals, the last one). The prompt cache is updated when
   the slot came by LRU, or when it came by similarity but keeps less than half of what it
-  holds (``f_keep < 0.5``).
+  holds (``f_keep < 0.5``). Fractions are computed in ``float`` as the server does.
 * Prompt cache (``--cache-ram``, default 8192 MiB; 0 disables it, -1 means no size limit),
   ``server_prompt_cache``: *saving* a slot (``alloc``) is skipped when an entry already holds
-  all of its tokens; entries that are a prefix of the slot's tokens are dropped; the slot's
+  all of its tokens, or when the slot alone is over the size limit; entries that are a prefix
+  of the slot's tokens are dropped, then the oldest entries until the slot fits; the slot's
   tokens are appended as the newest entry. *Loading* (``load``) restores the entry with the
   largest kept fraction that beats the slot's own on both the kept fraction and the
   similarity (entries keeping under a quarter of themselves are skipped; an empty slot takes
-  any), and takes it out of the cache. *Update* drops the oldest entries while more than one
-  is left and the cache exceeds its size (entry size = tokens x KV bytes per token), then its
-  token limit (the context size, or what the size limit holds if more).
+  any), and takes it out of the cache. *Update* drops the oldest entries while the cache
+  exceeds its size (entry size = tokens x KV bytes per token), then its token limit (the
+  context size, or what the size limit holds if more); it may empty the cache.
 * Idle slots (``--cache-idle-slots``, on by default): when a task starts, every other idle slot
-  holding tokens is saved to the prompt cache and, with the unified KV cache that the default
-  ``--parallel`` (auto: 4 slots) turns on, cleared.
+  holding tokens is saved to the prompt cache and, with a unified KV cache, cleared. The KV
+  cache is unified when ``--parallel`` is left to auto (4 slots, ``server.cpp``) or
+  ``--kv-unified`` is given; an explicit ``--parallel N`` leaves it off, so idle slots keep
+  their tokens.
 * Reuse: ``n_past`` = the longest common prefix of the slot's tokens and the prompt, one less
   when it covers the whole prompt ("need to evaluate at least 1 token"); the slot then holds
   the prompt and the generated tokens but the last.
 
-Parameters keep the server's defaults: ``slots`` 4, ``slot_prompt_similarity`` 0.10,
-``cache_ram_mib`` 8192, ``cache_idle_slots`` and ``kv_unified`` on. The model's geometry is
-not in a log: ``kv_bytes_per_token`` (default 114,688, Qwen3-0.6B's f16 KV: 28 layers x 8 KV
-heads x 128 x 2 x 2 bytes) and ``ctx_tokens`` (default 40,960) size the prompt cache; set
-them to the served model's. Not modelled: ``--cache-reuse`` KV shifting, context checkpoints
-of SWA and recurrent models, concurrent requests. ``longest_available`` is what the server
-would have reused had it kept every earlier prompt (a miss below it is ``evicted``).
+Parameters keep the server's defaults: ``slots`` None (auto: 4, unified KV),
+``slot_prompt_similarity`` 0.10, ``cache_ram_mib`` 8192, ``cache_idle_slots`` on,
+``kv_unified`` None (on exactly when ``slots`` is auto). The model's geometry is not in a log:
+``kv_bytes_per_token`` (default 114,688, Qwen3-0.6B's f16 KV: 28 layers x 8 KV heads x 128 x
+2 x 2 bytes) and ``ctx_tokens`` (default 40,960) size the prompt cache; set them to the
+served model's. Not modelled: ``--cache-reuse`` KV shifting, context checkpoints of SWA and
+recurrent models, concurrent requests (a slot busy with one is skipped by the next).
+``longest_available`` is what the server would have reused had it kept every earlier prompt
+(a miss below it is ``evicted``).
 """
 
 from __future__ import annotations
 
+import struct
 from collections import deque
 from dataclasses import dataclass
 
@@ -45,8 +53,20 @@ from prefixlint.cache.radix import RadixTree, SeenTree
 from prefixlint.sequences import common_prefix_length
 
 MIB = 1024 * 1024
+AUTO_SLOTS = 4  # ``--parallel`` left to auto (server.cpp)
 KEEP_TO_SAVE = 0.5  # a slot chosen by similarity that keeps less of itself is saved first
 KEEP_TO_LOAD = 0.25  # "don't trash large prompts"
+
+
+def f32(value: float) -> float:
+    """``value`` rounded to a C ``float``; one operation on floats, rounded, is the C result."""
+    (rounded,) = struct.unpack("f", struct.pack("f", value))
+    return float(rounded)
+
+
+def fraction(numerator: int, denominator: int) -> float:
+    """``float(numerator) / denominator`` as the server computes it, in single precision."""
+    return f32(f32(numerator) / f32(denominator))
 
 
 @dataclass
@@ -62,25 +82,25 @@ class LlamaCppCache:
     """llama-server's slots and host-RAM prompt cache; see the module docstring."""
 
     name = "llamacpp"
-    settings: tuple[str, ...] = ("slots", "slot_prompt_similarity", "cache_ram_mib")
+    settings: tuple[str, ...] = ("slots", "slot_prompt_similarity", "cache_ram_mib", "kv_unified")
 
     def __init__(
         self,
-        slots: int = 4,
+        slots: int | None = None,
         slot_prompt_similarity: float = 0.10,
         cache_ram_mib: int = 8192,
         cache_idle_slots: bool = True,
-        kv_unified: bool = True,
+        kv_unified: bool | None = None,
         kv_bytes_per_token: int = 114_688,
         ctx_tokens: int = 40_960,
     ) -> None:
-        if slots < 1:
+        if slots is not None and slots < 1:
             raise ValueError("slots must be at least 1")
-        self.slot_count = slots
+        self.slot_count = AUTO_SLOTS if slots is None else slots
         self.similarity = slot_prompt_similarity
         self.cache_ram_mib = cache_ram_mib
         self.cache_idle_slots = cache_idle_slots and cache_ram_mib != 0
-        self.kv_unified = kv_unified
+        self.kv_unified = slots is None if kv_unified is None else kv_unified
         self.kv_bytes_per_token = kv_bytes_per_token
         self.ctx_tokens = ctx_tokens
         self.reset()
@@ -139,7 +159,8 @@ class LlamaCppCache:
         and the other idle slots saved (and cleared) when the task starts."""
         chosen, update = self._most_similar(prompt), False
         if chosen is not None:
-            kept = _common_units(chosen.tokens, prompt) / _units(chosen.tokens)
+            similarity = fraction(_common_units(chosen.tokens, prompt), _units(prompt))
+            kept = f32(f32(similarity * _units(prompt)) / _units(chosen.tokens))
             update = kept < KEEP_TO_SAVE
         else:
             chosen, update = self._least_recent(), True
@@ -163,9 +184,9 @@ class LlamaCppCache:
         for slot in self.slots:
             if not slot.tokens:
                 continue
-            fraction = _common_units(slot.tokens, prompt) / _units(prompt)
-            if fraction > best_fraction and fraction > self.similarity:
-                best, best_fraction = slot, fraction
+            share = fraction(_common_units(slot.tokens, prompt), _units(prompt))
+            if share > best_fraction and share > f32(self.similarity):
+                best, best_fraction = slot, share
         return best
 
     def _least_recent(self) -> Slot:
@@ -175,25 +196,32 @@ class LlamaCppCache:
     # ---------------------------------------------------------------- prompt cache
 
     def _save(self, tokens: bytes) -> None:
-        """``server_prompt_cache::alloc``: append ``tokens`` unless an entry holds them all;
-        drop the entries they contain."""
+        """``server_prompt_cache::alloc``: append ``tokens`` unless an entry holds them all or
+        they alone are over the size limit; drop the entries they contain, then the oldest
+        until they fit."""
         if not tokens:
             return
         if any(_common_units(entry, tokens) == _units(tokens) for entry in self.entries):
             return
+        limit = self._limit_bytes()
+        size = self._size(tokens)
+        if limit and size > limit:
+            return
         kept = [e for e in self.entries if _common_units(e, tokens) != _units(e)]
         self.entries = deque(kept)
+        while limit and self.entries and self._bytes() + size > limit:
+            self.entries.popleft()
         self.entries.append(tokens)
 
     def _load(self, slot: Slot, prompt: bytes) -> None:
         """``server_prompt_cache::load``: move the best entry for ``prompt`` into ``slot``."""
         common = _common_units(slot.tokens, prompt)
-        best_keep = common / _units(slot.tokens) if slot.tokens else -1.0
-        best_similarity = common / _units(prompt)
+        best_keep = fraction(common, _units(slot.tokens)) if slot.tokens else -1.0
+        best_similarity = fraction(common, _units(prompt))
         best = None
         for entry in self.entries:
             common = _common_units(entry, prompt)
-            keep, similarity = common / _units(entry), common / _units(prompt)
+            keep, similarity = fraction(common, _units(entry)), fraction(common, _units(prompt))
             if keep < KEEP_TO_LOAD:
                 continue
             if best_keep < keep and best_similarity < similarity:
@@ -204,16 +232,26 @@ class LlamaCppCache:
 
     def _update(self) -> None:
         """``server_prompt_cache::update``: drop the oldest entries beyond the size limit,
-        then beyond the token limit, always keeping one."""
-        limit_bytes = self.cache_ram_mib * MIB if self.cache_ram_mib > 0 else 0
+        then beyond the token limit (raised to what the size limit holds)."""
+        limit_bytes = self._limit_bytes()
+        while limit_bytes and self.entries and self._bytes() > limit_bytes:
+            self.entries.popleft()
         per_token = max(1, self.kv_bytes_per_token)
+        limit_tokens = self.ctx_tokens
         if limit_bytes:
-            while len(self.entries) > 1 and self._tokens() * per_token > limit_bytes:
-                self.entries.popleft()
-        limit_tokens = max(self.ctx_tokens, limit_bytes // per_token)
+            limit_tokens = max(limit_tokens, limit_bytes // per_token)
         if self.ctx_tokens > 0:
-            while len(self.entries) > 1 and self._tokens() > limit_tokens:
+            while self.entries and self._tokens() > limit_tokens:
                 self.entries.popleft()
+
+    def _limit_bytes(self) -> int:
+        return self.cache_ram_mib * MIB if self.cache_ram_mib > 0 else 0
+
+    def _size(self, tokens: bytes) -> int:
+        return _units(tokens) * self._unit_tokens * self.kv_bytes_per_token
+
+    def _bytes(self) -> int:
+        return self._tokens() * self.kv_bytes_per_token
 
     def _tokens(self) -> int:
         return sum(_units(entry) for entry in self.entries) * self._unit_tokens

@@ -21,11 +21,19 @@
   ``None`` string is ``{}``, invalid JSON is a 400 error); a final assistant message with
   string content becomes a user message, or with ``continue_final_message`` is removed and
   its text appended after the generation prompt; ``chat_template_kwargs`` reach the template.
-- ``llamacpp``: llama.cpp's ``llama-server --jinja`` (``common/chat.cpp`` with minja,
-  ``ggml-org/llama.cpp`` master, late 2026): ``arguments`` stay strings, because minja's
-  ``chat_template_caps.requires_object_arguments`` is false for a template that prints string
-  arguments as Qwen3's does; ``chat_template_kwargs`` and ``add_generation_prompt`` are read.
-  llama.cpp tokenizes without NFC normalisation (the ``qwen-raw`` tokenizer).
+- ``llamacpp``: llama.cpp's ``llama-server`` (``ggml-org/llama.cpp`` at 0c1e5709, late 2026,
+  checked against that server): a template that reads object arguments, as Qwen3's does, has
+  ``supports_object_arguments`` (``common/jinja/caps.cpp``), so each tool call's
+  ``arguments`` string is parsed into JSON (``common/chat.cpp``, ``func_args_not_string``)
+  and written back by the template's ``tojson`` with ``", "`` and ``": "``; a string that is
+  not JSON (an empty one too) is a 400 error. Each OpenAI tool is read into a name, a
+  description (default ``""``) and parameters (default ``{}``) and written back as
+  ``{"type": "function", "function": {"name", "description", "parameters"}}`` in that order,
+  other fields dropped (``common_chat_tools_parse_oaicompat``,
+  ``common_chat_tools_to_json_oaicompat``): a reordering of those keys never reaches the
+  prompt, one inside ``parameters`` does. ``chat_template_kwargs`` and
+  ``add_generation_prompt`` are read. llama.cpp tokenizes without NFC normalisation (the
+  ``qwen-raw`` tokenizer).
 """
 
 from __future__ import annotations
@@ -85,10 +93,14 @@ def engine_view(request: ChatRequest, engine: str) -> EngineView:
     kwargs = logged_template_kwargs(request)
     generation = params.get("add_generation_prompt", True) is not False
     continues = params.get("continue_final_message") is True
-    if engine == "llamacpp":
-        return EngineView(request, kwargs, generation)
-    parse = _vllm_arguments if engine == "vllm" else _sglang_arguments
+    parse = {"vllm": _vllm_arguments, "llamacpp": _llamacpp_arguments}.get(
+        engine, _sglang_arguments
+    )
     messages = [_with_parsed_arguments(m, parse) for m in request.messages]
+    if engine == "llamacpp":
+        tools = tuple(_llamacpp_tool(tool) for tool in request.tools)
+        view = replace(request, messages=tuple(messages), tools=tools)
+        return EngineView(view, kwargs, generation)
     if engine == "vllm":
         if continues and generation:
             raise TemplateError(
@@ -152,6 +164,34 @@ def _sglang_arguments(arguments: object) -> object:
     if parsed is _INVALID:
         raise TemplateError("sglang rejects a tool call whose arguments are not valid JSON")
     return parsed
+
+
+def _llamacpp_arguments(arguments: object) -> object:
+    """llama.cpp: a string is parsed as JSON, whatever it holds; one that is not JSON fails."""
+    if not isinstance(arguments, str):
+        return arguments
+    parsed = _loads(arguments)
+    if parsed is _INVALID:
+        raise TemplateError("llama-server rejects a tool call whose arguments are not valid JSON")
+    return parsed
+
+
+def _llamacpp_tool(tool: Any) -> Any:
+    """llama.cpp: an OpenAI tool rebuilt from its name, description and parameters; a tool
+    of another shape is left as logged."""
+    if not isinstance(tool, dict):
+        return tool
+    function = tool.get("function")
+    if tool.get("type") != "function" or not isinstance(function, dict):
+        return tool
+    name, description = function.get("name"), function.get("description", "")
+    if not isinstance(name, str) or not isinstance(description, str):
+        raise TemplateError("llama-server rejects a tool without a string name and description")
+    parameters = function.get("parameters", {})
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description, "parameters": parameters},
+    }
 
 
 _INVALID = object()

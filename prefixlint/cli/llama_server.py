@@ -1,6 +1,6 @@
 """The llama-server settings that the ``llamacpp`` cache model takes, as command-line options
-with the server's own names (``--parallel``, ``--slot-prompt-similarity``, ``--cache-ram``);
-shared by ``audit`` and ``replay``. Not given: the server's defaults."""
+with the server's own names (``--parallel``, ``--slot-prompt-similarity``, ``--cache-ram``,
+``--kv-unified``); shared by ``audit`` and ``replay``. Not given: the server's defaults."""
 
 from __future__ import annotations
 
@@ -28,8 +28,13 @@ OPTIONS = (
         type=click.IntRange(min=-1),
         help="llama-server host-RAM prompt cache in MiB, 0 off, -1 no limit (llamacpp; 8192).",
     ),
+    click.option(
+        "--kv-unified/--no-kv-unified",
+        default=None,
+        help="llama-server unified KV cache (llamacpp; default: on when --parallel is not given).",
+    ),
 )
-NAMES = ("slots", "slot_prompt_similarity", "cache_ram_mib")
+NAMES = ("slots", "slot_prompt_similarity", "cache_ram_mib", "kv_unified")
 
 
 def llama_server_options(command: Callback) -> Callback:
