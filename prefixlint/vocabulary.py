@@ -18,10 +18,7 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
-TIMESTAMP = "PFX101"
-UNIQUE_ID = "PFX102"
-PER_USER = "PFX103"
-ENVIRONMENT = "PFX104"
+from prefixlint.codes import ENVIRONMENT, PER_USER, TIMESTAMP, UNIQUE_ID
 
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 

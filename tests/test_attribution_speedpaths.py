@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from prefixlint.auditing import classify
+from prefixlint import codes
 from prefixlint.auditing.attribution import (
     Attributor,
     Divergence,
@@ -63,7 +63,7 @@ class ReferenceAttributor(Attributor):
         if rendered is not None:
             parent = 0
             for message in request.messages:
-                if message.get("role") not in classify.SYSTEM_ROLES:
+                if message.get("role") not in codes.SYSTEM_ROLES:
                     parent = hash((parent, signature(message)))
                     talk.append(parent)
         block = index_block(unit_tokens)

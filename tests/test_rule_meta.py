@@ -1,6 +1,8 @@
 """Every rule is documented once and implemented somewhere."""
 
+import ast
 import re
+from pathlib import Path
 
 try:
     import tomllib
@@ -8,7 +10,7 @@ except ModuleNotFoundError:  # Python 3.10
     import tomli as tomllib
 
 import prefixlint
-from prefixlint import registry
+from prefixlint import codes, registry
 
 ENGINE_CODES = {
     "PFX901": "unused noqa directives are found by prefixlint.linting.noqa, not by a checker",
@@ -72,3 +74,27 @@ def test_every_rule_states_its_status_and_the_version_that_added_it():
         assert data.get("status") in registry.RULE_STATUSES, path.name
         assert re.fullmatch(r"\d+\.\d+\.\d+", data.get("since", "")), path.name
         assert _version(data["since"]) <= _version(prefixlint.__version__), path.name
+
+
+def test_the_codes_table_names_every_documented_rule_once():
+    documented = set(registry.rule_docs())
+    constants = [
+        value
+        for name, value in vars(codes).items()
+        if name.isupper() and isinstance(value, str) and value.startswith("PFX")
+    ]
+    assert sorted(constants) == sorted(documented)
+
+
+def test_rule_codes_are_written_only_in_the_codes_table():
+    """Code takes a rule's code from ``prefixlint.codes``, never as a quoted literal."""
+    package = Path(prefixlint.__file__).parent
+    quoted = []
+    for path in sorted(package.rglob("*.py")):
+        if path.name == "codes.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            literal = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if literal and re.fullmatch(r"PFX\d{3}", node.value):
+                quoted.append(f"{path.relative_to(package)}:{node.lineno}")
+    assert quoted == []

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from prefixlint import codes
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
 from prefixlint.auditing.message_chain import MessageChain, message_chain, opening
@@ -75,7 +76,7 @@ class Divergence:
 
     @property
     def diverged(self) -> bool:
-        return self.code is not None and self.code != classify.FIRST_SEEN
+        return self.code is not None and self.code != codes.FIRST_SEEN
 
 
 def block_keys(
@@ -268,9 +269,9 @@ class Attributor:
             # Without text, a different conversation that shares the head cannot be told from
             # an edit: only a known session makes the divergence a change of content.
             if same_conversation:
-                divergence.code = classify.CONTENT_CHANGED
+                divergence.code = codes.CONTENT_CHANGED
             else:
-                divergence.code = classify.FIRST_SEEN
+                divergence.code = codes.FIRST_SEEN
                 divergence.predecessor_tokens = divergence.shared_tokens
             return divergence
         before_text, after_text = predecessor.rendered.text, rendered.text
@@ -279,10 +280,10 @@ class Attributor:
         divergence.renderings = (predecessor.rendered, rendered)
         if char >= len(before_text):
             # The texts agree; the tokens differ where BPE merged across the old ending.
-            divergence.code, divergence.component = "PFX404", _component_at(rendered, char)
+            divergence.code, divergence.component = codes.GLUED, _component_at(rendered, char)
             return divergence
         if _component_at(predecessor.rendered, char) == "generation_prompt":
-            divergence.code = classify.FIRST_SEEN
+            divergence.code = codes.FIRST_SEEN
             divergence.component = _component_at(rendered, char)
             return divergence
         component = _component_at(rendered, char) or "generation_prompt"
@@ -290,7 +291,7 @@ class Attributor:
         if not same_conversation and first is not None and component == first.name:
             # Another conversation, which differs from here on: this one's own first message
             # is new content, whatever the predecessor has in its place.
-            divergence.code, divergence.component = classify.FIRST_SEEN, component
+            divergence.code, divergence.component = codes.FIRST_SEEN, component
             return divergence
         divergence.code, divergence.component = classify.classify(
             predecessor.request, request, component, same_conversation
@@ -325,7 +326,7 @@ def head_key(request: ChatRequest) -> Hashable:
     model: equal for requests whose heads differ only in volatile values."""
     texts = [request.system or ""]
     for message in request.messages:
-        if message.get("role") not in classify.SYSTEM_ROLES:
+        if message.get("role") not in codes.SYSTEM_ROLES:
             break
         texts.append(content_text(message.get("content")))
     masked = tuple(masked_system(text) for text in texts)
@@ -352,7 +353,7 @@ def _masked_line(line: str) -> str | None:
 def _first_message(request: ChatRequest, rendered: Rendered) -> Component | None:
     """The rendered component of the request's first conversation (non-system) message."""
     for index, message in enumerate(request.messages):
-        if message.get("role") not in classify.SYSTEM_ROLES:
+        if message.get("role") not in codes.SYSTEM_ROLES:
             name = f"messages[{index}]"
             return next((c for c in rendered.components if c.name == name), None)
     return None
@@ -445,22 +446,22 @@ def cause_for(
     if no_breakpoint:
         # Nothing could have been cached, whatever else changed.
         if cost > 0:
-            return MissCause("PFX303", cost, "cache_control")
-        return MissCause(classify.FIRST_SEEN if result.uncached_tokens else None)
+            return MissCause(codes.BREAKPOINT, cost, "cache_control")
+        return MissCause(codes.FIRST_SEEN if result.uncached_tokens else None)
     routing = divergence.routing_changed
     if routing and cost > 0 and divergence.same_conversation:
-        return MissCause("PFX601", cost, routing)
+        return MissCause(codes.PARAMETER_CHANGE, cost, routing)
     if divergence.diverged and cost > 0:
         return MissCause(divergence.code, cost, divergence.component, located=True)
     reason = result.miss_reason
     if reason in ("evicted", "ttl-expired", "below-minimum"):
         return MissCause(reason, cost)
     if (
-        reason == classify.FIRST_SEEN
+        reason == codes.FIRST_SEEN
         and routing
         and result.cached_tokens < divergence.shared_tokens / 2
     ):
         # The same tokens, but the cache that held them was not searched: a cache that
         # isolates models or keys serves little or nothing of the shared prefix.
-        return MissCause("PFX601", cost, routing)
+        return MissCause(codes.PARAMETER_CHANGE, cost, routing)
     return MissCause(reason)

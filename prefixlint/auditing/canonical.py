@@ -21,21 +21,36 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from prefixlint.auditing.classify import SYSTEM_ROLES, tool_name
+from prefixlint.auditing.classify import tool_name
 from prefixlint.auditing.volatile import without_values
 from prefixlint.chat import content_text
+from prefixlint.codes import (
+    ENVIRONMENT,
+    HISTORY_EDIT,
+    INVISIBLE,
+    KEY_ORDER,
+    LINE_ENDINGS,
+    PARAMETER_CHANGE,
+    PER_USER,
+    PLAIN_TEXT,
+    SLIDING_WINDOW,
+    SYSTEM_ROLES,
+    TIMESTAMP,
+    TOOL_OUTPUT,
+    TOOL_SET,
+    UNIQUE_ID,
+    UNORDERED,
+    WHITESPACE_DRIFT,
+)
 from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest
 from prefixlint.sequences import SameItemsMemo
 
 MAX_CONVERSATIONS = 4096
-_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
-_SPACE_LIKE = re.compile("[\u00a0\u202f]")
 
 
 def _map_text(message: dict[str, Any], rewrite: Callable[[str], str]) -> dict[str, Any]:
@@ -76,7 +91,7 @@ def sorted_keys(value: Any) -> Any:
 
 def normalise_whitespace(text: str) -> str:
     """NFC, no invisible characters, ``\\n`` line ends, no trailing spaces or blank lines."""
-    text = unicodedata.normalize("NFC", _SPACE_LIKE.sub(" ", text.translate(_INVISIBLE)))
+    text = unicodedata.normalize("NFC", text.translate(PLAIN_TEXT))
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     return "\n".join(line.rstrip() for line in lines if line.strip())
 
@@ -92,7 +107,7 @@ class Canonicaliser:
 
 
 class Whitespace(Canonicaliser):
-    family, codes = "whitespace", ("PFX401", "PFX402", "PFX403")
+    family, codes = "whitespace", (LINE_ENDINGS, WHITESPACE_DRIFT, INVISIBLE)
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:
         return dataclasses.replace(
@@ -104,7 +119,7 @@ class Whitespace(Canonicaliser):
 
 
 class Order(Canonicaliser):
-    family, codes = "order", ("PFX201", "PFX202", "PFX204")
+    family, codes = "order", (UNORDERED, KEY_ORDER, TOOL_SET)
 
     def __init__(self) -> None:
         self.tool_sets: LRU[int, dict[str, Any]] = LRU(MAX_CONVERSATIONS)
@@ -170,7 +185,10 @@ class Volatile(Canonicaliser):
     day, a per-request id every request).
     """
 
-    family, codes = "volatile", ("PFX101", "PFX102", "PFX103", "PFX104")
+    family, codes = (
+        "volatile",
+        (TIMESTAMP, UNIQUE_ID, PER_USER, ENVIRONMENT),
+    )
 
     def __init__(self) -> None:
         self.previous: LRU[int, tuple[Any, Any, Any]] = LRU(MAX_CONVERSATIONS)
@@ -222,7 +240,7 @@ class Volatile(Canonicaliser):
 
 
 class History(Canonicaliser):
-    family, codes = "history", ("PFX501", "PFX502", "PFX504")
+    family, codes = "history", (HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT)
 
     def __init__(self) -> None:
         self.previous: LRU[int, tuple[Any, Any]] = LRU(MAX_CONVERSATIONS)
@@ -259,7 +277,7 @@ def _new_messages(
 
 
 class Params(Canonicaliser):
-    family, codes = "params", ("PFX601",)
+    family, codes = "params", (PARAMETER_CHANGE,)
 
     def __init__(self) -> None:
         self.first: LRU[int, tuple[str | None, Any]] = LRU(MAX_CONVERSATIONS)

@@ -19,23 +19,35 @@ from typing import Any
 from prefixlint.auditing.opaque import opaque_code, opaque_line_code
 from prefixlint.auditing.volatile import find_values, value_at, without_values
 from prefixlint.chat import content_text
+from prefixlint.codes import (
+    ARGUMENTS_RESERIALISED,
+    CONTENT_CHANGED,
+    FIRST_SEEN,
+    HISTORY_EDIT,
+    INVISIBLE,
+    KEY_ORDER,
+    LINE_ENDINGS,
+    NON_MONOTONIC,
+    PARAMETER_CHANGE,
+    PLAIN_TEXT,
+    SLIDING_WINDOW,
+    SYSTEM_ROLES,
+    TOOL_OUTPUT,
+    TOOL_SET,
+    UNORDERED,
+    WHITESPACE_DRIFT,
+)
 from prefixlint.request import ChatRequest
 from prefixlint.sequences import common_prefix_length
 
-CONTENT_CHANGED = "content-changed"
-FIRST_SEEN = "first-seen"
-# A client sent an earlier tool call's arguments serialised another way (spacing, key order).
-ARGUMENTS_RESERIALISED = "tool-arguments-reserialised"
 RESYNC_CHARS = 40
 # The most text, besides its volatile value, of a line that holds one labelled value.
 MAX_LABEL_CHARS = 48
-SYSTEM_ROLES = frozenset({"system", "developer"})
-_INVISIBLE = dict.fromkeys(map(ord, "\ufeff\u200b\u200c\u200d\u2060"), None)
 _WHITESPACE_RUN = re.compile(r"\s+")
 
 
 def _unicode_normal(text: str) -> str:
-    text = text.translate(_INVISIBLE).replace("\u00a0", " ").replace("\u202f", " ")
+    text = text.translate(PLAIN_TEXT)
     return unicodedata.normalize("NFC", text)
 
 
@@ -49,14 +61,14 @@ def _whitespace_normal(text: str) -> str:
 
 # Cumulative normalisations, each with the code of the drift it removes.
 _WHITESPACE_STEPS: tuple[tuple[str, Callable[[str], str]], ...] = (
-    ("PFX403", _unicode_normal),
-    ("PFX401", _line_ending_normal),
-    ("PFX402", _whitespace_normal),
+    (INVISIBLE, _unicode_normal),
+    (LINE_ENDINGS, _line_ending_normal),
+    (WHITESPACE_DRIFT, _whitespace_normal),
 )
 
 
 def _is_blank(char: str) -> bool:
-    return char.isspace() or ord(char) in _INVISIBLE
+    return char.isspace() or ord(char) in PLAIN_TEXT
 
 
 def whitespace_code(a: str, b: str, offset: int) -> str | None:
@@ -75,7 +87,7 @@ def whitespace_code(a: str, b: str, offset: int) -> str | None:
     blank = any(_is_blank(c) for c in (a[offset : offset + 1] + b[offset : offset + 1]))
     rest_a, rest_b = a[start:], b[start:]
     for code, normalise in _WHITESPACE_STEPS:
-        if code != "PFX403" and not blank:
+        if code != INVISIBLE and not blank:
             return None
         rest_a, rest_b = normalise(rest_a), normalise(rest_b)
         if rest_a[:RESYNC_CHARS] == rest_b[:RESYNC_CHARS]:
@@ -200,12 +212,12 @@ def tools_code(before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]]
         if names_before[index] != names_after[index]:
             break
         if before[index] == after[index]:
-            return "PFX202"
+            return KEY_ORDER
         return text_change_code(text_before, text_after) or CONTENT_CHANGED
     if Counter(names_before) != Counter(names_after):
-        return "PFX204"
+        return TOOL_SET
     if names_before != names_after:
-        return "PFX201"
+        return UNORDERED
     return CONTENT_CHANGED
 
 
@@ -258,7 +270,7 @@ def _edited_message_code(old: dict[str, Any], new: dict[str, Any]) -> str | None
     old_text, new_text = content_text(old.get("content")), content_text(new.get("content"))
     if old_text != new_text:
         if json_key_order_changed(old_text, new_text):
-            return "PFX202"
+            return KEY_ORDER
         return text_change_code(old_text, new_text)
     old_args, new_args = _tool_call_arguments(old), _tool_call_arguments(new)
     if old_args != new_args and len(old_args) == len(new_args):
@@ -297,9 +309,9 @@ def messages_code(
         # Another conversation (or a branch of this one) that shares only the head.
         return FIRST_SEEN
     if is_sliding_window(before, after, min_overlap=1 if same_conversation else 2):
-        return "PFX502"
+        return SLIDING_WINDOW
     if new is None:
-        return "PFX501"
+        return HISTORY_EDIT
     if old.get("role") in SYSTEM_ROLES and new.get("role") in SYSTEM_ROLES:
         old_text, new_text = content_text(old.get("content")), content_text(new.get("content"))
         return text_change_code(old_text, new_text, system=True) or CONTENT_CHANGED
@@ -311,7 +323,7 @@ def messages_code(
     removed = _starts_with(after, index, before[index + 1 : index + 1 + tail])
     inserted = _starts_with(after, index + 1, before[index : index + tail + 1])
     if removed or inserted:
-        return "PFX501"
+        return HISTORY_EDIT
     return _rewrite_code(before, after, index)
 
 
@@ -345,8 +357,8 @@ def _rewrite_code(
         and before[j].get("tool_call_id") == after[j].get("tool_call_id")
         for j in changed
     ):
-        return "PFX504"
-    return "PFX501" if changed == [index] else CONTENT_CHANGED
+        return TOOL_OUTPUT
+    return HISTORY_EDIT if changed == [index] else CONTENT_CHANGED
 
 
 def changed_params(before: ChatRequest, after: ChatRequest) -> list[str]:
@@ -401,7 +413,7 @@ def classify(
         return tools_code(before.tools, after.tools), "tools"
     params = changed_params(before, after)
     if params:
-        return "PFX601", params[0]
+        return PARAMETER_CHANGE, params[0]
     if component_data(before, component) is not None:
-        return "PFX503", component
+        return NON_MONOTONIC, component
     return CONTENT_CHANGED, component

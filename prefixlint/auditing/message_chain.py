@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from prefixlint.auditing.classify import SYSTEM_ROLES
+from prefixlint.codes import SYSTEM_ROLES
 from prefixlint.sequences import common_prefix_length
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from prefixlint import vocabulary
+from prefixlint import codes, vocabulary
 
 MAX_TOKEN_CHARS = 64
 _TOKEN_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
@@ -55,21 +55,21 @@ def context_code(label: str) -> str | None:
     words = [w.lower() for w in _LABEL_WORD.findall(label)][-3:]
     for size in range(len(words), 0, -1):
         code = vocabulary.classify_name(" ".join(words[-size:]))
-        if code in (vocabulary.UNIQUE_ID, vocabulary.ENVIRONMENT):
+        if code in (codes.UNIQUE_ID, codes.ENVIRONMENT):
             return code
     if words and words[-1] in ENVIRONMENT_WORDS:
-        return vocabulary.ENVIRONMENT
+        return codes.ENVIRONMENT
     if words and words[-1] in ID_WORDS:
-        return vocabulary.UNIQUE_ID
+        return codes.UNIQUE_ID
     return None
 
 
 def shape_code(token: str) -> str | None:
     """PFX104 for a host name or a numbered name (``web-3``), PFX102 for a hex or mixed id."""
     if _HOST.fullmatch(token) or _NUMBERED_NAME.fullmatch(token):
-        return vocabulary.ENVIRONMENT
+        return codes.ENVIRONMENT
     if _HEX.fullmatch(token) or _ID.fullmatch(token):
-        return vocabulary.UNIQUE_ID
+        return codes.UNIQUE_ID
     return None
 
 

@@ -18,6 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
+from prefixlint import codes
 from prefixlint.lines import LineIndex
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FileResult, check_file
@@ -36,8 +37,8 @@ PLACEHOLDER = re.compile(
 )
 # A finding of these families names what changed better than the audit's generic causes.
 REFINING_FAMILIES = ("PFX1", "PFX2", "PFX4")
-GENERIC_CAUSES = frozenset({"PFX501", "content-changed"})
-PARSE_ERROR = "PFX902"
+GENERIC_CAUSES = frozenset({codes.HISTORY_EDIT, "content-changed"})
+PARSE_ERROR = codes.UNPARSABLE
 MEMO_SIZE = 65_536
 
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 
-from prefixlint import vocabulary
+from prefixlint import codes, vocabulary
 
 _MONTH = (
     r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?"
@@ -80,7 +80,7 @@ def _line_values(line: str) -> tuple[tuple[str, int, int], ...]:
     """The values of one line as ``(code, start, end)``, in order of start (widest first)."""
     found = [
         (code, m.start(), m.end())
-        for code, pattern in ((vocabulary.TIMESTAMP, DATE_TIME), (vocabulary.UNIQUE_ID, UNIQUE_ID))
+        for code, pattern in ((codes.TIMESTAMP, DATE_TIME), (codes.UNIQUE_ID, UNIQUE_ID))
         for m in pattern.finditer(line)
     ]
     for match in _LABELLED.finditer(line):

@@ -27,15 +27,15 @@ from pathlib import Path, PurePath
 
 import yaml
 
+from prefixlint.codes import UNPARSABLE, UNUSED_NOQA
 from prefixlint.lines import LineIndex
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import check_text
-from prefixlint.linting.noqa import UNUSED_NOQA, find_directives
+from prefixlint.linting.noqa import find_directives
 from prefixlint.sources.templates import JINJA, syntax_for
 from prefixlint.textio import encode, read_source, write_atomic
 from prefixlint.types import Diagnostic
 
-PARSE_ERROR = "PFX902"
 PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
 YAML_SUFFIXES = frozenset({".yaml", ".yml"})
 STRUCTURED_SUFFIXES = frozenset({".json", ".toml"})
@@ -77,7 +77,7 @@ def add_noqa(text: str, path: str, diagnostics: Iterable[Diagnostic]) -> NoqaEdi
     """Add a noqa directive for ``diagnostics`` (those of ``text``, after its noqa comments)."""
     codes_by_line: dict[int, set[str]] = defaultdict(set)
     for diagnostic in diagnostics:
-        if diagnostic.code not in (PARSE_ERROR, UNUSED_NOQA):
+        if diagnostic.code not in (UNPARSABLE, UNUSED_NOQA):
             codes_by_line[diagnostic.span.line].add(diagnostic.code)
     result = NoqaEdit(text)
     if not codes_by_line:

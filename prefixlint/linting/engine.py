@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from prefixlint import registry, sources
+from prefixlint.codes import LINE_ENDINGS, UNPARSABLE
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.linting.budget import OverBudget, time_budget
 from prefixlint.linting.config import Settings
@@ -27,8 +28,6 @@ from prefixlint.tokenizers import TokenizerError
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 
 MAX_ITERATIONS = 100
-PARSE_ERROR = "PFX902"
-LINE_ENDING_RULE = "PFX401"
 _BARE_LF = re.compile(r"(?<!\r)\n")
 
 
@@ -117,7 +116,7 @@ def _source_module(path: str, text: str) -> sources.SourceChecker:
 
 def _parse_error(path: str, message: str, line: int, column: int) -> Diagnostic:
     span = Span(path, line, column, line, column + 1)
-    return registry.diagnostic(PARSE_ERROR, message, span)
+    return registry.diagnostic(UNPARSABLE, message, span)
 
 
 def check_text(text: str, path: str, settings: Settings | None = None) -> list[Diagnostic]:
@@ -139,14 +138,14 @@ def check_text(text: str, path: str, settings: Settings | None = None) -> list[D
 
 def unreadable_diagnostics(path: str, exc: UnreadableText, settings: Settings) -> list[Diagnostic]:
     """PFX902 for a file whose bytes are not checkable text (unless PFX902 is disabled)."""
-    if PARSE_ERROR not in settings.enabled_codes(path):
+    if UNPARSABLE not in settings.enabled_codes(path):
         return []
     return [_parse_error(path, exc.message, exc.line, exc.column)]
 
 
 def _not_checked(path: str, settings: Settings, message: str) -> FileResult:
     """PFX902 at the top of the file, or an error line when PFX902 is disabled there."""
-    if PARSE_ERROR not in settings.enabled_codes(path):
+    if UNPARSABLE not in settings.enabled_codes(path):
         return FileResult(path, error=f"{path}: {message}")
     return FileResult(path, diagnostics=[_parse_error(path, message, 1, 1)])
 
@@ -176,13 +175,13 @@ def _applicable_fixes(
     fixes: dict[Fix, str] = {}
     for d in diagnostics:
         if d.fix is not None and mode.allows(d.fix) and settings.can_fix(d.code):
-            fix = d.fix if d.code == LINE_ENDING_RULE else _in_line_ending(d.fix, newline)
+            fix = d.fix if d.code == LINE_ENDINGS else _in_line_ending(d.fix, newline)
             fixes.setdefault(fix, d.code)
     return fixes
 
 
 def _has_parse_error(diagnostics: list[Diagnostic]) -> bool:
-    return any(d.code == PARSE_ERROR for d in diagnostics)
+    return any(d.code == UNPARSABLE for d in diagnostics)
 
 
 def fix_text(
@@ -216,7 +215,7 @@ def fix_text(
             return outcome
         outcome.fixed.update(fixes[f] for f in applied)
         outcome.text, outcome.diagnostics = new_text, new_diagnostics
-        if LINE_ENDING_RULE in codes:
+        if LINE_ENDINGS in codes:
             newline = "\n"  # the file now uses LF: later fixes must not bring CRLF back
     return FixOutcome(
         text,

@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from prefixlint import registry
+from prefixlint.codes import UNUSED_NOQA
 from prefixlint.lines import LineIndex
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 
-UNUSED_NOQA = "PFX901"
 _HASH_COMMENT_SUFFIXES = frozenset({".py", ".pyi", ".yaml", ".yml", ".toml"})
 _DIRECTIVE = re.compile(
     r"(?i:prefixlint:[ \t]*noqa)(?P<file>(?i:-file))?"

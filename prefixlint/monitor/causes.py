@@ -13,12 +13,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
+from prefixlint import codes
+from prefixlint.codes import CONTENT_CHANGED, FIRST_SEEN, SYSTEM_ROLES
 from prefixlint.monitor.fingerprint import VARIANT_CAUSES, ComponentPrint, RequestPrint
 
-FIRST_SEEN = "first-seen"
-CONTENT_CHANGED = "content-changed"
 _WINDOW_OVERLAP = 2
-SYSTEM_ROLES = frozenset({"system", "developer"})
 
 
 def _variant_cause(old: ComponentPrint, new: ComponentPrint) -> str | None:
@@ -39,12 +38,12 @@ def _tools_cause(old: RequestPrint, new: RequestPrint, index: int) -> str:
     before = [c.digest for c in _of_kind(old, "tools")]
     after = [c.digest for c in _of_kind(new, "tools")]
     if Counter(before) == Counter(after):
-        return "PFX201"
+        return codes.UNORDERED
     if len(before) == len(after) and index < len(old.components):
         cause = _variant_cause(old.components[index], new.components[index])
         if cause is not None:
             return cause
-    return "PFX204"
+    return codes.TOOL_SET
 
 
 def _is_sliding_window(before: Sequence[int], after: Sequence[int]) -> bool:
@@ -66,7 +65,7 @@ def _messages_cause(old: RequestPrint, new: RequestPrint, index: int) -> str:
     if _is_sliding_window(
         [c.digest for c in old_messages[position:]], [c.digest for c in new_messages[position:]]
     ):
-        return "PFX502"
+        return codes.SLIDING_WINDOW
     roles_before = [c.role for c in old_messages[:position]]
     opens_conversation = "user" not in roles_before and "user" in (
         old_component.role,
@@ -75,13 +74,13 @@ def _messages_cause(old: RequestPrint, new: RequestPrint, index: int) -> str:
     if opens_conversation or position == len(old_messages) - 1:
         return FIRST_SEEN  # another conversation, or another last question, on this route
     if old_component.role != new_component.role:
-        return "PFX501"
+        return codes.HISTORY_EDIT
     cause = _variant_cause(old_component, new_component)
     if cause is not None:
         return cause
     if old_component.role in SYSTEM_ROLES:
         return CONTENT_CHANGED
-    return "PFX504" if old_component.role == "tool" else "PFX501"
+    return codes.TOOL_OUTPUT if old_component.role == "tool" else codes.HISTORY_EDIT
 
 
 def divergence(old: RequestPrint, new: RequestPrint) -> tuple[str | None, str | None]:
@@ -98,7 +97,7 @@ def divergence(old: RequestPrint, new: RequestPrint) -> tuple[str | None, str | 
         if a.kind != b.kind or a.name != b.name:
             return CONTENT_CHANGED, b.name
         if a.kind in ("model", "params"):
-            return "PFX601", b.name
+            return codes.PARAMETER_CHANGE, b.name
         if a.kind == "messages":
             return _messages_cause(old, new, index), b.name
         return _variant_cause(a, b) or CONTENT_CHANGED, b.name

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from prefixlint import codes
 from prefixlint.sequences import common_prefix_length
 
 BLOCK_CHARS = 512
@@ -132,7 +133,7 @@ class ComponentPrint(NamedTuple):
     """Hashes with keys sorted, whitespace removed, digits masked, hex masked (or empty)."""
 
 
-VARIANT_CAUSES = ("PFX202", "PFX402", "PFX101", "PFX102")
+VARIANT_CAUSES = (codes.KEY_ORDER, codes.WHITESPACE_DRIFT, codes.TIMESTAMP, codes.UNIQUE_ID)
 
 
 def _component(

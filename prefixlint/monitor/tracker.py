@@ -31,7 +31,8 @@ from dataclasses import asdict, dataclass, field
 from types import FrameType
 from typing import Any
 
-from prefixlint.monitor.causes import FIRST_SEEN, divergence
+from prefixlint.codes import FIRST_SEEN
+from prefixlint.monitor.causes import divergence
 from prefixlint.monitor.fingerprint import RequestPrint, fingerprint
 from prefixlint.monitor.metrics import MetricsSink
 from prefixlint.request import Usage

@@ -33,6 +33,8 @@ from typing import Any
 
 import yaml
 
+from prefixlint import codes
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10
@@ -779,9 +781,9 @@ def _file_documents(
     endings (PFX401) and its byte-order mark (PFX403), each with the code to run on it."""
     views = []
     if "\r" in text:
-        views.append((text, "PFX401"))
+        views.append((text, codes.LINE_ENDINGS))
     if text.startswith(BOM):
-        views.append((BOM, "PFX403"))
+        views.append((BOM, codes.INVISIBLE))
     return [
         (
             TemplateDocument(

@@ -22,6 +22,7 @@ from datetime import datetime
 from types import ModuleType
 from typing import Any
 
+from prefixlint import codes
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape
 from prefixlint.chat import content_text, render
@@ -183,10 +184,10 @@ def _cause(a: Sample, b: Sample, at: int, turns: bool) -> str:
     tool list (PFX201 order, ...), else ``content-changed``.
     """
     if a.request is None or b.request is None or b.rendered is None:
-        return _named(classify.text_change_code(a.text, b.text) or classify.CONTENT_CHANGED)
+        return _named(classify.text_change_code(a.text, b.text) or codes.CONTENT_CHANGED)
     component = b.rendered.component_at_token(at)
     if component is None:
-        return _named(classify.CONTENT_CHANGED)
+        return _named(codes.CONTENT_CHANGED)
     name = component.name
     if turns:
         code, name = classify.classify(a.request, b.request, name, True)
@@ -198,7 +199,7 @@ def _cause(a: Sample, b: Sample, at: int, turns: bool) -> str:
         code = None
         if text_a is not None and text_b is not None and text_a != text_b:
             code = classify.text_change_code(text_a, text_b)
-    return f"{_named(code or classify.CONTENT_CHANGED)} in {name}"
+    return f"{_named(code or codes.CONTENT_CHANGED)} in {name}"
 
 
 def _named(code: str) -> str:

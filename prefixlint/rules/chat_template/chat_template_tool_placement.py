@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation
@@ -18,7 +18,7 @@ from prefixlint.sources.chat_template.conversation import Conversation
 from prefixlint.sources.chat_template.document import ChatTemplateDocument
 from prefixlint.types import Diagnostic
 
-CODE = "PFX304"
+CODE = codes.TOOL_PLACEMENT
 
 PLACEMENTS = {
     "start": "before the system prompt: a tool change invalidates the whole cached prefix",

@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation, sandbox
@@ -32,7 +32,7 @@ from prefixlint.sources.chat_template.sandbox import Rendering
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Diagnostic
 
-CODE = "PFX503"
+CODE = codes.NON_MONOTONIC
 
 
 @dataclass(frozen=True)

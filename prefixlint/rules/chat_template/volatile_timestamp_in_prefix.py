@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation, sandbox
@@ -18,7 +18,7 @@ from prefixlint.sources.chat_template.conversation import Conversation
 from prefixlint.sources.chat_template.document import REFERENCE_TIME, ChatTemplateDocument
 from prefixlint.types import Diagnostic
 
-CODE = "PFX101"
+CODE = codes.TIMESTAMP
 
 GRANULARITIES = (
     ("second", timedelta(seconds=1), "every second, so no two requests share it"),

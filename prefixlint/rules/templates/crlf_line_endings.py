@@ -11,12 +11,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Applicability, Diagnostic
 
-CODE = "PFX401"
+CODE = codes.LINE_ENDINGS
 _CARRIAGE_RETURN = re.compile(r"\r\n?")
 
 

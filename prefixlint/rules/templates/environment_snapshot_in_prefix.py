@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from prefixlint import codes
 from prefixlint.context import RuleContext
 from prefixlint.registry import register
 from prefixlint.rules.templates.volatile import volatile_findings
@@ -14,6 +15,6 @@ from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Diagnostic
 
 
-@register("PFX104", "template")
+@register(codes.ENVIRONMENT, "template")
 def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return volatile_findings(document, ctx, "PFX104")
+    return volatile_findings(document, ctx, codes.ENVIRONMENT)

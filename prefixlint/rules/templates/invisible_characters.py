@@ -16,25 +16,15 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-from prefixlint import registry
+from prefixlint import codes, registry
+from prefixlint.codes import INVISIBLE_CHARACTERS
 from prefixlint.context import RuleContext
 from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Applicability, Diagnostic
 
-CODE = "PFX403"
-_INVISIBLE = {
-    "\ufeff": ("byte-order mark", ""),
-    "\u200b": ("zero-width space", ""),
-    "\u200c": ("zero-width non-joiner", ""),
-    "\u200d": ("zero-width joiner", ""),
-    "\u2060": ("word joiner", ""),
-    "\u00ad": ("soft hyphen", ""),
-    "\u00a0": ("no-break space", " "),
-    "\u202f": ("narrow no-break space", " "),
-    "\u2007": ("figure space", " "),
-}
+CODE = codes.INVISIBLE
 _JOINERS = frozenset({"\u200c", "\u200d"})
-_FINDER = re.compile("[" + "".join(_INVISIBLE) + "]")
+_FINDER = re.compile("[" + "".join(INVISIBLE_CHARACTERS) + "]")
 
 
 @registry.register(CODE, "template")
@@ -55,7 +45,7 @@ def _invisible(document: TemplateDocument) -> Iterator[Diagnostic]:
         char, index = match.group(0), match.start()
         if char in _JOINERS and _joins_non_ascii(text, index):
             continue
-        what, replacement = _INVISIBLE[char]
+        what, replacement = INVISIBLE_CHARACTERS[char]
         action = "Remove the" if not replacement else "Write a plain space for the"
         change = [(index, index + 1, replacement)]
         message = f"{action} {what} (U+{ord(char):04X})"

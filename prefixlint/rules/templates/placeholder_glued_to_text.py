@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.rules.templates.volatile import extra_names, placeholder_code
 from prefixlint.sourcemap import LITERAL
 from prefixlint.sources.templates import Placeholder, TemplateDocument
 from prefixlint.types import Diagnostic
 
-CODE = "PFX404"
+CODE = codes.GLUED
 SAMPLE_VALUES = ("value", "name", "Value", "42")
 # A mark before a value merges with some words only (``#error``, ``#include``): more are tried.
 MARK_SAMPLE_VALUES = (*SAMPLE_VALUES, "error", "main", "user", "id")

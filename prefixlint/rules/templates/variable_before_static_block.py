@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.sources.templates import TemplateDocument, tokens
 from prefixlint.types import Diagnostic
 
-CODE = "PFX301"
+CODE = codes.LAYOUT
 
 
 @registry.register(CODE, "template")

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import cast
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.linting.noqa import find_directives
 from prefixlint.rules.templates.sections import last_section_start
@@ -37,12 +37,12 @@ from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument, t
 from prefixlint.types import Applicability, Diagnostic, Fix, Severity
 from prefixlint.vocabulary import classify_call, classify_filter, classify_name
 
-VOLATILE_CODES = ("PFX101", "PFX102", "PFX103", "PFX104")
+VOLATILE_CODES = (codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT)
 WHAT = {
-    "PFX101": "the current date or time",
-    "PFX102": "a unique id or random value",
-    "PFX103": "a per-user value",
-    "PFX104": "a snapshot of the environment",
+    codes.TIMESTAMP: "the current date or time",
+    codes.UNIQUE_ID: "a unique id or random value",
+    codes.PER_USER: "a per-user value",
+    codes.ENVIRONMENT: "a snapshot of the environment",
 }
 _TAIL_WORDS = 3  # words of static text after a place on its own line that count as following it
 _FINAL_SECTION_TOKENS = 48  # static tokens after a place in the final section it may cost
@@ -151,13 +151,13 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
         if _CONDITION.search(document.text, line_start, match.start()):
             continue  # "if today is Friday, ...": a rule about dates, not a date
         if static.is_literal(match.start(), end):
-            places.append(Volatile(start, end, "PFX101", match.group(0)))
+            places.append(Volatile(start, end, codes.TIMESTAMP, match.group(0)))
     return sorted(places, key=lambda v: v.start)
 
 
 def stable_limit(document: TemplateDocument, ctx: RuleContext) -> int:
     """Where the stable part ends: the user section, or the first per-request input."""
-    first_input = document.first_input(ctx.option("PFX301", "input-names"))
+    first_input = document.first_input(ctx.option(codes.LAYOUT, "input-names"))
     limit = document.prefix_end
     if first_input is not None:
         limit = min(limit, document.line_bounds(first_input.start)[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from prefixlint import codes
 from prefixlint.context import RuleContext
 from prefixlint.registry import register
 from prefixlint.rules.templates.volatile import volatile_findings
@@ -11,6 +12,6 @@ from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Diagnostic
 
 
-@register("PFX102", "template")
+@register(codes.UNIQUE_ID, "template")
 def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return volatile_findings(document, ctx, "PFX102")
+    return volatile_findings(document, ctx, codes.UNIQUE_ID)

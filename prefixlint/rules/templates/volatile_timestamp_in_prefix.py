@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from prefixlint import codes
 from prefixlint.context import RuleContext
 from prefixlint.registry import register
 from prefixlint.rules.templates.volatile import volatile_findings
@@ -15,6 +16,6 @@ from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Diagnostic
 
 
-@register("PFX101", "template")
+@register(codes.TIMESTAMP, "template")
 def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return volatile_findings(document, ctx, "PFX101")
+    return volatile_findings(document, ctx, codes.TIMESTAMP)

@@ -18,14 +18,14 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import PurePath
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.linting.noqa import find_directives
 from prefixlint.rules.templates.sections import lines, section_lines
 from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Applicability, Diagnostic
 
-CODE = "PFX402"
+CODE = codes.WHITESPACE_DRIFT
 _MIN_SECTIONS = 3
 _MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
