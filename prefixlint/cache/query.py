@@ -35,6 +35,18 @@ def build_query(request: ChatRequest, rendered: Rendered) -> CacheQuery:
     )
 
 
+def prefill_query(query: CacheQuery) -> CacheQuery:
+    """``query``'s prompt alone, in its namespace (``cache_key``, ``model``, ``extra_keys``):
+    what a replay that prefills the prompt and decodes nothing asks of its cache."""
+    return CacheQuery(
+        tokens=query.tokens,
+        packed=query.packed,
+        cache_key=query.cache_key,
+        model=query.model,
+        extra_keys=query.extra_keys,
+    )
+
+
 def model_namespace(model: str | None) -> tuple[str, ...]:
     """KV states belong to one model: requests to different models share no cache entries."""
     return () if model is None else (f"model:{model}",)

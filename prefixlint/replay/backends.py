@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from prefixlint.cache.base import CacheQuery
+from prefixlint.cache.query import prefill_query
 from prefixlint.chat import DEFAULT_ENGINE, get_renderer
 from prefixlint.replay.inputs import Inputs
 from prefixlint.replay.report import ReplayReport, percentile, token_summary
@@ -85,7 +85,7 @@ def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) ->
     compared = replay_with_baseline(replayer, inputs.prompts)
     sim_cached = simulate(
         "vllm",
-        ((p.where, CacheQuery(tokens=p.tokens)) for p in inputs.prompts),
+        ((p.where, prefill_query(p.query)) for p in inputs.prompts),
         **cache_params(
             "vllm", block_size=options.block_size, capacity_tokens=table.capacity_tokens
         ),
@@ -200,6 +200,7 @@ def run_server(
         request_body,
         request_from_body,
         send_in_order,
+        sent_query,
     )
 
     with EngineClient(
@@ -221,17 +222,15 @@ def run_server(
         ]
         replies = list(send_in_order(client, bodies, options.concurrency))
         after = client.prefix_cache_counters() if options.scrape_metrics else None
-    sent = [renderer.render(request_from_body(body)).tokens for body in bodies]
+    sent = [sent_query(renderer, request_from_body(body)) for body in bodies]
     predicted = simulate(
-        cache,
-        ((p.where, CacheQuery(tokens=t)) for p, t in zip(inputs.prompts, sent, strict=True)),
-        **params,
+        cache, ((p.where, q) for p, q in zip(inputs.prompts, sent, strict=True)), **params
     )
     rows: list[dict[str, Any]] = [
         {
             "path": prompt.path,
             "line": prompt.line,
-            "prompt_tokens": len(tokens),
+            "prompt_tokens": query.prompt_tokens,
             "server_prompt_tokens": reply.prompt_tokens,
             "cached_tokens": reply.cached_tokens,
             "sim_cached_tokens": sim,
@@ -240,7 +239,7 @@ def run_server(
             "latency_ms": _ms(reply.latency_s),
             "error": reply.error,
         }
-        for prompt, tokens, reply, sim in zip(inputs.prompts, sent, replies, predicted, strict=True)
+        for prompt, query, reply, sim in zip(inputs.prompts, sent, replies, predicted, strict=True)
     ]
     reported = [r for r in rows if r["cached_tokens"] is not None]
     summary: dict[str, Any] = token_summary(

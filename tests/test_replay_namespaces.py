@@ -1,0 +1,63 @@
+"""The torch replay reuses KV exactly where the audit's ``vllm`` model predicts a hit,
+across model switches and ``cache_salt`` namespaces."""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+
+from prefixlint.api import audit
+from prefixlint.cli.replay import replay
+
+SYSTEM = (
+    "You are the airline's booking assistant. Verify the user's identity, never change a "
+    "reservation without explicit confirmation, and answer in one short paragraph."
+)
+TURNS = ["Change my flight to Boston.", "My code is ZX81QP.", "Friday morning.", "I confirm."]
+
+
+def session_log(path, params):
+    """One conversation resent in full each turn; turn ``i`` adds ``params[i]`` to the body."""
+    history = [{"role": "system", "content": SYSTEM}]
+    lines = []
+    for turn, extra in zip(TURNS, params, strict=True):
+        history.append({"role": "user", "content": turn})
+        body = {"model": "base", "messages": list(history), **extra}
+        lines.append(json.dumps({"session_id": "s", "request": body}))
+        history.append({"role": "assistant", "content": "Noted."})
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("params", "hits"),
+    [
+        # the third request switches model: nothing cached under "base" serves it
+        ([{}, {}, {"model": "other"}, {}], [False, True, False, True]),
+        # a new salt shares nothing; the salt's own earlier blocks serve the last request
+        (
+            [{"cache_salt": "a"}, {"cache_salt": "a"}, {"cache_salt": "b"}, {"cache_salt": "a"}],
+            [False, True, False, True],
+        ),
+    ],
+)
+def test_torch_replay_reuses_what_the_audit_predicts(tmp_path, params, hits):
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    log = session_log(tmp_path / "log.jsonl", params)
+    predicted = [r.cached_tokens for r in audit([log], what_if=False).records]
+    assert [c > 0 for c in predicted] == hits
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = CliRunner().invoke(
+            replay,
+            [str(log), "--backend", "torch", "--model", "tiny", "--device", "cpu",
+             "--kv-memory", "4MiB", "--format", "json"],
+        )  # fmt: skip
+    finally:
+        torch.set_num_threads(threads)
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["requests"]
+    assert [r["cached_tokens"] for r in rows] == predicted
+    assert [r["sim_cached_tokens"] for r in rows] == predicted
