@@ -30,22 +30,30 @@ def session_log(path, params):
 
 
 @pytest.mark.parametrize(
-    ("params", "hits"),
+    ("params", "lora", "hits"),
     [
         # the third request switches model: nothing cached under "base" serves it
-        ([{}, {}, {"model": "other"}, {}], [False, True, False, True]),
+        ([{}, {}, {"model": "other"}, {}], (), [False, True, False, True]),
         # a new salt shares nothing; the salt's own earlier blocks serve the last request
         (
             [{"cache_salt": "a"}, {"cache_salt": "a"}, {"cache_salt": "b"}, {"cache_salt": "a"}],
+            (),
             [False, True, False, True],
+        ),
+        # LoRA adapters served with the base: each adapter is a namespace of its own
+        (
+            [{"model": "sql"}, {"model": "sql"}, {"model": "chat"}, {}],
+            ("sql", "chat"),
+            [False, True, False, False],
         ),
     ],
 )
-def test_torch_replay_reuses_what_the_audit_predicts(tmp_path, params, hits):
+def test_torch_replay_reuses_what_the_audit_predicts(tmp_path, params, lora, hits):
     torch = pytest.importorskip("torch")
     pytest.importorskip("transformers")
     log = session_log(tmp_path / "log.jsonl", params)
-    predicted = [r.cached_tokens for r in audit([log], what_if=False).records]
+    report = audit([log], what_if=False, lora_modules=frozenset(lora))
+    predicted = [r.cached_tokens for r in report.records]
     assert [c > 0 for c in predicted] == hits
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
@@ -53,7 +61,8 @@ def test_torch_replay_reuses_what_the_audit_predicts(tmp_path, params, hits):
         result = CliRunner().invoke(
             replay,
             [str(log), "--backend", "torch", "--model", "tiny", "--device", "cpu",
-             "--kv-memory", "4MiB", "--format", "json"],
+             "--kv-memory", "4MiB", "--format", "json",
+             *(f"--lora-modules={name}=/adapters/{name}" for name in lora)],
         )  # fmt: skip
     finally:
         torch.set_num_threads(threads)

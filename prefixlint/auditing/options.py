@@ -41,6 +41,8 @@ class AuditOptions:
     slots: int | None = None
     slot_prompt_similarity: float | None = None
     cache_ram_mib: int | None = None
+    # The LoRA adapters a vLLM server serves (``--lora-modules``), by name.
+    lora_modules: frozenset[str] = frozenset()
     log_limits: LogLimits = DEFAULT_LIMITS
     # Folders and files whose templates and Python built the logged prompts (audit --source).
     source_paths: tuple[str, ...] = ()

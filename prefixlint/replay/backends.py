@@ -189,9 +189,12 @@ def run_server(
     template: str,
     tokenizer: str,
     engine: str = DEFAULT_ENGINE,
+    lora_modules: frozenset[str] = frozenset(),
 ) -> ReplayReport:
     """Send the requests to ``options.url`` and compare what it reused with ``cache``'s model.
 
+    A request naming one of ``lora_modules`` is sent under that adapter's name; the others
+    under the served model's.
     Each request carries the ``chat_template_kwargs`` the rendering assumed, so the server's
     prompt is the one the model is fed."""
     from prefixlint.replay.server import (
@@ -217,12 +220,16 @@ def run_server(
         before = client.prefix_cache_counters() if options.scrape_metrics else None
         renderer = get_renderer(template, tokenizer, engine=engine)
         bodies = [
-            request_body(p.request, model, renderer.template_kwargs(p.request))
+            request_body(
+                p.request,
+                p.request.model if p.request.model in lora_modules else model,
+                renderer.template_kwargs(p.request),
+            )
             for p in inputs.prompts
         ]
         replies = list(send_in_order(client, bodies, options.concurrency))
         after = client.prefix_cache_counters() if options.scrape_metrics else None
-    sent = [sent_query(renderer, request_from_body(body)) for body in bodies]
+    sent = [sent_query(renderer, request_from_body(body), lora_modules) for body in bodies]
     predicted = simulate(
         cache, ((p.where, q) for p, q in zip(inputs.prompts, sent, strict=True)), **params
     )

@@ -72,9 +72,11 @@ def request_from_body(body: dict[str, Any], line: int = 0) -> ChatRequest:
     return item
 
 
-def sent_query(renderer: Renderer, request: ChatRequest) -> CacheQuery:
+def sent_query(
+    renderer: Renderer, request: ChatRequest, lora_modules: frozenset[str] = frozenset()
+) -> CacheQuery:
     """The prefill a server is sent for ``request``, with the namespace the audit gives it."""
-    return prefill_query(build_query(request, renderer.render(request)))
+    return prefill_query(build_query(request, renderer.render(request), lora_modules))
 
 
 def request_body(
