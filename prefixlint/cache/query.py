@@ -37,6 +37,7 @@ def build_query(
         breakpoints=breakpoints,
         boundaries=tuple(boundaries),
         extra_keys=model_namespace(request.model, lora_modules),
+        media=tuple((m.offset, m.length, m.identity) for m in rendered.media),
     )
 
 
@@ -49,6 +50,7 @@ def prefill_query(query: CacheQuery) -> CacheQuery:
         cache_key=query.cache_key,
         model=query.model,
         extra_keys=query.extra_keys,
+        media=query.media,
     )
 
 
