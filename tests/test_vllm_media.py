@@ -1,12 +1,16 @@
 """Image parts on the vllm engine path: pad tokens per item, and per-image block hashes."""
 
+import json
+
 import pytest
+from click.testing import CliRunner
 
 from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.query import build_query
 from prefixlint.cache.vllm import VllmCache, block_hashes
 from prefixlint.chat import TemplateError, get_renderer
 from prefixlint.chat.media import part_identity
+from prefixlint.cli.audit import audit
 from prefixlint.request import ChatRequest
 
 
@@ -104,3 +108,27 @@ def test_rendered_requests_same_and_different_image():
     cache = VllmCache(block_size=16)
     cached = [cache.process(q).cached_tokens for q in queries]
     assert cached == [0, (prompt - 1) // 16 * 16, offset // 16 * 16]
+
+
+def test_audit_image_tokens_option(tmp_path):
+    log = tmp_path / "log.jsonl"
+    urls = ["http://x/a.png", "http://x/a.png", "http://x/b.png"]
+    log.write_text(
+        "".join(
+            json.dumps({"request": {"model": "vl", "messages": request(image(u)).messages}}) + "\n"
+            for u in urls
+        )
+    )
+
+    def rows(count):
+        args = [str(log), "--engine", "vllm", "--image-tokens", count, "--format", "json"]
+        result = CliRunner().invoke(audit, [*args, "--no-what-if"])
+        assert result.exit_code in (0, 1), result.output
+        return json.loads(result.output)["requests"]
+
+    few, many = rows("8"), rows("40")
+    assert many[0]["prompt_tokens"] - few[0]["prompt_tokens"] == 32
+    renderer = get_renderer("qwen3", "qwen", engine="vllm", image_tokens=40)
+    offset = renderer.render(request(image(urls[0]))).media[0].offset
+    prompt = many[0]["prompt_tokens"]
+    assert [r["cached_tokens"] for r in many] == [0, (prompt - 1) // 16 * 16, offset // 16 * 16]

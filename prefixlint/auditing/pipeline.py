@@ -103,7 +103,12 @@ class Auditor:
     def _renderer(self):
         if self.renderer is None:
             options = self.options
-            self.renderer = get_renderer(options.template, options.tokenizer, engine=options.engine)
+            self.renderer = get_renderer(
+                options.template,
+                options.tokenizer,
+                engine=options.engine,
+                image_tokens=options.image_tokens,
+            )
         return self.renderer
 
     def render(self, request: ChatRequest) -> Rendered:

@@ -1,8 +1,12 @@
-"""vLLM's ``--lora-modules``, shared by ``audit`` and ``replay``: the served LoRA adapters.
+"""vLLM server settings shared by ``audit`` and ``replay``.
 
-vLLM's OpenAI server (``vllm/entrypoints/openai/cli_args.py``, ``LoRAParserAction``) takes
-``name=path`` or a JSON object with ``name`` and ``path``; a request whose ``model`` is an
-adapter's name runs with that adapter. Only the names matter to the cache.
+``--lora-modules``: the served LoRA adapters, as vLLM's OpenAI server takes them
+(``vllm/entrypoints/openai/cli_args.py``, ``LoRAParserAction``): ``name=path`` or a JSON
+object with ``name`` and ``path``; a request whose ``model`` is an adapter's name runs with
+that adapter. Only the names matter to the cache.
+
+``--image-tokens``: the pad tokens each image part becomes (see
+:mod:`prefixlint.chat.media`): vLLM counts them from the image's size, which a log lacks.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import json
 
 import click
 
+from prefixlint.chat.media import IMAGE_TOKENS
 from prefixlint.cli.group import Callback
 
 
@@ -35,9 +40,9 @@ def _names(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
     return frozenset(adapter_name(value) for value in values)
 
 
-def lora_modules_option(command: Callback) -> Callback:
-    """Add ``--lora-modules`` (repeatable) to a click command; its value is a name set."""
-    option = click.option(
+def vllm_server_options(command: Callback) -> Callback:
+    """Add ``--lora-modules`` (repeatable; its value is a name set) and ``--image-tokens``."""
+    lora = click.option(
         "--lora-modules",
         multiple=True,
         callback=_names,
@@ -45,4 +50,11 @@ def lora_modules_option(command: Callback) -> Callback:
         help="A LoRA adapter the vLLM server serves (repeatable): requests naming it get "
         "its own cache namespace.",
     )
-    return option(command)
+    image = click.option(
+        "--image-tokens",
+        type=click.IntRange(min=1),
+        default=IMAGE_TOKENS,
+        show_default=True,
+        help="Pad tokens per image or audio part (--engine vllm).",
+    )
+    return lora(image(command))
