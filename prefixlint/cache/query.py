@@ -60,9 +60,10 @@ def model_namespace(
     """KV states belong to one model: requests to different models share no cache entries.
 
     A request whose ``model`` names a served LoRA adapter (vLLM ``--lora-modules``) runs on
-    the base model with that adapter, and every block carries the adapter's name: vLLM
-    0.11+ ``vllm/v1/core/kv_cache_utils.py`` ``_gen_lora_extra_hash_keys`` returns
-    ``[request.lora_request.lora_name]`` (older releases: ``lora_int_id``)."""
+    the base model with that adapter, and every block carries the adapter's name: in vLLM's
+    ``vllm/v1/core/kv_cache_utils.py`` (the 0.33 line cited in :mod:`prefixlint.cache.vllm`)
+    ``_gen_lora_extra_hash_keys`` returns ``[request.lora_request.lora_name]`` (early v1
+    releases: ``lora_int_id``, the same namespaces for adapters with distinct ids)."""
     if model is None:
         return ()
     if model in lora_modules:

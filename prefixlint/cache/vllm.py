@@ -94,8 +94,8 @@ def chain_hashes(
 
 def media_hashes(query: CacheQuery, block_size: int) -> list[int]:
     """Chained hashes of a prompt holding media: a block overlapping an item also carries
-    ``(identity, offset - block start)`` (``_gen_mm_extra_hash_keys``, vLLM 0.11+); the
-    other blocks hash as they do without media."""
+    ``(identity, offset - block start)`` (``_gen_mm_extra_hash_keys``; early v1 releases:
+    the identity alone); the other blocks hash as they do without media."""
     extra, first_extra = block_extras(query.extra_keys, query.cache_key)
     hashes: list[int] = []
     for index, content in enumerate(block_contents(query, block_size)):

@@ -1,12 +1,13 @@
 """Multimodal items as vLLM's server feeds them to a Qwen-VL model, and their cache identity.
 
 vLLM (``vllm/multimodal/processing.py`` prompt replacements; Qwen2-VL / Qwen3-VL processors
-in ``vllm/model_executor/models/qwen2_vl.py``, vLLM 0.11+) replaces each item's single
+in ``vllm/model_executor/models/qwen2_vl.py``, vLLM v1 engine) replaces each item's single
 ``<|image_pad|>`` token, which the chat template writes between ``<|vision_start|>`` and
 ``<|vision_end|>``, by as many pad tokens as the item has embeddings, and records where they
 lie (``PlaceholderRange(offset, length)``). ``vllm/v1/core/kv_cache_utils.py``
-``_gen_mm_extra_hash_keys`` then adds ``(item hash, offset - block start)`` to the extra keys
-of every block that overlaps the item, so a block holding an image's pad tokens is cached
+``_gen_mm_extra_hash_keys`` then adds ``(mm_feature.identifier, offset - start_token_idx)``
+(earlier v1 releases: the item hash alone) to the extra keys of every block that overlaps
+the item, so a block holding an image's pad tokens is cached
 per image. The number of pad tokens depends on the image's size, which a log rarely
 holds: it is a fixed count per item (``image_tokens``). vLLM hashes the item's bytes (or
 takes its ``uuid``); here its identity is a digest of the ``uuid``, else of its URL or
