@@ -16,13 +16,18 @@ SYSTEM = (
 TURNS = ["Change my flight to Boston.", "My code is ZX81QP.", "Friday morning.", "I confirm."]
 
 
-def session_log(path, params):
-    """One conversation resent in full each turn; turn ``i`` adds ``params[i]`` to the body."""
+def session_log(path, params, images=None):
+    """One conversation resent in full each turn; turn ``i`` adds ``params[i]`` to the body
+    and, with ``images``, shows image ``images[i]`` in the first user message."""
     history = [{"role": "system", "content": SYSTEM}]
     lines = []
-    for turn, extra in zip(TURNS, params, strict=True):
+    for index, (turn, extra) in enumerate(zip(TURNS, params, strict=True)):
         history.append({"role": "user", "content": turn})
-        body = {"model": "base", "messages": list(history), **extra}
+        messages = list(history)
+        if images is not None:
+            part = {"type": "image_url", "image_url": {"url": images[index]}}
+            messages[1] = {"role": "user", "content": [{"type": "text", "text": TURNS[0]}, part]}
+        body = {"model": "base", "messages": messages, **extra}
         lines.append(json.dumps({"session_id": "s", "request": body}))
         history.append({"role": "assistant", "content": "Noted."})
     path.write_text("\n".join(lines) + "\n")
@@ -49,24 +54,40 @@ def session_log(path, params):
     ],
 )
 def test_torch_replay_reuses_what_the_audit_predicts(tmp_path, params, lora, hits):
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("transformers")
     log = session_log(tmp_path / "log.jsonl", params)
     report = audit([log], what_if=False, lora_modules=frozenset(lora))
     predicted = [r.cached_tokens for r in report.records]
     assert [c > 0 for c in predicted] == hits
+    flags = [f"--lora-modules={name}=/adapters/{name}" for name in lora]
+    assert torch_replay(log, *flags) == predicted
+
+
+def test_torch_replay_and_audit_agree_on_images(tmp_path):
+    """vllm engine: the third request shows another image in the first user turn."""
+    log = session_log(tmp_path / "log.jsonl", [{}] * 4, ["a.png", "a.png", "b.png", "a.png"])
+    flags = ["--engine", "vllm", "--image-tokens", "24"]
+    report = audit([log], what_if=False, engine="vllm", image_tokens=24)
+    predicted = [r.cached_tokens for r in report.records]
+    assert 0 < predicted[2] < predicted[1] < predicted[3]
+    assert torch_replay(log, *flags) == predicted
+
+
+def torch_replay(log, *flags):
+    """Cached tokens per request of the torch replay (tiny model, CPU); checks its
+    prediction agrees."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
         result = CliRunner().invoke(
             replay,
             [str(log), "--backend", "torch", "--model", "tiny", "--device", "cpu",
-             "--kv-memory", "4MiB", "--format", "json",
-             *(f"--lora-modules={name}=/adapters/{name}" for name in lora)],
+             "--kv-memory", "4MiB", "--format", "json", *flags],
         )  # fmt: skip
     finally:
         torch.set_num_threads(threads)
     assert result.exit_code == 0, result.output
     rows = json.loads(result.output)["requests"]
-    assert [r["cached_tokens"] for r in rows] == predicted
-    assert [r["sim_cached_tokens"] for r in rows] == predicted
+    assert [r["cached_tokens"] for r in rows] == [r["sim_cached_tokens"] for r in rows]
+    return [r["cached_tokens"] for r in rows]
