@@ -68,12 +68,22 @@ class Component:
 
 
 @dataclass(frozen=True)
+class MediaItem:
+    """A multimodal item's placeholder tokens (``offset``, ``length``) and its identity."""
+
+    offset: int
+    length: int
+    identity: str
+
+
+@dataclass(frozen=True)
 class Rendered:
     """A request rendered to text and tokens, with its components in prefix order.
 
     ``packed`` is the tokens as native signed 64-bit integers (``array("q", tokens)``'s
     bytes), for comparing and hashing token runs at C speed. A renderer that has them at hand
-    passes them as ``known_packed``; otherwise they are computed on first use.
+    passes them as ``known_packed``; otherwise they are computed on first use. ``media``
+    are the multimodal items whose placeholder tokens the prompt holds (vLLM engine only).
     """
 
     text: str
@@ -82,6 +92,7 @@ class Rendered:
     template: str
     known_packed: InitVar[bytes | None] = None
     _packed: bytes | None = field(default=None, init=False, repr=False, compare=False)
+    media: tuple[MediaItem, ...] = ()
 
     def __post_init__(self, known_packed: bytes | None) -> None:
         if known_packed is not None:

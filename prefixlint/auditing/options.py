@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from prefixlint.auditing.prices import GpuTimePrice, PriceTable
 from prefixlint.cache import CACHE_MODELS, CacheModel, make_configured_model
 from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE
+from prefixlint.chat.media import IMAGE_TOKENS
 from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 
 MOONCAKE_BLOCK_TOKENS = 512
@@ -43,6 +44,10 @@ class AuditOptions:
     slot_prompt_similarity: float | None = None
     cache_ram_mib: int | None = None
     kv_unified: bool | None = None
+    # The LoRA adapters a vLLM server serves (``--lora-modules``), by name.
+    lora_modules: frozenset[str] = frozenset()
+    # Pad tokens per media part on the vllm engine path (``--image-tokens``).
+    image_tokens: int = IMAGE_TOKENS
     log_limits: LogLimits = DEFAULT_LIMITS
     # Folders and files whose templates and Python built the logged prompts (audit --source).
     source_paths: tuple[str, ...] = ()

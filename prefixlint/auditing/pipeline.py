@@ -114,7 +114,12 @@ class Auditor:
     def _renderer(self) -> Renderer:
         if self.renderer is None:
             options = self.options
-            self.renderer = get_renderer(options.template, options.tokenizer, engine=options.engine)
+            self.renderer = get_renderer(
+                options.template,
+                options.tokenizer,
+                engine=options.engine,
+                image_tokens=options.image_tokens,
+            )
         return self.renderer
 
     def render(self, request: ChatRequest) -> Rendered:
@@ -133,7 +138,8 @@ class Auditor:
             )
             return Prepared(request, query, None, request.hash_ids, self.options.trace_block_tokens)
         rendered = self.render(request)
-        return Prepared(request, build_query(request, rendered), rendered, rendered.tokens, 1)
+        query = build_query(request, rendered, self.options.lora_modules)
+        return Prepared(request, query, rendered, rendered.tokens, 1)
 
     def skip(self, file: str, line: int, reason: str) -> None:
         self.report.skipped.append(Skipped(file, line, reason))

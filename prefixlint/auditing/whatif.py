@@ -30,6 +30,7 @@ class WhatIfRunner:
         fixes: Sequence[Canonicaliser],
     ) -> None:
         self.render = render
+        self.lora_modules = options.lora_modules
         self.fixes = list(fixes)
         names = [name for name in options.caches if name not in OFFLINE_MODELS]
         self.models = [{name: new_cache_model(name, options) for name in names} for _ in fixes]
@@ -51,7 +52,7 @@ class WhatIfRunner:
         for fix, models, totals in zip(self.fixes, self.models, self.totals, strict=True):
             try:
                 rewritten = fix.rewrite(request, conversation)
-                query = build_query(rewritten, self.render(rewritten))
+                query = build_query(rewritten, self.render(rewritten), self.lora_modules)
             except TemplateError:
                 query = None
             for name, model in models.items():

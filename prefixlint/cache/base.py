@@ -67,7 +67,9 @@ class CacheQuery:
     ttl seconds)`` pairs (Anthropic ``cache_control``, OpenAI ``prompt_cache_breakpoint``);
     ``boundaries`` are the token positions where content blocks end, in order (Anthropic's
     lookback walks them; OpenAI GPT-5.6+ puts its implicit breakpoint at the last one).
-    ``extra_keys`` isolate every block (vLLM LoRA name and path, multimodal hashes).
+    ``extra_keys`` isolate every block (model, vLLM LoRA name). ``media`` are the multimodal
+    items, ``(offset, length, identity)`` of each one's placeholder tokens: the ``vllm``
+    model adds the identity to the blocks that overlap them.
     ``timestamp`` is in seconds; ``None`` means "no time passed" (nothing expires).
     ``packed`` is optional: ``tokens`` already packed as :func:`unit_bytes` packs them
     (``array("q", tokens).tobytes()``), when the caller has them; the models then skip
@@ -85,6 +87,7 @@ class CacheQuery:
     breakpoints: Sequence[tuple[int, float]] = ()
     boundaries: Sequence[int] = ()
     extra_keys: tuple[Hashable, ...] = ()
+    media: tuple[tuple[int, int, Hashable], ...] = ()
     packed: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -5,7 +5,8 @@ Sources (vllm-project/vllm; line numbers of the 0.33.0 wheel):
 * ``vllm/v1/core/kv_cache_utils.py``: ``hash_block_tokens`` (line 707) chains
   ``hash((parent_hash, block_token_ids, extra_keys))`` over every *full* block of
   ``request.all_token_ids`` (prompt and generated tokens; "We only hash full blocks");
-  ``generate_block_hash_extra_keys`` (line 637) adds LoRA and multimodal keys to every block
+  ``generate_block_hash_extra_keys`` (line 637) adds LoRA keys to every block, multimodal
+  keys to the blocks an item overlaps (:func:`media_hashes`),
   and ``cache_salt`` to the first block only.
 * ``vllm/v1/core/kv_cache_manager.py``: ``get_computed_blocks`` (line 266) walks the block
   hashes from the start, stops at the first miss, and caps the hit at ``num_tokens - 1``
@@ -44,10 +45,11 @@ from prefixlint.cache.base import (
     miss_reason,
     register,
     resolve_capacity,
+    stable_int,
     unit_bytes,
 )
 from prefixlint.cache.block_runs import Chain, RunPool
-from prefixlint.cache.chain_memo import ChainHashMemo, block_extras, extend_chain
+from prefixlint.cache.chain_memo import NONE_HASH, ChainHashMemo, block_extras, extend_chain
 
 
 def block_contents(query: CacheQuery, block_size: int) -> Sequence[Hashable]:
@@ -90,14 +92,37 @@ def chain_hashes(
     return extend_chain([], contents, block_extras(extra_keys, cache_salt))
 
 
+def media_hashes(query: CacheQuery, block_size: int) -> list[int]:
+    """Chained hashes of a prompt holding media: a block overlapping an item also carries
+    ``(identity, offset - block start)`` (``_gen_mm_extra_hash_keys``; early v1 releases:
+    the identity alone); the other blocks hash as they do without media."""
+    extra, first_extra = block_extras(query.extra_keys, query.cache_key)
+    hashes: list[int] = []
+    for index, content in enumerate(block_contents(query, block_size)):
+        start = index * block_size
+        keys = tuple(
+            stable_int((identity, offset - start))
+            for offset, length, identity in query.media
+            if offset < start + block_size and start < offset + length
+        )
+        own = (first_extra if index == 0 else extra) + keys
+        parent = hashes[-1] if hashes else NONE_HASH
+        hashes.append(hash((parent, content, own)))
+    return hashes
+
+
 def block_hashes(query: CacheQuery, block_size: int = 16) -> list[int]:
     """The vLLM block hashes of a query's known-content full blocks (prompt, then output)."""
+    if query.media:
+        return media_hashes(query, block_size)
     return chain_hashes(block_contents(query, block_size), query.extra_keys, query.cache_key)
 
 
 def token_hashes(query: CacheQuery, memo: ChainHashMemo) -> list[int]:
     """The hashes of a token request's known full blocks (prompt, then logged output),
-    recalled by ``memo`` where an earlier request hashed them."""
+    recalled by ``memo`` where an earlier request hashed them (not with media)."""
+    if query.media:
+        return media_hashes(query, memo.block_size)
     data = query.token_bytes
     output = query.output_ids
     if output:

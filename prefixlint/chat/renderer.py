@@ -62,6 +62,7 @@ from prefixlint.chat.engines import (
     logged_template_kwargs,
 )
 from prefixlint.chat.errors import TemplateError
+from prefixlint.chat.media import IMAGE_PAD, IMAGE_TOKENS, expand_media, media_identities
 from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.chat.messages import (
     Message,
@@ -120,9 +121,12 @@ class Renderer:
         enable_thinking: bool = False,
         engine: str = DEFAULT_ENGINE,
         cache_size: int = 4096,
+        image_tokens: int = IMAGE_TOKENS,
     ) -> None:
         self.template = template
         self.engine = check_engine(engine)
+        self.image_tokens = image_tokens
+        self._pad: int | None = None  # the pad token's id, -1 if it is no single token
         # A server runs the template as the request says; Qwen3 thinks unless told not to.
         self.enable_thinking = enable_thinking if engine == DEFAULT_ENGINE else True
         self._hf: HFChatTemplate | None = None
@@ -156,14 +160,25 @@ class Renderer:
             kwargs = view.template_kwargs
             if self.engine == DEFAULT_ENGINE:
                 kwargs = {"enable_thinking": self.enable_thinking}
-            return self._finish(self._hf.render(view.request, kwargs), view)
+            return self._media(self._finish(self._hf.render(view.request, kwargs), view), view)
         thinking = view.enable_thinking(self.enable_thinking)
         blocks, names = self._blocks(view.request, thinking)
         if separable(blocks):
             rendered = join_blocks(blocks, names, _template_name(request), self._placed)
         else:
             rendered = self.render_whole(view.request, thinking)
-        return self._finish(rendered, view)
+        return self._media(self._finish(rendered, view), view)
+
+    def _media(self, rendered: Rendered, view: EngineView) -> Rendered:
+        """vLLM: each media item's pad tokens and identity (:mod:`prefixlint.chat.media`)."""
+        if self.engine != "vllm":
+            return rendered
+        if self._pad is None:
+            pad = self.tokenizer.encode(IMAGE_PAD)
+            self._pad = pad[0] if len(pad) == 1 else -1
+        if self._pad not in rendered.tokens:
+            return rendered
+        return expand_media(rendered, media_identities(view.request), self._pad, self.image_tokens)
 
     def template_kwargs(self, request: ChatRequest) -> dict[str, Any]:
         """The ``chat_template_kwargs`` a server needs to render ``request`` as this renderer
@@ -298,7 +313,7 @@ def _template_name(request: ChatRequest) -> str:
     return "qwen3+anthropic-order" if request.format == "anthropic" else "qwen3"
 
 
-_RENDERERS: dict[tuple[str, Tokenizer | str | None, bool, str], Renderer] = {}
+_RENDERERS: dict[tuple[str, Tokenizer | str | None, bool, str, int], Renderer] = {}
 
 
 def get_renderer(
@@ -307,12 +322,18 @@ def get_renderer(
     *,
     enable_thinking: bool = False,
     engine: str = DEFAULT_ENGINE,
+    image_tokens: int = IMAGE_TOKENS,
 ) -> Renderer:
-    """A renderer shared per (template, tokenizer, thinking, engine), so its memo is too."""
-    key = (template, tokenizer, enable_thinking, engine)
+    """A renderer shared per (template, tokenizer, thinking, engine, image tokens), so its
+    memo is too."""
+    key = (template, tokenizer, enable_thinking, engine, image_tokens)
     if key not in _RENDERERS:
         _RENDERERS[key] = Renderer(
-            template, tokenizer, enable_thinking=enable_thinking, engine=engine
+            template,
+            tokenizer,
+            enable_thinking=enable_thinking,
+            engine=engine,
+            image_tokens=image_tokens,
         )
     return _RENDERERS[key]
 

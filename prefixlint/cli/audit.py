@@ -50,6 +50,7 @@ from prefixlint.chat import (
 )
 from prefixlint.cli.group import Callback
 from prefixlint.cli.llama_server import llama_server_options, llama_server_settings
+from prefixlint.cli.vllm_server import vllm_server_options
 from prefixlint.sources.logs import LogReadError
 from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 from prefixlint.tokenizers import TokenizerError
@@ -312,6 +313,7 @@ def _limit_option(field: str, text: str) -> Callable[[Callback], Callback]:
     help="prefix-aware's load bound: a replica over (1 + EPSILON) x the mean prompt tokens "
     "so far is passed over.",
 )
+@vllm_server_options
 @click.pass_context
 def audit(ctx: click.Context, /, logs: tuple[str, ...], **options: Any) -> None:
     """Replay logged requests through prefix-cache models; explain every miss."""
@@ -372,6 +374,8 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
             tokenizer=engine_tokenizer(options["tokenizer"], options["engine"]),
             template=options["template"],
             engine=options["engine"],
+            lora_modules=options["lora_modules"],
+            image_tokens=options["image_tokens"],
             log_format=options["log_format"],
             session_key=options["session_key"],
             what_if=options["what_if"],

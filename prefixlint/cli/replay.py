@@ -18,6 +18,7 @@ import click
 
 from prefixlint.chat import DEFAULT_ENGINE, ENGINES, TemplateError, engine_tokenizer
 from prefixlint.cli.llama_server import llama_server_options, llama_server_settings
+from prefixlint.cli.vllm_server import vllm_server_options
 from prefixlint.replay import ReplayError
 from prefixlint.replay.report import RENDERERS, ReplayReport
 from prefixlint.tokenizers import TokenizerError, get_tokenizer
@@ -109,6 +110,7 @@ def _fail(message: str) -> None:
     help="Empty the server's prefix cache first (vLLM /reset_prefix_cache, SGLang /flush_cache).",
 )
 @click.option("--format", "output_format", type=click.Choice(sorted(RENDERERS)), default="terminal")
+@vllm_server_options
 @click.option("-o", "--output", type=click.Path(dir_okay=False), help="Write the report here.")
 def replay(**options: Any) -> None:
     """Replay logged requests on a cache model, a real transformer, or an engine server."""
@@ -156,6 +158,8 @@ def _run(options: dict[str, Any]) -> ReplayReport:
         template=options["template"],
         tokenizer=options["tokenizer"],
         engine=options["engine"],
+        lora_modules=options["lora_modules"],
+        image_tokens=options["image_tokens"],
         max_prompt_tokens=options["max_prompt_tokens"],
         limit=options["limit"],
     )
@@ -195,4 +199,6 @@ def _run(options: dict[str, Any]) -> ReplayReport:
         template=options["template"],
         tokenizer=options["tokenizer"],
         engine=options["engine"],
+        lora_modules=options["lora_modules"],
+        image_tokens=options["image_tokens"],
     )

@@ -6,8 +6,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from prefixlint.cache.base import CacheQuery
+from prefixlint.cache.query import prefill_query
 from prefixlint.chat import DEFAULT_ENGINE, get_renderer
+from prefixlint.chat.media import IMAGE_TOKENS
 from prefixlint.replay.inputs import Inputs
 from prefixlint.replay.report import ReplayReport, percentile, token_summary
 from prefixlint.replay.sim import cache_params, simulate
@@ -85,7 +86,7 @@ def run_torch(inputs: Inputs, options: TorchOptions, *, tokenizer_vocab: int) ->
     compared = replay_with_baseline(replayer, inputs.prompts)
     sim_cached = simulate(
         "vllm",
-        ((p.where, CacheQuery(tokens=p.tokens)) for p in inputs.prompts),
+        ((p.where, prefill_query(p.query)) for p in inputs.prompts),
         **cache_params(
             "vllm", block_size=options.block_size, capacity_tokens=table.capacity_tokens
         ),
@@ -189,9 +190,13 @@ def run_server(
     template: str,
     tokenizer: str,
     engine: str = DEFAULT_ENGINE,
+    lora_modules: frozenset[str] = frozenset(),
+    image_tokens: int = IMAGE_TOKENS,
 ) -> ReplayReport:
     """Send the requests to ``options.url`` and compare what it reused with ``cache``'s model.
 
+    A request naming one of ``lora_modules`` is sent under that adapter's name; the others
+    under the served model's.
     Each request carries the ``chat_template_kwargs`` the rendering assumed, so the server's
     prompt is the one the model is fed."""
     from prefixlint.replay.server import (
@@ -200,6 +205,7 @@ def run_server(
         request_body,
         request_from_body,
         send_in_order,
+        sent_query,
     )
 
     with EngineClient(
@@ -214,24 +220,26 @@ def run_server(
         model = options.served_model or client.served_model()
         reset = client.reset_cache() if options.reset_cache else None
         before = client.prefix_cache_counters() if options.scrape_metrics else None
-        renderer = get_renderer(template, tokenizer, engine=engine)
+        renderer = get_renderer(template, tokenizer, engine=engine, image_tokens=image_tokens)
         bodies = [
-            request_body(p.request, model, renderer.template_kwargs(p.request))
+            request_body(
+                p.request,
+                p.request.model if p.request.model in lora_modules else model,
+                renderer.template_kwargs(p.request),
+            )
             for p in inputs.prompts
         ]
         replies = list(send_in_order(client, bodies, options.concurrency))
         after = client.prefix_cache_counters() if options.scrape_metrics else None
-    sent = [renderer.render(request_from_body(body)).tokens for body in bodies]
+    sent = [sent_query(renderer, request_from_body(body), lora_modules) for body in bodies]
     predicted = simulate(
-        cache,
-        ((p.where, CacheQuery(tokens=t)) for p, t in zip(inputs.prompts, sent, strict=True)),
-        **params,
+        cache, ((p.where, q) for p, q in zip(inputs.prompts, sent, strict=True)), **params
     )
     rows: list[dict[str, Any]] = [
         {
             "path": prompt.path,
             "line": prompt.line,
-            "prompt_tokens": len(tokens),
+            "prompt_tokens": query.prompt_tokens,
             "server_prompt_tokens": reply.prompt_tokens,
             "cached_tokens": reply.cached_tokens,
             "sim_cached_tokens": sim,
@@ -240,7 +248,7 @@ def run_server(
             "latency_ms": _ms(reply.latency_s),
             "error": reply.error,
         }
-        for prompt, tokens, reply, sim in zip(inputs.prompts, sent, replies, predicted, strict=True)
+        for prompt, query, reply, sim in zip(inputs.prompts, sent, replies, predicted, strict=True)
     ]
     reported = [r for r in rows if r["cached_tokens"] is not None]
     summary: dict[str, Any] = token_summary(

@@ -11,7 +11,6 @@ both copies hold the same keys and values).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 from prefixlint.cache.base import CacheQuery, InvalidQuery
@@ -50,13 +49,15 @@ class VllmBlockTable:
     def _evicted(self, block_hash: int) -> None:
         self._free_slots.append(self._slot_of.pop(block_hash))
 
-    def admit(self, tokens: Sequence[int]) -> BlockPlan:
-        """Look ``tokens`` up (this updates the cache) and plan the request's block traffic."""
-        query = CacheQuery(tokens=tokens)
+    def admit(self, query: CacheQuery) -> BlockPlan:
+        """Look ``query`` up (this updates the cache) and plan the request's block traffic.
+
+        The hashes carry the query's namespace (``cache_key``, ``extra_keys``), as the
+        audit's ``vllm`` model hashes them."""
         try:
             result = self.cache.process(query)
         except InvalidQuery as exc:
-            raise ReplayError(f"prompt of {len(tokens)} tokens: {exc}") from None
+            raise ReplayError(f"prompt of {query.prompt_tokens} tokens: {exc}") from None
         hashes = block_hashes(query, self.block_size)
         hit = result.cached_tokens // self.block_size
         hit_slots = tuple(self._slot_of[h] for h in hashes[:hit])

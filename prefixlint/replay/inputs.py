@@ -15,6 +15,7 @@ from typing import Any
 from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.query import build_query
 from prefixlint.chat import DEFAULT_ENGINE, TemplateError, get_renderer
+from prefixlint.chat.media import IMAGE_TOKENS
 from prefixlint.replay import ReplayError
 from prefixlint.request import ChatRequest
 from prefixlint.sources.logs import LogReadError, read_log
@@ -68,14 +69,18 @@ def load_prompts(
     template: str = "qwen3",
     tokenizer: str = "qwen",
     engine: str = DEFAULT_ENGINE,
+    lora_modules: frozenset[str] = frozenset(),
+    image_tokens: int = IMAGE_TOKENS,
     max_prompt_tokens: int | None = None,
     limit: int | None = None,
 ) -> Inputs:
     """Read, render and tokenize the requests of ``paths`` in order; skip what cannot be read.
 
-    Rendered as ``engine``'s server renders them. When not one line yields a request, that
+    Rendered as ``engine``'s server renders them; requests naming one of ``lora_modules``
+    are in that adapter's cache namespace; a media part is ``image_tokens`` pad tokens
+    (vllm). When not one line yields a request, that
     is an error naming the first line and why."""
-    renderer = get_renderer(template, tokenizer, engine=engine)
+    renderer = get_renderer(template, tokenizer, engine=engine, image_tokens=image_tokens)
     prompts: list[Prompt] = []
     skipped: list[dict[str, Any]] = []
     for path in paths:
@@ -94,7 +99,8 @@ def load_prompts(
             except TemplateError as exc:
                 skipped.append({"path": path, "line": item.line, "reason": str(exc)})
                 continue
-            query = _cut(build_query(item, rendered), rendered.tokens, max_prompt_tokens)
+            query = build_query(item, rendered, lora_modules)
+            query = _cut(query, rendered.tokens, max_prompt_tokens)
             tokens = rendered.tokens[:max_prompt_tokens]
             prompts.append(Prompt(path, item.line, item, tokens, query))
     if skipped and not prompts:

@@ -35,6 +35,9 @@ from typing import Any, TypeVar
 
 import httpx
 
+from prefixlint.cache.base import CacheQuery
+from prefixlint.cache.query import build_query, prefill_query
+from prefixlint.chat.renderer import Renderer
 from prefixlint.replay import ReplayError
 from prefixlint.replay.metrics import PrefixCacheCounters
 from prefixlint.request import ChatRequest
@@ -67,6 +70,13 @@ def request_from_body(body: dict[str, Any], line: int = 0) -> ChatRequest:
     if isinstance(item, SkippedLine):
         raise ReplayError(f"not a chat-completions request: {item.reason}")
     return item
+
+
+def sent_query(
+    renderer: Renderer, request: ChatRequest, lora_modules: frozenset[str] = frozenset()
+) -> CacheQuery:
+    """The prefill a server is sent for ``request``, with the namespace the audit gives it."""
+    return prefill_query(build_query(request, renderer.render(request), lora_modules))
 
 
 def request_body(

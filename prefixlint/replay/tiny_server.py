@@ -18,7 +18,7 @@ from typing import Any
 from prefixlint.chat import get_renderer
 from prefixlint.replay import ReplayError
 from prefixlint.replay.metrics import HITS, QUERIES
-from prefixlint.replay.server import request_from_body
+from prefixlint.replay.server import request_from_body, sent_query
 from prefixlint.replay.torch_backend import TorchReplayer
 
 
@@ -34,9 +34,10 @@ class TinyEngine:
         self._lock = threading.Lock()
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
-        tokens = self.renderer.render(request_from_body(body)).tokens
+        query = sent_query(self.renderer, request_from_body(body))
+        tokens = query.tokens or ()
         with self._lock:
-            measure, _logits = self.replayer.run(tokens, reuse=True)
+            measure, _logits = self.replayer.run(query, reuse=True)
             self.queries += len(tokens)
             self.hits += measure.reused_tokens
         return {

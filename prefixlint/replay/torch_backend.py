@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from prefixlint.cache.base import CacheQuery
+from prefixlint.cache.query import prefill_query
 from prefixlint.replay import ReplayError
 from prefixlint.replay.block_table import VllmBlockTable
 from prefixlint.replay.inputs import Prompt
@@ -175,11 +177,15 @@ class TorchReplayer:
             return None
         return int(self.torch.cuda.max_memory_allocated(self.loaded.device))
 
-    def run(self, tokens: Sequence[int], *, reuse: bool) -> tuple[PrefillMeasure, Tensor]:
-        """``(measure, last-position logits on the host)`` for one request."""
+    def run(self, query: CacheQuery, *, reuse: bool) -> tuple[PrefillMeasure, Tensor]:
+        """``(measure, last-position logits on the host)`` for one request's prompt
+        (``query.tokens``), reusing blocks of its namespace only."""
+        tokens = query.tokens
+        if tokens is None:
+            raise ReplayError("a replay needs the prompt's token ids")
         self._peak_reset()
         self.watch.start()
-        plan = self.table.admit(tokens) if reuse else None
+        plan = self.table.admit(query) if reuse else None
         reused = plan.hit_tokens if plan is not None else 0
         past = self.pool.gather(plan.hit_slots) if plan is not None and reused else None
         logits, cache = self.prefill(tokens[reused:], past)
@@ -210,7 +216,7 @@ def _run_at(
     replayer: TorchReplayer, prompt: Prompt, *, reuse: bool
 ) -> tuple[PrefillMeasure, Tensor]:
     try:
-        return replayer.run(prompt.tokens, reuse=reuse)
+        return replayer.run(prefill_query(prompt.query), reuse=reuse)
     except ReplayError as exc:
         raise ReplayError(f"{prompt.where}: {exc}") from None
 
