@@ -96,8 +96,8 @@ def _capacity(name: str, options: AuditOptions) -> str:
         if name == "llamacpp":
             return "one slot holding the previous prompt"
         return (
-            "unlimited (nothing is evicted, so this is the ceiling; give --capacity-tokens for "
-            "a real server's KV cache)"
+            "unlimited (nothing is evicted, so this is the ceiling; give --capacity-tokens, or "
+            "--kv-memory with --model-geometry, for a real server's KV cache)"
         )
     return "the provider's, modelled by its documented retention (eviction is undocumented)"
 
