@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from pathlib import Path
 
@@ -99,3 +100,17 @@ def test_folder_without_chat_template(qwen_dir, tmp_path):
     with pytest.raises(TemplateError, match="no chat template"):
         render(REQUEST, template=f"hf:{tmp_path}")
     assert get_tokenizer(f"hf:{tmp_path}").encode("hi")
+
+
+def test_an_audit_with_an_hf_template_says_that_path_is_slow_and_why(qwen_dir):
+    from click.testing import CliRunner
+
+    from prefixlint.cli import main
+
+    log = Path(__file__).parent.parent / "fixtures" / "logs" / "tau_openai_clean.jsonl"
+    args = ["audit", str(log), "--template", f"hf:{qwen_dir}", "--tokenizer", f"hf:{qwen_dir}"]
+    result = CliRunner().invoke(main, [*args, "--format", "json", "--no-what-if"])
+    assert result.exit_code == 0, result.output
+    assert "note: slow: an hf: template is run once per message and per tool" in result.stderr
+    report = json.loads(result.stdout)
+    assert all("slow: an hf: template" in a["rendering"] for a in report["assumptions"].values())

@@ -71,11 +71,21 @@ def _row(entry: WhatIf, report: AuditReport, options: AuditOptions, span: float 
     )
 
 
+# Why the audit is slower with a Hugging Face template (see ``chat/hf.py``).
+HF_TEMPLATE_COST = (
+    "slow: an hf: template is run once per message and per tool of every request to find "
+    "where each component went, and each prompt is tokenized whole, so the cost grows with "
+    "the length of the conversations; the built-in qwen3 renderer reuses earlier turns"
+)
+
+
 def assumptions(
     options: AuditOptions, models: dict[str, CacheModel], prices_version: str | None
 ) -> dict[str, dict[str, str]]:
     """Per cache model, what its figures assume: capacity, granularity, rendering, prices."""
     rendering = f"template {options.template}, tokenizer {options.tokenizer}"
+    if options.template.startswith("hf:"):
+        rendering += f" ({HF_TEMPLATE_COST})"
     return {
         name: {
             "capacity": _capacity(name, options),

@@ -25,6 +25,7 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from prefixlint.auditing.advice import HF_TEMPLATE_COST
 from prefixlint.auditing.baseline import BaselineError, load_baseline, regressions
 from prefixlint.auditing.dump import DUMP_FORMATS, TokenDump
 from prefixlint.auditing.engine_metrics import MetricsError, engine_check, warning
@@ -397,6 +398,8 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
             get_renderer(
                 audit_options.template, audit_options.tokenizer, engine=audit_options.engine
             )
+            if audit_options.template.startswith("hf:"):
+                click.echo(f"note: {HF_TEMPLATE_COST}", err=True)
         with contextlib.ExitStack() as stack:
             on_prepared = None
             if options["dump_tokens"]:
