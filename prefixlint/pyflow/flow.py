@@ -32,6 +32,7 @@ from prefixlint.pyflow.origins import (
     substituted,
     without_order,
 )
+from prefixlint.pyflow.sinks import Sink
 from prefixlint.pyflow.sql import is_unordered_query
 from prefixlint.pyflow.templates import template_fields
 from prefixlint.pyflow.whitespace import whitespace_drift
@@ -68,8 +69,8 @@ class Flow:
         self.document = document
         self.bindings = bindings
         self.visited: set[int] = set()
-        self.roots: dict[int, object] = {}
-        self.root: object = None
+        self.roots: dict[int, Sink | None] = {}
+        self.root: Sink | None = None
         self._memo: dict[tuple[int, int], tuple[Origin, ...]] = {}
         self._summaries: dict[int, Env] = {}
         self._active: set[tuple[int, int]] = set()
