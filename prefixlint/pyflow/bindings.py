@@ -34,7 +34,7 @@ class Mutation:
     """``receiver.method(args)`` or ``function(receiver)`` changing a named object in place;
     ``method`` is ``"setitem"`` for ``receiver[key] = value`` (``call`` is then the statement)."""
 
-    call: cst.CSTNode
+    call: cst.Call | cst.Assign
     method: str
     receiver: cst.Name
 
