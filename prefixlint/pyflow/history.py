@@ -202,12 +202,9 @@ class HistoryAnalysis:
             for part in self._list_parts(expr):
                 found.add(self._identity(part))
         for call in self.collector.method_calls:
-            if _method_of(call).attr.value in (
-                "append",
-                "extend",
-                "insert",
-            ) and self._adds_messages(call):
-                found.add(self._identity(_method_of(call).value))
+            method = _method_of(call)
+            if method.attr.value in ("append", "extend", "insert") and self._adds_messages(call):
+                found.add(self._identity(method.value))
         found.discard(None)
         return found
 
