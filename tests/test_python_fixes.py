@@ -189,6 +189,11 @@ def test_unsafe_fix(src, expected):
             + SEND,
             id="single-line system prompt: nothing to move, time.time cannot be coarsened",
         ),
+        pytest.param(
+            "import datetime\nSYSTEM_PROMPT = 'Now: '"
+            " + datetime.datetime.now().strftime(b'%A %d %B %Y, %H:%M:%S') + '. Be brief, cite.'\n",
+            id="bytes strftime format is left alone",
+        ),
     ),
 )
 def test_no_fix(src):

@@ -323,6 +323,13 @@ def test_finds(src, expected):
             "system_prompt_path = f'/tmp/{time.time()}.txt'\n",
             id="names that are not prompt text",
         ),
+        pytest.param(
+            "def chat(messages, client, start):\n"
+            "    if len(messages) > 10:\n"
+            "        messages = messages[:1] + messages[start:]\n"
+            "    client.chat.completions.create(model='m', messages=messages)\n",
+            id="head and rest from a start index under a length guard",
+        ),
     ),
 )
 def test_quiet(src):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property
 
@@ -29,7 +30,14 @@ class Reach:
     origin: Origin
     sink: Sink
     also: tuple[Origin, ...] = ()
-    site: object = None
+    site: cst.CSTNode | None = None
+
+    @property
+    def at(self) -> cst.CSTNode:
+        """``site``, which every reach a rule is given has (:meth:`Analysis.in_prefix`)."""
+        if self.site is None:
+            raise ValueError("a reach that is not reported has no site")
+        return self.site
 
     @property
     def in_prefix(self) -> bool:
@@ -81,7 +89,7 @@ class Analysis:
         self.flow.root = sink
         self.reaches += [Reach(origin, sink) for origin in self.flow.origins(sink.expr)]
 
-    def sink_of(self, node) -> Sink | None:
+    def sink_of(self, node: cst.CSTNode) -> Sink | None:
         """The first sink whose value was explained through ``node``, if any."""
         return self.flow.roots.get(id(node))
 
@@ -90,17 +98,17 @@ class Analysis:
         """One reach per construct: values of one kind in one statement (``platform.system()``
         and ``platform.machine()``), then values of a code on one line, are one finding."""
         reaches = _grouped(self._sited(), self._statement_key)
-        reaches = _grouped(reaches, lambda r: (r.origin.code, self.document.span(r.site).line))
+        reaches = _grouped(reaches, lambda r: (r.origin.code, self.document.span(r.at).line))
         by_code: dict[str, list[Reach]] = {}
         for reach in reaches:
             by_code.setdefault(reach.origin.code, []).append(reach)
         return by_code
 
-    def _statement_key(self, reach: Reach) -> tuple:
+    def _statement_key(self, reach: Reach) -> tuple[str, int, int, str]:
         statement = next(
             (
                 a
-                for a in self.document.ancestors(reach.site)
+                for a in self.document.ancestors(reach.at)
                 if isinstance(a, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
             ),
             None,
@@ -117,7 +125,7 @@ class Analysis:
         """Reaches into a prefix, one per origin and request part, with the site to report."""
         sinks: dict[tuple[str, int], set[int]] = {}
         uses: dict[tuple[str, int], set[int]] = {}
-        out = []
+        out: list[Reach] = []
         for reach in self.reaches:
             if reach.origin.code in _NEVER_REPORTED or not reach.in_prefix:
                 continue
@@ -145,7 +153,7 @@ _IDENTIFIER = re.compile(r"\w+")
 _NEVER_REPORTED = frozenset({REQUEST_INPUT, PARAMETER})
 
 
-def _grouped(reaches: list[Reach], key) -> list[Reach]:
+def _grouped(reaches: list[Reach], key: Callable[[Reach], Hashable]) -> list[Reach]:
     """Reaches with equal ``key`` merged into the first (the others become its ``also``)."""
     first: dict[object, int] = {}
     out: list[Reach] = []

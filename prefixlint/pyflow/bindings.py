@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import Assignment
+from libcst.metadata import Assignment, BaseAssignment
 
 from prefixlint.pyflow.document import PythonDocument
 
@@ -34,7 +34,7 @@ class Mutation:
     """``receiver.method(args)`` or ``function(receiver)`` changing a named object in place;
     ``method`` is ``"setitem"`` for ``receiver[key] = value`` (``call`` is then the statement)."""
 
-    call: cst.CSTNode
+    call: cst.Call | cst.Assign
     method: str
     receiver: cst.Name
 
@@ -50,19 +50,19 @@ class _Index:
             for target in node.targets:
                 self._bind(target.target, node.value, "assign", node)
                 self._bind_class_attribute(target.target, node.value, "assign", node)
-        for node in document.nodes(cst.AnnAssign):
-            if node.value is not None:
-                self._bind(node.target, node.value, "assign", node)
-                self._bind_class_attribute(node.target, node.value, "assign", node)
-        for node in document.nodes(cst.AugAssign):
-            self._bind(node.target, node.value, "augment", node)
-        for node in document.nodes(cst.NamedExpr):
-            self._bind(node.target, node.value, "assign", node)
-        for node in document.nodes(cst.For, cst.CompFor):
-            self._bind(node.target, node.iter, "element", node)
-        for node in document.nodes(cst.WithItem):
-            if node.asname is not None:
-                self._bind(node.asname.name, node.item, "context", node)
+        for annotated in document.nodes(cst.AnnAssign):
+            if annotated.value is not None:
+                self._bind(annotated.target, annotated.value, "assign", annotated)
+                self._bind_class_attribute(annotated.target, annotated.value, "assign", annotated)
+        for augmented in document.nodes(cst.AugAssign):
+            self._bind(augmented.target, augmented.value, "augment", augmented)
+        for named in document.nodes(cst.NamedExpr):
+            self._bind(named.target, named.value, "assign", named)
+        for loop in document.nodes(cst.For, cst.CompFor):
+            self._bind(loop.target, loop.iter, "element", loop)
+        for item in document.nodes(cst.WithItem):
+            if item.asname is not None:
+                self._bind(item.asname.name, item.item, "context", item)
 
     def _frame(self, node: cst.CSTNode) -> cst.CSTNode | None:
         """The innermost function or class around ``node``."""
@@ -75,7 +75,13 @@ class _Index:
             None,
         )
 
-    def _bind(self, target: cst.BaseExpression, value, kind: str, statement) -> None:
+    def _bind(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+        kind: str,
+        statement: cst.CSTNode,
+    ) -> None:
         if isinstance(target, cst.Name):
             self.targets.setdefault(id(target), []).append(Binding(value, kind, statement))
         elif isinstance(target, cst.Attribute):
@@ -96,7 +102,13 @@ class _Index:
                 else:
                     self._bind(element.value, value, "element", statement)
 
-    def _bind_class_attribute(self, target, value, kind, statement) -> None:
+    def _bind_class_attribute(
+        self,
+        target: cst.BaseExpression,
+        value: cst.BaseExpression,
+        kind: str,
+        statement: cst.CSTNode,
+    ) -> None:
         """``X = ...`` directly in a class body is also readable as ``self.X``."""
         frame = self._frame(statement)
         if isinstance(frame, cst.ClassDef) and isinstance(target, cst.Name):
@@ -150,7 +162,7 @@ class Bindings:
                 found.append(Mutation(call, "shuffle", call.args[0].value))
         return found
 
-    def assignments(self, name: cst.Name) -> list:
+    def assignments(self, name: cst.Name) -> list[BaseAssignment]:
         """Every assignment (libcst scope analysis) that ``name`` can refer to."""
         scope = self.document.scopes.get(name)
         if scope is None:
@@ -160,7 +172,7 @@ class Bindings:
         except (KeyError, TypeError):
             return []
 
-    def reaching(self, name: cst.Name) -> list:
+    def reaching(self, name: cst.Name) -> list[BaseAssignment]:
         """The assignments of ``name`` that can reach this use of it."""
         found = self.assignments(name)
         scope = self.document.scopes.get(name)
@@ -199,10 +211,10 @@ class Bindings:
     def _position(self, node: cst.CSTNode) -> int:
         return self.document.order(node)
 
-    def values_of(self, assignment) -> list[Binding]:
+    def values_of(self, assignment: BaseAssignment) -> list[Binding]:
         return list(self._targets.get(id(getattr(assignment, "node", None)), ()))
 
-    def mutations_of(self, assignment) -> list[Mutation]:
+    def mutations_of(self, assignment: BaseAssignment) -> list[Mutation]:
         return list(self._mutations.get(id(assignment), ()))
 
     def attribute_values(self, node: cst.Attribute) -> list[Binding]:
@@ -219,8 +231,9 @@ class Bindings:
         """The function defined in this file that ``func(...)`` calls, if any."""
         if isinstance(func, cst.Name):
             for assignment in self.assignments(func):
-                if isinstance(getattr(assignment, "node", None), cst.FunctionDef):
-                    return assignment.node
+                node = getattr(assignment, "node", None)
+                if isinstance(node, cst.FunctionDef):
+                    return node
             return None
         if (
             isinstance(func, cst.Attribute)

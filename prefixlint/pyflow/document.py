@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeAlias, TypeVar, overload
 
 import libcst as cst
 from libcst._metadata_dependent import LazyValue
 from libcst.metadata import (
+    CodeRange,
     MetadataWrapper,
     PositionProvider,
+    QualifiedName,
     QualifiedNameProvider,
+    Scope,
     ScopeProvider,
 )
 
 from prefixlint.context import RuleContext
 from prefixlint.types import Span
+
+N = TypeVar("N", bound=cst.CSTNode)
+N2 = TypeVar("N2", bound=cst.CSTNode)
+N3 = TypeVar("N3", bound=cst.CSTNode)
+N4 = TypeVar("N4", bound=cst.CSTNode)
+# Parents and preorder numbers keyed by ``id(node)``, and the nodes of each type.
+_Index: TypeAlias = tuple[dict[int, cst.CSTNode], dict[int, int], dict[type, list[cst.CSTNode]]]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
@@ -46,7 +57,7 @@ def _child_fields(kind: type) -> tuple[str, ...]:
     return names
 
 
-def _index(module: cst.Module):
+def _index(module: cst.Module) -> _Index:
     """One preorder walk: parents, preorder numbers and the nodes of each type.
 
     Walks the dataclass fields directly (skipping punctuation and whitespace), which is several
@@ -62,7 +73,7 @@ def _index(module: cst.Module):
             parents[id(node)] = parent
         order[id(node)] = len(order)
         by_type.setdefault(type(node), []).append(node)
-        children = []
+        children: list[cst.CSTNode] = []
         for name in _child_fields(type(node)):
             value = getattr(node, name)
             if isinstance(value, cst.CSTNode):
@@ -89,7 +100,17 @@ class PythonDocument:
         # first (``Analysis.of``, ``history_edits``).
         self.derived: dict[str, Any] = {}
 
-    def nodes(self, *types: type) -> list:
+    @overload
+    def nodes(self, kind: type[N], /) -> list[N]: ...
+    @overload
+    def nodes(self, kind: type[N], kind2: type[N2], /) -> list[N | N2]: ...
+    @overload
+    def nodes(self, kind: type[N], kind2: type[N2], kind3: type[N3], /) -> list[N | N2 | N3]: ...
+    @overload
+    def nodes(
+        self, kind: type[N], kind2: type[N2], kind3: type[N3], kind4: type[N4], /
+    ) -> list[N | N2 | N3 | N4]: ...
+    def nodes(self, *types: type[cst.CSTNode]) -> Sequence[cst.CSTNode]:
         """The nodes of the given types, in source order."""
         found = [node for kind in types for node in self._by_type.get(kind, ())]
         if len(types) > 1:
@@ -101,18 +122,18 @@ class PythonDocument:
         return self._order.get(id(node), -1)
 
     @cached_property
-    def positions(self):
+    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         return self.wrapper.resolve(PositionProvider)
 
     @cached_property
-    def scopes(self):
+    def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
         return self.wrapper.resolve(ScopeProvider)
 
     @cached_property
-    def _qualified(self):
+    def _qualified(self) -> Mapping[cst.CSTNode, Collection[QualifiedName]]:
         return self.wrapper.resolve(QualifiedNameProvider)
 
-    def option(self, code: str, key: str, default=None):
+    def option(self, code: str, key: str, default: object = None) -> Any:
         """A rule option, or ``default`` when the rule does not define it."""
         try:
             return self.ctx.option(code, key)
@@ -165,11 +186,11 @@ class PythonDocument:
     def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
         return self._parents.get(id(node))
 
-    def ancestors(self, node: cst.CSTNode):
-        node = self._parents.get(id(node))
-        while node is not None:
-            yield node
-            node = self._parents.get(id(node))
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        above = self._parents.get(id(node))
+        while above is not None:
+            yield above
+            above = self._parents.get(id(above))
 
     @cached_property
     def _returns(self) -> dict[int, list[cst.BaseExpression]]:

@@ -139,20 +139,21 @@ def coarsen_to_date(document: PythonDocument, call: cst.Call) -> Fix | None:
             return None
         if parent.attr.value == "strftime" and method_call.args:
             fmt = method_call.args[0].value
-            if not isinstance(fmt, cst.SimpleString):
+            if not isinstance(fmt, cst.SimpleString) or not isinstance(fmt.evaluated_value, str):
                 return None
             kept = date_only_format(fmt.evaluated_value)
             if kept is None or kept == fmt.evaluated_value:
                 return None
-            new = fmt.with_changes(value=fmt.prefix + fmt.quote + kept + fmt.quote)
-            return Fix((replace_node(document, fmt, new),), Applicability.UNSAFE, title)
+            fmt_new = fmt.with_changes(value=fmt.prefix + fmt.quote + kept + fmt.quote)
+            return Fix((replace_node(document, fmt, fmt_new),), Applicability.UNSAFE, title)
         if parent.attr.value != "isoformat":
             return None
     elif isinstance(parent, cst.FormattedStringExpression) and parent.format_spec:
         spec = parent.format_spec
-        if not all(isinstance(p, cst.FormattedStringText) for p in spec):
+        texts = [p for p in spec if isinstance(p, cst.FormattedStringText)]
+        if len(texts) != len(spec):
             return None
-        text = "".join(p.value for p in spec)
+        text = "".join(p.value for p in texts)
         kept = date_only_format(text)
         if kept is None or kept == text:
             return None

@@ -9,15 +9,17 @@ name analysis, so ``from datetime import datetime as dt; dt.now()`` is ``datetim
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 import libcst as cst
-from libcst.metadata import Assignment
+from libcst.metadata import Assignment, BaseAssignment
 
 from prefixlint import vocabulary
 from prefixlint.pyflow import tables as t
-from prefixlint.pyflow.bindings import Bindings
+from prefixlint.pyflow.bindings import Bindings, Mutation
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.origins import (
     Origin,
@@ -32,6 +34,7 @@ from prefixlint.pyflow.origins import (
     substituted,
     without_order,
 )
+from prefixlint.pyflow.sinks import Sink
 from prefixlint.pyflow.sql import is_unordered_query
 from prefixlint.pyflow.templates import template_fields
 from prefixlint.pyflow.whitespace import whitespace_drift
@@ -68,8 +71,8 @@ class Flow:
         self.document = document
         self.bindings = bindings
         self.visited: set[int] = set()
-        self.roots: dict[int, object] = {}
-        self.root: object = None
+        self.roots: dict[int, Sink | None] = {}
+        self.root: Sink | None = None
         self._memo: dict[tuple[int, int], tuple[Origin, ...]] = {}
         self._summaries: dict[int, Env] = {}
         self._active: set[tuple[int, int]] = set()
@@ -228,7 +231,7 @@ class Flow:
             return " ".join(self.document.code(node.func).split()) + "(...)"
         return text[:37] + "..."
 
-    def _all(self, nodes, env: Env) -> tuple[Origin, ...]:
+    def _all(self, nodes: Iterable[cst.CSTNode | None], env: Env) -> tuple[Origin, ...]:
         return merge(*(self.origins(n, env) for n in nodes if n is not None))
 
     # -- literals and containers ------------------------------------------------------------
@@ -252,17 +255,19 @@ class Flow:
     def _static_spec(part: cst.FormattedStringExpression) -> str | None:
         if not part.format_spec:
             return None
-        if all(isinstance(p, cst.FormattedStringText) for p in part.format_spec):
-            return "".join(p.value for p in part.format_spec)
+        texts = [p for p in part.format_spec if isinstance(p, cst.FormattedStringText)]
+        if len(texts) == len(part.format_spec):
+            return "".join(p.value for p in texts)
         return None
 
     @staticmethod
-    def _followed(rest) -> bool:
+    def _followed(rest: Sequence[cst.BaseFormattedStringContent]) -> bool:
         static = 0
         for part in rest:
             if isinstance(part, cst.FormattedStringExpression):
                 return True
-            static += len(part.value.strip())
+            if isinstance(part, cst.FormattedStringText):
+                static += len(part.value.strip())
         return static > TAIL_SLACK
 
     def _SimpleString(self, node: cst.SimpleString, env: Env) -> tuple[Origin, ...]:
@@ -280,14 +285,14 @@ class Flow:
                 found.append(Origin(code, node, f"`{{{field}}}`", granularity, within=f"{{{field}"))
         return tuple(found)
 
-    def _ConcatenatedString(self, node: cst.ConcatenatedString, env: Env):
+    def _ConcatenatedString(self, node: cst.ConcatenatedString, env: Env) -> tuple[Origin, ...]:
         right = self.origins(node.right, env)
         left = self.origins(node.left, env)
         if right or len(_string_value(node.right) or "") > TAIL_SLACK:
             left = not_tail(left)
         return merge(left, right)
 
-    def _List(self, node, env: Env) -> tuple[Origin, ...]:
+    def _List(self, node: cst.List | cst.Tuple, env: Env) -> tuple[Origin, ...]:
         found = []
         for index, element in enumerate(node.elements):
             origins = self.origins(element.value, env)
@@ -320,10 +325,12 @@ class Flow:
         order = Origin(t.UNORDERED, node, "set comprehension")
         return merge((order,), self._comprehension(node, env))
 
-    def _comprehension(self, node, env: Env) -> tuple[Origin, ...]:
+    def _comprehension(
+        self, node: cst.ListComp | cst.SetComp | cst.GeneratorExp | cst.DictComp, env: Env
+    ) -> tuple[Origin, ...]:
         elements = node.elt if not isinstance(node, cst.DictComp) else node.value
         found = [not_tail(self.origins(elements, env))]
-        clause = node.for_in
+        clause: cst.CompFor | None = node.for_in
         while clause is not None:
             found.append(consumed(self.origins(clause.iter, env), clause.iter, exact=True))
             clause = clause.inner_for_in
@@ -348,7 +355,7 @@ class Flow:
             return merge((Origin(t.WHITESPACE_DRIFT, node, label),), found)
         return found
 
-    def _BooleanOperation(self, node, env: Env) -> tuple[Origin, ...]:
+    def _BooleanOperation(self, node: cst.BooleanOperation, env: Env) -> tuple[Origin, ...]:
         return self._all((node.left, node.right), env)
 
     def _Await(self, node: cst.Await, env: Env) -> tuple[Origin, ...]:
@@ -357,7 +364,7 @@ class Flow:
     def _NamedExpr(self, node: cst.NamedExpr, env: Env) -> tuple[Origin, ...]:
         return self.origins(node.value, env)
 
-    def _StarredElement(self, node, env: Env) -> tuple[Origin, ...]:
+    def _StarredElement(self, node: cst.StarredElement, env: Env) -> tuple[Origin, ...]:
         return self.origins(node.value, env)
 
     def _BinaryOperation(self, node: cst.BinaryOperation, env: Env) -> tuple[Origin, ...]:
@@ -409,7 +416,7 @@ class Flow:
         label = f"`{node.value}` = {self._label(last)}"
         return (Origin(t.WHITESPACE_DRIFT, last, label),)
 
-    def _assigned(self, assignment, env: Env) -> tuple[Origin, ...]:
+    def _assigned(self, assignment: BaseAssignment, env: Env) -> tuple[Origin, ...]:
         found = []
         for binding in self.bindings.values_of(assignment):
             origins = self.origins(binding.value, env)
@@ -423,9 +430,9 @@ class Flow:
         origins = merge(*found)
         return without_order(origins) if is_sorted else origins
 
-    def _mutation(self, mutation, env: Env) -> tuple[Origin, ...]:
+    def _mutation(self, mutation: Mutation, env: Env) -> tuple[Origin, ...]:
         call = mutation.call
-        if mutation.method == "setitem":  # d[key] = value: the value, in the loop's order
+        if isinstance(call, cst.Assign):  # "setitem", d[key] = value: the value, in loop order
             return merge(self.origins(call.value, env), self._loop_order(call, env))
         if mutation.method in ("append", "extend", "insert", "update"):
             values = call.args[1:] if mutation.method == "insert" else call.args
@@ -448,7 +455,9 @@ class Flow:
                     return consumed(order, ancestor.iter, exact=True)
         return ()
 
-    def _parameter(self, node: cst.Name, assignment, env: Env) -> tuple[Origin, ...]:
+    def _parameter(
+        self, node: cst.Name, assignment: BaseAssignment, env: Env
+    ) -> tuple[Origin, ...]:
         if env.function is not None:
             function_scope = self.document.scopes.get(env.function.body)
             if assignment.scope is function_scope:
@@ -492,6 +501,7 @@ class Flow:
         return None
 
     def _Subscript(self, node: cst.Subscript, env: Env) -> tuple[Origin, ...]:
+        code: str | None
         for name in self._names(node.value):
             if name in t.VOLATILE_ATTRIBUTES:
                 code, granularity = t.VOLATILE_ATTRIBUTES[name]
@@ -664,14 +674,16 @@ class Flow:
                 return True
         return False
 
-    def _local_call(self, function: cst.FunctionDef, node: cst.Call, env: Env):
+    def _local_call(
+        self, function: cst.FunctionDef, node: cst.Call, env: Env
+    ) -> tuple[Origin, ...]:
         self.visited.add(id(function))
         summary_env = self._summaries.setdefault(id(function), Env(function))
         summary = merge(
             *(self.origins(value, summary_env) for value in self.bindings.returns_of(function))
         )
         bound = self._bind_arguments(function, node, env)
-        found = []
+        found: list[tuple[Origin, ...]] = []
         for origin in summary:
             if origin.code != t.PARAMETER:
                 found.append((origin,))
@@ -681,7 +693,9 @@ class Flow:
         return stepped(merge(*found), f"return value of {function.name.value}()", boundary=True)
 
     @staticmethod
-    def _bind_arguments(function: cst.FunctionDef, node: cst.Call, env: Env):
+    def _bind_arguments(
+        function: cst.FunctionDef, node: cst.Call, env: Env
+    ) -> dict[str, tuple[cst.BaseExpression, Env]]:
         params = list(function.params.posonly_params) + list(function.params.params)
         if (
             isinstance(node.func, cst.Attribute)
@@ -707,7 +721,7 @@ class Flow:
         return bound
 
     def _method(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
-        func = node.func
+        func = cast(cst.Attribute, node.func)  # _Call dispatches only attribute calls here
         name = func.attr.value
         receiver = self.origins(func.value, env)
         arguments = self._arguments(node, env)

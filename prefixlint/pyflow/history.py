@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TypeAlias, TypeGuard, cast
 
 import libcst as cst
-from libcst.metadata import GlobalScope
+from libcst.metadata import BaseAssignment, GlobalScope
 
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
@@ -89,7 +90,7 @@ def _is_minus_one(node: cst.BaseExpression | None) -> bool:
     )
 
 
-def _negative(node: cst.BaseExpression | None) -> bool:
+def _negative(node: cst.BaseExpression | None) -> TypeGuard[cst.UnaryOperation]:
     return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
 
 
@@ -99,6 +100,15 @@ def _int(node: cst.BaseExpression | None) -> int | None:
     if _negative(node) and isinstance(node.expression, cst.Integer):
         return -int(node.expression.value, 0)
     return None
+
+
+# A list's identity: the assignments of its name, or (class, attribute) for ``self.X``.
+_Identity: TypeAlias = frozenset[int] | tuple[int, str]
+
+
+def _method_of(call: cst.Call) -> cst.Attribute:
+    """The ``receiver.method`` of a call in ``_Collector.method_calls`` (each has one)."""
+    return cast(cst.Attribute, call.func)
 
 
 def _positional_index(node: cst.BaseExpression) -> bool:
@@ -120,6 +130,8 @@ class _Collector:
         self.attribute_writes: list[cst.Attribute] = []
         self.reassignments: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
         self.deletes: list[cst.Subscript] = []
+        node: cst.Assign | cst.AugAssign | cst.Del
+        target: cst.BaseExpression
         for node in document.nodes(cst.Assign, cst.AugAssign):
             targets = (
                 [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
@@ -138,7 +150,7 @@ class _Collector:
         ]
         self.slices = bool(document.nodes(cst.Slice))
 
-    def _write_target(self, target, statement) -> None:
+    def _write_target(self, target: cst.BaseExpression, statement: cst.CSTNode) -> None:
         if isinstance(target, cst.Subscript):
             self.subscript_writes.append((target, statement))
         elif isinstance(target, cst.Attribute):
@@ -157,7 +169,9 @@ class _Collector:
                 or (isinstance(v, cst.Call) and is_message_class(v.func))
                 for _, v in self.reassignments
             )
-            or any(c.func.attr.value in ("insert", "pop", "remove") for c in self.method_calls)
+            or any(
+                _method_of(c).attr.value in ("insert", "pop", "remove") for c in self.method_calls
+            )
         )
         return not edits
 
@@ -181,21 +195,22 @@ class HistoryAnalysis:
         }
 
     @cached_property
-    def _lists(self) -> set:
+    def _lists(self) -> set[_Identity | None]:
         """Identities of the lists known to hold messages (sent, or given role dicts)."""
-        found = set()
+        found: set[_Identity | None] = set()
         for expr in self.message_lists:
             for part in self._list_parts(expr):
                 found.add(self._identity(part))
         for call in self.collector.method_calls:
-            if call.func.attr.value in ("append", "extend", "insert") and self._adds_messages(call):
-                found.add(self._identity(call.func.value))
+            method = _method_of(call)
+            if method.attr.value in ("append", "extend", "insert") and self._adds_messages(call):
+                found.add(self._identity(method.value))
         found.discard(None)
         return found
 
     # -- identity of a list -----------------------------------------------------------------
 
-    def _identity(self, node: cst.CSTNode):
+    def _identity(self, node: cst.CSTNode) -> _Identity | None:
         if isinstance(node, cst.Name):
             scope = self.document.scopes.get(node)
             if scope is None or node.value not in scope:
@@ -210,7 +225,7 @@ class HistoryAnalysis:
             return (id(owner), node.attr.value) if owner is not None else None
         return None
 
-    def _list_parts(self, expr) -> list[cst.CSTNode]:
+    def _list_parts(self, expr: cst.CSTNode) -> list[cst.CSTNode]:
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
             return self._list_parts(expr.left) + self._list_parts(expr.right)
         if isinstance(expr, cst.List):
@@ -266,7 +281,7 @@ class HistoryAnalysis:
             return self._identity(node) is not None
         return False
 
-    def _definitions(self, node: cst.Name) -> list:
+    def _definitions(self, node: cst.Name) -> list[BaseAssignment]:
         scope = self.document.scopes.get(node)
         return list(scope[node.value]) if scope and node.value in scope else []
 
@@ -301,7 +316,8 @@ class HistoryAnalysis:
     def _typed_lists_possible(self) -> bool:
         """Whether any list is sent as messages or gets messages appended (no scopes needed)."""
         return bool(self.message_lists) or any(
-            call.func.attr.value in ("append", "extend", "insert") and self._adds_messages(call)
+            _method_of(call).attr.value in ("append", "extend", "insert")
+            and self._adds_messages(call)
             for call in self.collector.method_calls
         )
 
@@ -330,7 +346,7 @@ class HistoryAnalysis:
                 return True
         return False
 
-    def _loop_between(self, target, at) -> bool:
+    def _loop_between(self, target: cst.CSTNode | None, at: cst.CSTNode) -> bool:
         """A loop that sends a request encloses ``at`` but not the assignment ``target``."""
         if target is None:
             return False
@@ -379,6 +395,7 @@ class HistoryAnalysis:
 
     def _subscript_writes(self) -> list[HistoryEdit]:
         out = []
+        target: cst.Subscript | cst.Attribute
         for target, statement in self.collector.subscript_writes:
             base, index = self._element(target)
             if base is None or _is_minus_one(index) or not self.is_message_list(base):
@@ -413,7 +430,9 @@ class HistoryAnalysis:
                 )
         return out
 
-    def _element(self, node) -> tuple[cst.CSTNode | None, cst.BaseExpression | None]:
+    def _element(
+        self, node: cst.BaseExpression
+    ) -> tuple[cst.CSTNode | None, cst.BaseExpression | None]:
         """``(messages, i)`` for ``messages[i]`` or ``messages[i]["content"]``."""
         while isinstance(node, cst.Subscript):
             if isinstance(node.value, (cst.Name, cst.Attribute)):
@@ -451,8 +470,8 @@ class HistoryAnalysis:
     def _method_edits(self) -> list[HistoryEdit]:
         out = []
         for call in self.collector.method_calls:
-            method = call.func.attr.value
-            base = call.func.value
+            method = _method_of(call).attr.value
+            base = _method_of(call).value
             if method not in ("insert", "pop", "remove"):
                 continue
             if not self.is_message_list(base) or not self.outlives_request(base, call):
@@ -475,7 +494,7 @@ class HistoryAnalysis:
             )
         return out
 
-    def _is_length_of(self, node, base) -> bool:
+    def _is_length_of(self, node: cst.BaseExpression | None, base: cst.CSTNode) -> bool:
         return (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Name)
@@ -484,7 +503,7 @@ class HistoryAnalysis:
             and self._identity(node.args[0].value) == self._identity(base)
         )
 
-    def _in_length_guard(self, node, base) -> bool:
+    def _in_length_guard(self, node: cst.CSTNode, base: cst.CSTNode) -> bool:
         for ancestor in self.document.ancestors(node):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
                 return False
@@ -492,7 +511,7 @@ class HistoryAnalysis:
                 return True
         return False
 
-    def _guard_bound(self, test, base) -> int | bool | None:
+    def _guard_bound(self, test: cst.BaseExpression, base: cst.CSTNode) -> int | bool | None:
         """The N of ``len(base) > N`` (True when the bound is not a literal), else None."""
         if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
             return None
@@ -506,7 +525,7 @@ class HistoryAnalysis:
 
     # -- sliding windows --------------------------------------------------------------------
 
-    def _window_edit(self, node, base) -> HistoryEdit:
+    def _window_edit(self, node: cst.CSTNode, base: cst.CSTNode) -> HistoryEdit:
         return HistoryEdit(
             WINDOW,
             node,
@@ -547,7 +566,7 @@ class HistoryAnalysis:
             out.append(self._window_edit(subscript, base))
         return out
 
-    def _sent_slices(self, expr) -> list[cst.Subscript]:
+    def _sent_slices(self, expr: cst.CSTNode) -> list[cst.Subscript]:
         if isinstance(expr, cst.Subscript):
             return [expr]
         if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
@@ -607,10 +626,10 @@ class HistoryAnalysis:
     def _kept(self, subscript: cst.Subscript) -> bool:
         """The slice is joined to a head (``head + m[-k:]``, directly or through a name) and
         keeps more than the current exchange (``m[-3:]`` is a tool call and its result)."""
-        kept = _int(subscript.slice[0].slice.lower)
+        kept = _int(cast(cst.Slice, subscript.slice[0].slice).lower)  # a tail slice
         if kept is not None and kept >= -_CURRENT_EXCHANGE:
             return False
-        node = subscript
+        node: cst.BaseExpression = subscript
         for parent in self.document.ancestors(subscript):
             if isinstance(parent, cst.IfExp) and node is not parent.test:
                 node = parent
@@ -636,24 +655,25 @@ class HistoryAnalysis:
             for node in self.document.nodes(cst.BinaryOperation)
         )
 
-    def _constant(self, node) -> int | None:
+    def _constant(self, node: cst.BaseExpression | None) -> int | None:
         """An integer literal, or a name bound once to one (``MAX_TURNS = 20``)."""
         value = _int(node)
         if value is not None or not isinstance(node, (cst.Name, cst.UnaryOperation)):
             return value
         negate = isinstance(node, cst.UnaryOperation)
-        name = node.expression if negate else node
+        name = node.expression if isinstance(node, cst.UnaryOperation) else node
         if not isinstance(name, cst.Name):
             return None
         bindings = self.analysis.bindings
         values = [b.value for a in bindings.reaching(name) for b in bindings.values_of(a)]
-        if len(values) != 1 or _int(values[0]) is None:
+        number = _int(values[0]) if len(values) == 1 else None
+        if number is None:
             return None
-        return -_int(values[0]) if negate else _int(values[0])
+        return -number if negate else number
 
-    def _cuts_in_blocks(self, subscript: cst.Subscript, base) -> bool:
+    def _cuts_in_blocks(self, subscript: cst.Subscript, base: cst.CSTNode) -> bool:
         """``if len(m) > N: m = m[-k:]`` with N well above k cuts many messages at once."""
-        lower = subscript.slice[0].slice.lower
+        lower = cast(cst.Slice, subscript.slice[0].slice).lower  # a tail or rest slice
         kept = self._constant(lower)
         for ancestor in self.document.ancestors(subscript):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
@@ -665,7 +685,9 @@ class HistoryAnalysis:
                 continue
             if bound is True or kept is None:
                 # Unknown sizes: only the same expression on both sides is known to slide.
-                comparator = ancestor.test.comparisons[0].comparator
+                comparator = cast(cst.Comparison, ancestor.test).comparisons[0].comparator
+                if not isinstance(lower, cst.UnaryOperation):
+                    return True  # a start (``m[:1] + m[start:]``), not a count of kept messages
                 return self.document.code(comparator) != self.document.code(lower.expression)
             cut = bound + 1 + kept  # kept is negative: -k keeps k messages
             return cut >= max(2, self.min_cut_fraction * -kept)
@@ -752,7 +774,7 @@ class HistoryAnalysis:
     def _collected_in(self, element: cst.Name, loop: cst.For) -> bool:
         """The loop appends the element itself to a list (the rebuilt history)."""
         return any(
-            call.func.attr.value == "append"
+            _method_of(call).attr.value == "append"
             and len(call.args) == 1
             and isinstance(call.args[0].value, cst.Name)
             and call.args[0].value.value == element.value
@@ -770,14 +792,14 @@ class HistoryAnalysis:
         return False
 
     @staticmethod
-    def _key(target) -> str | None:
+    def _key(target: cst.BaseExpression) -> str | None:
         if isinstance(target, cst.Subscript) and len(target.slice) == 1:
             index = target.slice[0].slice
             if isinstance(index, cst.Index):
                 return string_value(index.value)
         return None
 
-    def _loop_over_messages(self, element: cst.Name, at) -> cst.For | None:
+    def _loop_over_messages(self, element: cst.Name, at: cst.CSTNode) -> cst.For | None:
         for ancestor in self.document.ancestors(at):
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
                 return None
@@ -787,7 +809,7 @@ class HistoryAnalysis:
                 return ancestor if self.is_message_list(_loop_source(ancestor)) else None
         return None
 
-    def _tool_condition(self, at, element: cst.Name) -> bool:
+    def _tool_condition(self, at: cst.CSTNode, element: cst.Name) -> bool:
         for ancestor in self.document.ancestors(at):
             if isinstance(ancestor, (cst.For, cst.FunctionDef)):
                 return False
@@ -795,7 +817,7 @@ class HistoryAnalysis:
                 return True
         return False
 
-    def _mentions_tool(self, test) -> bool:
+    def _mentions_tool(self, test: cst.CSTNode) -> bool:
         finder = _ToolMention()
         test.visit(finder)
         return finder.found

@@ -8,7 +8,7 @@ context guidance recommends: task, document, then the question).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import libcst as cst
@@ -45,7 +45,7 @@ class Misplaced:
 class Layout:
     """Static text resolution and the search for input-before-static layouts."""
 
-    def __init__(self, document: PythonDocument, input_names=()) -> None:
+    def __init__(self, document: PythonDocument, input_names: Iterable[str] = ()) -> None:
         self.document = document
         self.analysis = Analysis.of(document)
         self.input_names = tuple(input_names)
@@ -58,8 +58,9 @@ class Layout:
         if value is not None:
             return value
         if isinstance(node, cst.FormattedString):
-            if all(isinstance(p, cst.FormattedStringText) for p in node.parts):
-                return "".join(p.value for p in node.parts)
+            texts = [p for p in node.parts if isinstance(p, cst.FormattedStringText)]
+            if len(texts) == len(node.parts):
+                return "".join(p.value for p in texts)
             return None
         if isinstance(node, cst.BinaryOperation):
             if isinstance(node.operator, cst.Add):
@@ -79,13 +80,13 @@ class Layout:
                 return self.static_text(values[0], depth + 1)
         return None
 
-    def _segments(self, node) -> Iterator[tuple[str, object]]:
+    def _segments(self, node: cst.BaseExpression) -> Iterator[tuple[str, str | cst.BaseExpression]]:
         """("text", str) and ("value", expression) pieces of a text, in order."""
         if isinstance(node, cst.FormattedString):
             for part in node.parts:
                 if isinstance(part, cst.FormattedStringText):
                     yield "text", part.value
-                else:
+                elif isinstance(part, cst.FormattedStringExpression):
                     static = self.static_text(part.expression)
                     if static is not None:
                         yield "text", static
@@ -122,24 +123,26 @@ class Layout:
                 yield found
 
     @staticmethod
-    def _mark_inner(node, inner: set[int]) -> None:
+    def _mark_inner(node: cst.BinaryOperation | cst.ConcatenatedString, inner: set[int]) -> None:
         for side in (node.left, node.right):
             if isinstance(side, (cst.BinaryOperation, cst.ConcatenatedString, cst.SimpleString)):
                 inner.add(id(side))
                 if not isinstance(side, cst.SimpleString):
                     Layout._mark_inner(side, inner)
 
-    def _first_misplaced(self, node, min_chars: int, sink) -> Misplaced | None:
+    def _first_misplaced(
+        self, node: cst.BaseExpression, min_chars: int, sink: Sink
+    ) -> Misplaced | None:
         """The first input value followed by ``min_chars`` or more of static text."""
         before: list[str] = []
         after: list[str] = []
         first: tuple[cst.BaseExpression, str] | None = None
-        for kind, piece in self._segments(node):
+        for _kind, piece in self._segments(node):
             if first is not None:
-                if kind == "text":
+                if isinstance(piece, str):  # a "text" segment
                     after.append(piece)
                 continue
-            if kind == "text":
+            if isinstance(piece, str):
                 before.append(piece)
                 continue
             label = self._variable(piece)
@@ -150,7 +153,9 @@ class Layout:
         value, label = first
         return Misplaced(value, label, "".join(before), "".join(after), sink)
 
-    def _template_misplaced(self, node, min_chars: int, sink) -> Misplaced | None:
+    def _template_misplaced(
+        self, node: cst.SimpleString | cst.ConcatenatedString, min_chars: int, sink: Sink
+    ) -> Misplaced | None:
         """A ``str.format`` template whose first input field comes before the static text."""
         text = string_value(node)
         if not text or "{" not in text:
@@ -166,7 +171,7 @@ class Layout:
         before = static_part(template[: first.start()])
         return Misplaced(node, first.group(0), before, after, sink, field=first.group(0))
 
-    def _variable(self, node) -> str | None:
+    def _variable(self, node: cst.BaseExpression) -> str | None:
         for origin in self.analysis.flow.origins(node):
             # Dates, ids and per-user values are reported by PFX101-PFX104 wherever they are.
             if origin.code == t.REQUEST_INPUT and is_request_input(origin.label, self.input_names):

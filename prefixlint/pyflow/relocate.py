@@ -10,12 +10,20 @@ the user message, and the strings' quoting allows it without re-escaping.
 
 from __future__ import annotations
 
-import libcst as cst
+from collections.abc import Sequence
+from typing import Literal, TypeAlias
 
+import libcst as cst
+from libcst.metadata import Assignment
+
+from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.fixes import render
-from prefixlint.pyflow.sinks import SYSTEM
+from prefixlint.pyflow.prompt_words import SYSTEM
 from prefixlint.types import Applicability, Edit, Fix
+
+Parts: TypeAlias = list[cst.BaseFormattedStringContent]
+Quote: TypeAlias = Literal['"', "'"]
 
 _BREAKS = ("\\n", "\n")
 _SEPARATOR = "\\n\\n"
@@ -52,7 +60,11 @@ class _LoadedNames(cst.CSTVisitor):
         return False
 
 
-def _same_meaning(document: PythonDocument, parts, destination: cst.CSTNode) -> bool:
+def _same_meaning(
+    document: PythonDocument,
+    parts: Sequence[cst.BaseFormattedStringContent],
+    destination: cst.CSTNode,
+) -> bool:
     """Every name used in ``parts`` resolves to the same assignments at ``destination``."""
     collector = _LoadedNames()
     for part in parts:
@@ -70,7 +82,9 @@ def _same_meaning(document: PythonDocument, parts, destination: cst.CSTNode) -> 
     return True
 
 
-def _system_fstring(document: PythonDocument, hole, sink_expr) -> cst.FormattedString | None:
+def _system_fstring(
+    document: PythonDocument, hole: cst.CSTNode, sink_expr: cst.BaseExpression
+) -> cst.FormattedString | None:
     """The f-string holding ``hole``, if it is the sink's value used at this sink only.
 
     The sink may name it through single-use names (``system = SYSTEM_PROMPT``), so changing
@@ -89,19 +103,22 @@ def _system_fstring(document: PythonDocument, hole, sink_expr) -> cst.FormattedS
         assignments = list(scope[value.value]) if scope and value.value in scope else []
         if len(assignments) != 1 or len(assignments[0].references) != 1:
             return None
+        if not isinstance(assignments[0], Assignment):  # a builtin: bound nowhere in the file
+            return None
         target = assignments[0].node
-        statement = document.parent(document.parent(target)) if target is not None else None
+        line = document.parent(target) if target is not None else None
+        statement = document.parent(line) if line is not None else None
         if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
             return None
         value = statement.value
     return None
 
 
-def _split(fstring: cst.FormattedString, index: int):
+def _split(fstring: cst.FormattedString, index: int) -> tuple[Parts, Parts] | None:
     """(kept parts, moved parts) around the line holding part ``index``, or ``None``."""
     parts = list(fstring.parts)
-    head: list = []
-    start = None
+    head: Parts = []
+    start: tuple[int, str] | None = None
     for j in range(index - 1, -1, -1):
         part = parts[j]
         if isinstance(part, cst.FormattedStringText) and _last_break(part.value) is not None:
@@ -109,8 +126,8 @@ def _split(fstring: cst.FormattedString, index: int):
             head = [*parts[:j], part.with_changes(value=part.value[:cut])]
             start = (j, part.value[cut:])
             break
-    tail: list = []
-    end = None
+    tail: Parts = []
+    end: tuple[int, str] | None = None
     for j in range(index + 1, len(parts)):
         part = parts[j]
         if isinstance(part, cst.FormattedStringText) and _first_break(part.value) is not None:
@@ -130,27 +147,36 @@ def _split(fstring: cst.FormattedString, index: int):
     if start is not None:
         # Drop the line break that ended the previous line; keep the one after the moved line.
         broken = head[-1]
+        if not isinstance(broken, cst.FormattedStringText):  # the text cut above
+            return None
         cut = max(broken.value.rfind(b) for b in _BREAKS if b in broken.value)
         cut -= broken.value.endswith("\r", 0, cut)  # a CRLF file's literal break is two chars
         head[-1] = broken.with_changes(value=broken.value[:cut])
         kept = head + (tail if end else [])
     else:
         first_tail = tail[0]
+        if not isinstance(first_tail, cst.FormattedStringText):  # the text cut above
+            return None
         cut = _first_break(first_tail.value)
+        if cut is None:  # it starts with the break found above
+            return None
         length = 2 if first_tail.value.startswith(("\\n", "\r\n"), cut) else 1
         kept = [first_tail.with_changes(value=first_tail.value[cut + length :]), *tail[1:]]
     kept = [p for p in kept if not (isinstance(p, cst.FormattedStringText) and not p.value)]
     return kept, moved
 
 
-def _quote_for(*texts: str) -> str | None:
-    for quote in ('"', "'"):
+def _quote_for(*texts: str) -> Quote | None:
+    quotes: tuple[Quote, ...] = ('"', "'")
+    for quote in quotes:
         if not any(quote in text for text in texts):
             return quote
     return None
 
 
-def _destination(document: PythonDocument, content, moved) -> cst.FormattedString | None:
+def _destination(
+    document: PythonDocument, content: cst.BaseExpression, moved: Parts
+) -> cst.FormattedString | None:
     moved_raw = "".join(
         p.value if isinstance(p, cst.FormattedStringText) else render(document, p) for p in moved
     )
@@ -178,7 +204,7 @@ def _destination(document: PythonDocument, content, moved) -> cst.FormattedStrin
     return cst.FormattedString(parts=[hole, *addition], start="f" + quote, end=quote)
 
 
-def relocate(document: PythonDocument, reach) -> Fix | None:
+def relocate(document: PythonDocument, reach: Reach) -> Fix | None:
     """Cut the volatile line from the system prompt and append it to the last user message."""
     sink = reach.sink
     if sink.region != SYSTEM or sink.last_user is None:

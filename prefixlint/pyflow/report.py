@@ -42,9 +42,9 @@ def message(reach: Reach) -> str:
 
 def _span(document: PythonDocument, reach: Reach) -> Span:
     """The finding's place: the value, or the field of a template literal it stands for."""
-    span = document.span(reach.site)
-    if reach.origin.within and reach.site is reach.origin.node:
-        return span_within(span, document.source(reach.site), reach.origin.within)
+    span = document.span(reach.at)
+    if reach.origin.within and reach.at is reach.origin.node:
+        return span_within(span, document.source(reach.at), reach.origin.within)
     return span
 
 

@@ -17,8 +17,10 @@ preamble or tools.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 import libcst as cst
+from libcst.metadata import BaseAssignment
 
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.prompt_words import (
@@ -116,6 +118,13 @@ def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
     return args[index].value if len(args) > index else None
 
 
+class _SinkParts(TypedDict, total=False):
+    """The optional fields of a :class:`Sink`, as :meth:`_Finder._add` passes them on."""
+
+    call: cst.Call | None
+    last_user: cst.BaseExpression | None
+
+
 class _Finder:
     def __init__(self, document: PythonDocument) -> None:
         self.document = document
@@ -126,7 +135,13 @@ class _Finder:
         self._agents = any(name in document.text for name in AGENT_PACKAGES)
         self.message_lists: list[cst.BaseExpression] = []
 
-    def _add(self, expr, region, description, **more) -> None:
+    def _add(
+        self,
+        expr: cst.BaseExpression | None,
+        region: str,
+        description: str,
+        **more: Unpack[_SinkParts],
+    ) -> None:
         if expr is not None and id(expr) not in self._claimed:
             self._claimed.add(id(expr))
             self.sinks.append(Sink(expr, region, description, **more))
@@ -269,7 +284,9 @@ class _Finder:
 
     # -- message lists ----------------------------------------------------------------------
 
-    def _message_list(self, expr, owner: str, call: cst.Call | None):
+    def _message_list(
+        self, expr: cst.BaseExpression, owner: str, call: cst.Call | None
+    ) -> cst.BaseExpression | None:
         """Register the messages of a list; returns the content of its last user message."""
         elements = self._elements(expr, depth=0)
         if elements is None:
@@ -302,7 +319,7 @@ class _Finder:
                 )
         return last_content
 
-    def _elements(self, expr, depth: int) -> list[cst.BaseExpression] | None:
+    def _elements(self, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression] | None:
         """The messages of a list display (through ``+`` and one level of names)."""
         if isinstance(expr, (cst.List, cst.Tuple)):
             return [e.value for e in expr.elements]
@@ -321,7 +338,7 @@ class _Finder:
             return lists[0] if len(lists) == 1 else None
         return None
 
-    def _assigned_value(self, assignment) -> cst.BaseExpression | None:
+    def _assigned_value(self, assignment: BaseAssignment) -> cst.BaseExpression | None:
         target = getattr(assignment, "node", None)
         parent = self.document.parent(target) if target is not None else None
         if isinstance(parent, cst.AssignTarget):
@@ -331,7 +348,7 @@ class _Finder:
             return parent.value
         return None
 
-    def _role(self, element) -> str | None:
+    def _role(self, element: cst.BaseExpression) -> str | None:
         if isinstance(element, cst.Dict):
             for item in element.elements:
                 if isinstance(item, cst.DictElement) and string_value(item.key) == "role":
@@ -348,15 +365,15 @@ class _Finder:
             short = name.rsplit(".", 1)[-1]
             if MESSAGE_CLASSES.get(short):
                 return MESSAGE_CLASSES[short]
-            role = _keyword(element, "role")
-            text = string_value(role)
-            if text is None and isinstance(role, cst.Attribute):
-                text = role.attr.value
+            role_arg = _keyword(element, "role")
+            text = string_value(role_arg)
+            if text is None and isinstance(role_arg, cst.Attribute):
+                text = role_arg.attr.value
             return text.lower() if text else None
         return None
 
     @staticmethod
-    def _content(element) -> cst.BaseExpression | None:
+    def _content(element: cst.BaseExpression) -> cst.BaseExpression | None:
         if isinstance(element, cst.Dict):
             for item in element.elements:
                 if isinstance(item, cst.DictElement) and string_value(item.key) in (
@@ -389,7 +406,9 @@ class _Finder:
 
     # -- named prompt text ------------------------------------------------------------------
 
-    def _named(self, target: cst.CSTNode, value, statement) -> None:
+    def _named(
+        self, target: cst.CSTNode, value: cst.BaseExpression | None, statement: cst.CSTNode
+    ) -> None:
         name = target.value if isinstance(target, cst.Name) else None
         if isinstance(target, cst.Attribute):
             name = target.attr.value
@@ -404,7 +423,7 @@ class _Finder:
             }[region]
             self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
 
-    def assignment(self, node) -> None:
+    def assignment(self, node: cst.Assign | cst.AnnAssign | cst.AugAssign) -> None:
         targets = (
             [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
         )
@@ -413,13 +432,13 @@ class _Finder:
             self._tool_field(target, node.value)
             self._content_write(target, node.value)
 
-    def _content_write(self, target, value) -> None:
+    def _content_write(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """``messages[0]["content"] += text`` or ``messages[2].content = text``: text written
         into an early message of a conversation (the first one is the system message)."""
         if value is None:
             return
         if isinstance(target, cst.Attribute) and target.attr.value == "content":
-            element = target.value
+            element: cst.BaseExpression | None = target.value
         elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
             index = target.slice[0].slice
             key = string_value(index.value) if isinstance(index, cst.Index) else None
@@ -438,7 +457,7 @@ class _Finder:
         region, what = (SYSTEM, "the first message") if first else (EARLY, "an earlier message")
         self._add(value, region, f"{what} of `{name}`")
 
-    def _tool_field(self, target, value) -> None:
+    def _tool_field(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """``schema["function"]["description"] = ...`` and a tool class's ``description``."""
         if value is None:
             return
@@ -449,11 +468,11 @@ class _Finder:
             if key in TOOL_FIELDS and any(word in owner for word in _TOOL_OWNERS):
                 self._add(value, TOOLS, f"the {key} in `{self.document.code(target.value)}`")
         elif isinstance(target, cst.Name) and target.value in TOOL_FIELDS:
-            owner = self.document.enclosing_class(target)
-            if owner is not None and self.document.enclosing_function(target) is None:
-                bases = " ".join(self.document.code(b.value) for b in owner.bases)
-                if owner.name.value.endswith("Tool") or "Tool" in bases:
-                    self._add(value, TOOLS, f"the {target.value} of tool {owner.name.value}")
+            tool_class = self.document.enclosing_class(target)
+            if tool_class is not None and self.document.enclosing_function(target) is None:
+                bases = " ".join(self.document.code(b.value) for b in tool_class.bases)
+                if tool_class.name.value.endswith("Tool") or "Tool" in bases:
+                    self._add(value, TOOLS, f"the {target.value} of tool {tool_class.name.value}")
 
     def function(self, node: cst.FunctionDef) -> None:
         decorated = any(
