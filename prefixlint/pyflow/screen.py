@@ -290,6 +290,8 @@ class _Screen:
                 return True
             if self._tool_field(node, target) or _content_write(target):
                 return True
+            if isinstance(target, ast.Attribute) and target.attr == "__name__":
+                return True
         return False
 
     def _tool_field(self, statement: ast.AST, target: ast.AST) -> bool:

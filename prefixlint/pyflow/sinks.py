@@ -412,6 +412,7 @@ class _Finder:
             self._named(target, node.value, node)
             self._tool_field(target, node.value)
             self._content_write(target, node.value)
+            self._schema_class_name(target, node.value)
 
     def _content_write(self, target, value) -> None:
         """``messages[0]["content"] += text`` or ``messages[2].content = text``: text written
@@ -455,6 +456,27 @@ class _Finder:
                 if owner.name.value.endswith("Tool") or "Tool" in bases:
                     self._add(value, TOOLS, f"the {target.value} of tool {owner.name.value}")
 
+    def _schema_class_name(
+        self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression | None
+    ) -> None:
+        """``_Model.__name__ = f"submit_{task.id}"`` for a class made in a factory function
+        with declared fields (a dataclass or model, a tool's argument schema): function-calling
+        libraries send the class name as the tool's name, so the name is tool definition."""
+        if value is None or not isinstance(target, cst.Attribute):
+            return
+        if target.attr.value != "__name__" or not isinstance(target.value, cst.Name):
+            return
+        factory = self.document.enclosing_function(target)
+        if factory is None:
+            return
+        owner = target.value.value
+        for node in self.document.nodes(cst.ClassDef):
+            if node.name.value != owner or self.document.enclosing_function(node) is not factory:
+                continue
+            if _declares_fields(node):
+                self._add(value, TOOLS, f"the name of the schema class {owner}")
+            return
+
     def function(self, node: cst.FunctionDef) -> None:
         decorated = any(
             isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value in SYSTEM_DECORATORS
@@ -486,6 +508,17 @@ class _Finder:
             if any(_mentions(v, param.name.value) for v in self.document.returns_of(node)):
                 return region
         return None
+
+
+def _declares_fields(node: cst.ClassDef) -> bool:
+    """Whether a class body declares annotated fields (``result: int``), as a dataclass or a
+    pydantic model used as an argument schema does."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(
+        isinstance(statement, cst.SimpleStatementLine)
+        and any(isinstance(small, cst.AnnAssign) for small in statement.body)
+        for statement in body
+    )
 
 
 @dataclass

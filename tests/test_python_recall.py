@@ -1,0 +1,101 @@
+"""Python source -> findings for tool schemas named per object and other recall cases."""
+
+import pytest
+
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import check_text
+from prefixlint.vocabulary import classify_name
+
+PYTHON_CODES = ("PFX1", "PFX2", "PFX3", "PFX4", "PFX5")
+
+
+def _findings(src: str) -> list[tuple[int, int, str]]:
+    found = check_text(src, "app.py", Settings(select=PYTHON_CODES))
+    return [(d.span.line, d.span.column, d.code) for d in found]
+
+
+_FACTORY = (
+    "from dataclasses import dataclass\n"
+    "def make_submit(task):\n"
+    "    @dataclass\n"
+    "    class _Submit:\n"
+    "{body}"
+    "    _Submit.__name__ = {name}\n"
+    "    return _Submit\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    (
+        pytest.param(
+            _FACTORY.format(body="        result: str\n", name='f"submit_{task.id}"'),
+            [(6, 34, "PFX102")],
+            id="schema class named after a task's id",
+        ),
+        pytest.param(
+            _FACTORY.format(body="        answer: int = 0\n", name='"submit_" + task.actor.id'),
+            [(6, 36, "PFX102")],
+            id="schema class named after an actor's id by concatenation",
+        ),
+        pytest.param(
+            "import uuid\n"
+            + _FACTORY.format(body="        result: str\n", name='f"submit_{uuid.uuid4().hex}"'),
+            [(7, 34, "PFX102")],
+            id="schema class named with a fresh uuid",
+        ),
+    ),
+)
+def test_finds(src: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(src) == expected
+
+
+@pytest.mark.parametrize(
+    "src",
+    (
+        pytest.param(
+            _FACTORY.format(body="        result: str\n", name='f"submit_{task.name}"'),
+            id="schema class named after a stable field",
+        ),
+        pytest.param(
+            _FACTORY.format(body="        pass\n", name='f"submit_{task.id}"'),
+            id="class without declared fields is no schema",
+        ),
+        pytest.param(
+            "class _Submit:\n    result: str\n_Submit.__name__ = f'submit_{task.id}'\n",
+            id="class renamed outside a factory",
+        ),
+        pytest.param(
+            "def make(task):\n"
+            "    class _A:\n        result: str\n"
+            "    other.__name__ = f'x_{task.id}'\n",
+            id="name set on something that is not the factory's class",
+        ),
+        pytest.param(
+            "def plan_status(tasks):\n"
+            "    prompt = ''\n"
+            "    for task in tasks:\n"
+            "        prompt += f\"{task['task_id']}: {task['instruction']}\\n\"\n"
+            "    return prompt\n",
+            id="a plan's task_id key names a step",
+        ),
+    ),
+)
+def test_quiet(src: str) -> None:
+    assert _findings(src) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    (
+        ("task.id", "PFX102"),
+        ("self.parent_task.id", "PFX102"),
+        ("delegate_actor.id", "PFX102"),
+        ("task_id", None),
+        ("task.name", None),
+        ("config.id", None),
+        ("task.ident", None),
+    ),
+)
+def test_runtime_identity(name: str, code: str | None) -> None:
+    assert classify_name(name) == code
