@@ -99,3 +99,78 @@ def test_quiet(src: str) -> None:
 )
 def test_runtime_identity(name: str, code: str | None) -> None:
     assert classify_name(name) == code
+
+
+_COPY = (
+    "{imports}"
+    "def render(message):\n"
+    "    converted = {copy}\n"
+    "    converted.content = {text}\n"
+    "    return converted\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    (
+        pytest.param(
+            _COPY.format(
+                imports="",
+                copy="message.model_copy(deep=True)",
+                text="f\"to {', '.join({r for r in message.send_to})}: {message.content}\"",
+            ),
+            [(3, 41, "PFX201")],
+            id="set comprehension joined into a copied message",
+        ),
+        pytest.param(
+            _COPY.format(
+                imports="import copy\nimport time\n",
+                copy="copy.deepcopy(message)",
+                text='f"[{time.time()}] {message.content}"',
+            ),
+            [(5, 29, "PFX101")],
+            id="clock written into a deep copy of a message",
+        ),
+    ),
+)
+def test_copied_message_finds(src: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(src) == expected
+
+
+@pytest.mark.parametrize(
+    "src",
+    (
+        pytest.param(
+            _COPY.format(
+                imports="",
+                copy="message.model_copy(deep=True)",
+                text="f\"to {', '.join(sorted({r for r in message.send_to}))}: hi\"",
+            ),
+            id="sorted recipients",
+        ),
+        pytest.param(
+            _COPY.format(
+                imports="import time\n",
+                copy="settings.model_copy()",
+                text='f"[{time.time()}]"',
+            ),
+            id="copy of something that is not a message",
+        ),
+        pytest.param(
+            _COPY.format(
+                imports="import time\n",
+                copy="make(message)",
+                text='f"[{time.time()}]"',
+            ),
+            id="not a copy",
+        ),
+        pytest.param(
+            "import time\n"
+            "converted = message.model_copy()\n"
+            "converted.content = f'[{time.time()}]'\n",
+            id="copy outside a function",
+        ),
+    ),
+)
+def test_copied_message_quiet(src: str) -> None:
+    assert _findings(src) == []

@@ -615,6 +615,8 @@ def _content_write(target: ast.AST) -> bool:
         return False
     assert isinstance(target, (ast.Attribute, ast.Subscript))
     element = target.value
+    if attribute and isinstance(element, ast.Name):
+        return True  # maybe a copy of a message (``_copied_message``)
     if not isinstance(element, ast.Subscript):
         return False
     position = element.slice

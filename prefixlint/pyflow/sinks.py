@@ -55,6 +55,9 @@ _TEMPLATE_CLASSES = frozenset({"PromptTemplate", "ChatPromptTemplate"})
 # Keywords that carry a message's text in message-making calls.
 _TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
 _TOOL_OWNERS = ("tool", "schema", "function")
+# Calls that copy an object, and the words that name one message.
+_COPY_CALLS = frozenset({"model_copy", "copy", "deepcopy"})
+_MESSAGE_WORDS = frozenset({"message", "msg"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -421,6 +424,9 @@ class _Finder:
             return
         if isinstance(target, cst.Attribute) and target.attr.value == "content":
             element = target.value
+            if isinstance(element, cst.Name) and self._copied_message(element, target):
+                self._add(value, EARLY, f"the content of `{element.value}`, a copy of a message")
+                return
         elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
             index = target.slice[0].slice
             key = string_value(index.value) if isinstance(index, cst.Index) else None
@@ -438,6 +444,32 @@ class _Finder:
         first = int(position.value, 0) == 0
         region, what = (SYSTEM, "the first message") if first else (EARLY, "an earlier message")
         self._add(value, region, f"{what} of `{name}`")
+
+    def _copied_message(self, name: cst.Name, use: cst.CSTNode) -> bool:
+        """Whether ``name`` is bound, in the function around ``use``, to a copy of a message
+        (``converted = message.model_copy(deep=True)``, ``copy.deepcopy(msg)``): a message
+        rewritten on a copy is rendered again each time the stored one is sent."""
+        function = self.document.enclosing_function(use)
+        if function is None:
+            return False
+        for node in self.document.nodes(cst.Assign):
+            if self.document.enclosing_function(node) is not function:
+                continue
+            if not any(
+                isinstance(t.target, cst.Name) and t.target.value == name.value
+                for t in node.targets
+            ):
+                continue
+            call = node.value
+            if not isinstance(call, cst.Call) or _callee(call.func) not in _COPY_CALLS:
+                continue
+            copied = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if _callee(call.func) in ("copy", "deepcopy") and call.args:
+                copied = call.args[0].value
+            words = split_words(_dotted(copied) or "") if copied is not None else ()
+            if words and words[-1] in _MESSAGE_WORDS:
+                return True
+        return False
 
     def _tool_field(self, target, value) -> None:
         """``schema["function"]["description"] = ...`` and a tool class's ``description``."""
