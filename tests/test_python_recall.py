@@ -174,3 +174,41 @@ def test_copied_message_finds(src: str, expected: list[tuple[int, int, str]]) ->
 )
 def test_copied_message_quiet(src: str) -> None:
     assert _findings(src) == []
+
+
+_FIELD = (
+    "import time\n"
+    "from dataclasses import dataclass, field\n"
+    "from pydantic import Field\n"
+    "SYSTEM_PROMPT = 'Plan the work.'\n"
+    "@dataclass\n"
+    "class Plan:\n"
+    "    instructions: str = {declaration}\n"
+    "    def send(self, client):\n"
+    "        return client.chat.completions.create(model='m', messages=[\n"
+    "            {{'role': 'system', 'content': self.instructions}},\n"
+    "            {{'role': 'user', 'content': 'go'}}])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("declaration", "expected"),
+    (
+        pytest.param(
+            "field(default=f'Started {time.time()}')", [(7, 50, "PFX101")], id="field default"
+        ),
+        pytest.param("Field(f'Started {time.time()}')", [(7, 42, "PFX101")], id="Field default"),
+        pytest.param(
+            "field(metadata={'description': f'Written at {time.time()}'})",
+            [],
+            id="field metadata describes the field",
+        ),
+        pytest.param(
+            "Field(description=f'Written at {time.time()}')",
+            [],
+            id="Field description describes the field",
+        ),
+    ),
+)
+def test_field_value_is_its_default(declaration: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_FIELD.format(declaration=declaration)) == expected

@@ -546,6 +546,8 @@ class Flow:
             if self._seeded:
                 return inner
             return merge((Origin(t.RANDOM_SELECTION, node, self._label(node)),), inner)
+        if name in t.FIELD_CALLS:
+            return self._field_default(node, env)
         if name in t.SUBPROCESS_CALLS:
             if _runs_git(node):
                 return (Origin(t.ENVIRONMENT, node, self._label(node), t.PROCESS),)
@@ -757,6 +759,19 @@ class Flow:
         if name == "sort":
             return ()
         return without_order(merge(receiver, opaque(arguments)))
+
+    def _field_default(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        """A declared field's value is its default, never its metadata or description (those
+        describe the field to whoever fills it in): ``field(default=x, metadata=...)``,
+        ``Field(x, description=...)``."""
+        default = next(
+            (a.value for a in node.args if a.keyword is not None and a.keyword.value == "default"),
+            None,
+        )
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if default is None and positional:
+            default = positional[0].value
+        return self.origins(default, env) if default is not None else ()
 
     def _named_arguments(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
         """The first keyword that names a volatile value, for values of unknown provenance:
