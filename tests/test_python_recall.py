@@ -212,3 +212,79 @@ _FIELD = (
 )
 def test_field_value_is_its_default(declaration: str, expected: list[tuple[int, int, str]]) -> None:
     assert _findings(_FIELD.format(declaration=declaration)) == expected
+
+
+_ROWS = (
+    "import uuid\n"
+    "from openai import OpenAI\n"
+    "client = OpenAI()\n"
+    "def render(rows):\n"
+    "    text = ''\n"
+    "    for row in rows:\n"
+    "        text += row[{key}] + '\\n'\n"
+    "    return text\n"
+    "def ask(feeds, question):\n"
+    "    rows = [{{'role': f.role, 'content': f.text, 'chat_id': uuid.uuid4()}} for f in feeds]\n"
+    "    return client.chat.completions.create(model='m', messages=[\n"
+    "        {{'role': 'system', 'content': 'Summarise.\\n' + render(rows)}},\n"
+    "        {{'role': 'user', 'content': question}}])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    (
+        pytest.param("'content'", [], id="another key of the rows is read"),
+        pytest.param("'chat_id'", [(10, 60, "PFX102")], id="the id key is read"),
+        pytest.param("k", [(10, 60, "PFX102")], id="a key not known"),
+    ),
+)
+def test_dict_key_read_out(key: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_ROWS.format(key=key)) == expected
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    (
+        pytest.param(
+            "import time\nSYSTEM_PROMPT = {'note': 'fixed', 'stamp': time.time()}['note']\n",
+            [],
+            id="literal dict read at a stable key",
+        ),
+        pytest.param(
+            "import time\nSYSTEM_PROMPT = str({'note': 'fixed', 'stamp': time.time()})\n",
+            [(2, 48, "PFX101")],
+            id="whole dict rendered",
+        ),
+        pytest.param(
+            "import time\n"
+            "meta = {'outer': {'stamp': time.time()}}\n"
+            "SYSTEM_PROMPT = f\"At {meta['outer']['stamp']}\"\n",
+            [(2, 28, "PFX101")],
+            id="nested keys read in turn",
+        ),
+    ),
+)
+def test_dict_keys(src: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(src) == expected
+
+
+@pytest.mark.parametrize(
+    ("listing", "expected"),
+    (
+        pytest.param("Path.home().rglob('*.md')", [(4, 24, "PFX104")], id="rglob under home"),
+        pytest.param("Path.cwd().iterdir()", [(4, 24, "PFX104")], id="iterdir of cwd"),
+        pytest.param("sorted(Path('/etc/skills').rglob('*.md'))", [], id="fixed root, sorted"),
+    ),
+)
+def test_listed_paths_spell_their_root(listing: str, expected: list[tuple[int, int, str]]) -> None:
+    src = (
+        "from pathlib import Path\n"
+        "def skills_text():\n"
+        "    names = []\n"
+        f"    for path in sorted({listing}):\n"
+        "        names.append(str(path))\n"
+        "    return ', '.join(names)\n"
+        "SYSTEM_PROMPT = 'Skills: ' + skills_text()\n"
+    )
+    assert _findings(src) == expected

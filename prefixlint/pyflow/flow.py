@@ -24,10 +24,12 @@ from prefixlint.pyflow.origins import (
     coarsened,
     consumed,
     format_granularity,
+    keyed,
     merge,
     not_tail,
     opaque,
     read_at,
+    read_out,
     stepped,
     substituted,
     without_order,
@@ -36,6 +38,8 @@ from prefixlint.pyflow.sql import is_unordered_query
 from prefixlint.pyflow.templates import template_fields
 from prefixlint.pyflow.whitespace import whitespace_drift
 
+# Methods of a path that list what lies under it.
+_PATH_LISTINGS = frozenset({"iterdir", "rglob"})
 TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
 NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
 
@@ -338,6 +342,10 @@ class Flow:
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 found.append(self.origins(element.key, env))
+                key = _string_value(element.key)
+                if key:
+                    found.append(keyed(self.origins(element.value, env), key))
+                    continue
             found.append(self.origins(element.value, env))
         return not_tail(merge(*found))
 
@@ -500,6 +508,8 @@ class Flow:
         key = None
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             key = _string_value(node.slice[0].slice.value)
+        if key:
+            base = read_out(base, key)
         if key and all(o.code == t.REQUEST_INPUT for o in base):
             code = vocabulary.classify_name(key, self.document.extra_names)
             if code in NAME_CODES:
@@ -717,11 +727,13 @@ class Flow:
             own = self._defined_methods.get(name)
             if own is not None and own is not self.document.enclosing_function(node):
                 return self._local_call(own, node, env)
-            return (
-                Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name]),
-            )
+            order = Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name])
+            # Paths found under a directory spell out the directory (``root.rglob(...)``).
+            under = without_order(receiver) if name in _PATH_LISTINGS else ()
+            return merge((order,), under)
         if name == "glob" and len(node.args) == 1:
-            return (Origin(t.UNORDERED, node, self._label(node), sort_by="plain"),)
+            order = Origin(t.UNORDERED, node, self._label(node), sort_by="plain")
+            return merge((order,), without_order(receiver))
         if name in t.SELECTOR_METHODS and self._unseeded_selector(node):
             order = Origin(t.RANDOM_SELECTION, node, self._label(node))
             return merge((order,), arguments)
