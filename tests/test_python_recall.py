@@ -288,3 +288,59 @@ def test_listed_paths_spell_their_root(listing: str, expected: list[tuple[int, i
         "SYSTEM_PROMPT = 'Skills: ' + skills_text()\n"
     )
     assert _findings(src) == expected
+
+
+_SPLIT = (
+    "from openai import OpenAI\n"
+    "client = OpenAI()\n"
+    "def ask(history, question):\n"
+    "    messages = [{{'role': 'system', 'content': 'Be brief.'}}]\n"
+    "    {targets} = {call}\n"
+    "    messages.append({{'role': 'assistant', 'content': str(older)}})\n"
+    "    messages.extend(recent)\n"
+    "    messages.append({{'role': 'user', 'content': question}})\n"
+    "    return client.chat.completions.create(model='m', messages=messages)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("targets", "call", "expected"),
+    (
+        pytest.param(
+            "older, recent",
+            "split_history(history, token_limit=3000)",
+            [(5, 5, "PFX502")],
+            id="split by a token budget",
+        ),
+        pytest.param(
+            "older, recent",
+            "compressor.compress_rounds(history)",
+            [(5, 5, "PFX502")],
+            id="compressed into a summary and the rest",
+        ),
+        pytest.param(
+            "older, recent",
+            "await summarize_messages(history, 10)",
+            [(5, 5, "PFX502")],
+            id="awaited summary",
+        ),
+    ),
+)
+def test_summarized_split_finds(
+    targets: str, call: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_SPLIT.format(targets=targets, call=call)) == expected
+
+
+@pytest.mark.parametrize(
+    ("targets", "call"),
+    (
+        pytest.param("older, recent", "split_by_role(history)", id="split without a budget"),
+        pytest.param("older, recent", "split_text(question, max_tokens)", id="not a conversation"),
+        pytest.param("older, recent", "load_history(history, token_limit)", id="not a cut"),
+        pytest.param("older", "compress_rounds(history)", id="one result"),
+    ),
+)
+def test_summarized_split_quiet(targets: str, call: str) -> None:
+    src = _SPLIT.format(targets=targets, call=call).replace("recent", "older")
+    assert _findings(src) == []
