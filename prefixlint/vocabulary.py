@@ -108,6 +108,9 @@ _PHRASES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Objects made per run whose ``id`` attribute is generated for each one.
+_RUNTIME_OWNERS = frozenset({"task", "actor"})
+
 # Word sequences that name per-request input: what the user asks and what the task brings.
 _REQUEST_INPUTS = _listed(
     """
@@ -344,7 +347,20 @@ def classify_name(name: str, extra: Mapping[str, Iterable[str]] | None = None) -
         if call:
             return call
         name = name.split("(", 1)[0]
+    if _runtime_identity(name):
+        return UNIQUE_ID
     return classify_words(split_words(name), extra)
+
+
+def _runtime_identity(name: str) -> bool:
+    """Whether ``name`` reads the ``id`` attribute of a task or actor object (``task.id``,
+    ``self.parent_task.id``): the identity such objects get when they are made at run time,
+    new for every task. A plan's ``task_id`` key or field names a step and does not count."""
+    owner, dot, attribute = name.rpartition(".")
+    if not dot or attribute != "id":
+        return False
+    words = split_words(owner.rsplit(".", 1)[-1])
+    return bool(words) and words[-1] in _RUNTIME_OWNERS
 
 
 def classify_call(callee: str) -> str | None:

@@ -26,10 +26,12 @@ from prefixlint.pyflow.origins import (
     coarsened,
     consumed,
     format_granularity,
+    keyed,
     merge,
     not_tail,
     opaque,
     read_at,
+    read_out,
     stepped,
     substituted,
     without_order,
@@ -39,6 +41,8 @@ from prefixlint.pyflow.sql import is_unordered_query
 from prefixlint.pyflow.templates import template_fields
 from prefixlint.pyflow.whitespace import whitespace_drift
 
+# Methods of a path that list what lies under it.
+_PATH_LISTINGS = frozenset({"iterdir", "rglob"})
 TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
 NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
 
@@ -345,6 +349,10 @@ class Flow:
         for element in node.elements:
             if isinstance(element, cst.DictElement):
                 found.append(self.origins(element.key, env))
+                key = _string_value(element.key)
+                if key:
+                    found.append(keyed(self.origins(element.value, env), key))
+                    continue
             found.append(self.origins(element.value, env))
         return not_tail(merge(*found))
 
@@ -510,6 +518,8 @@ class Flow:
         key = None
         if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index):
             key = _string_value(node.slice[0].slice.value)
+        if key:
+            base = read_out(base, key)
         if key and all(o.code == t.REQUEST_INPUT for o in base):
             code = vocabulary.classify_name(key, self.document.extra_names)
             if code in NAME_CODES:
@@ -556,6 +566,8 @@ class Flow:
             if self._seeded:
                 return inner
             return merge((Origin(t.RANDOM_SELECTION, node, self._label(node)),), inner)
+        if name in t.FIELD_CALLS:
+            return self._field_default(node, env)
         if name in t.SUBPROCESS_CALLS:
             if _runs_git(node):
                 return (Origin(t.ENVIRONMENT, node, self._label(node), t.PROCESS),)
@@ -729,11 +741,13 @@ class Flow:
             own = self._defined_methods.get(name)
             if own is not None and own is not self.document.enclosing_function(node):
                 return self._local_call(own, node, env)
-            return (
-                Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name]),
-            )
+            order = Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name])
+            # Paths found under a directory spell out the directory (``root.rglob(...)``).
+            under = without_order(receiver) if name in _PATH_LISTINGS else ()
+            return merge((order,), under)
         if name == "glob" and len(node.args) == 1:
-            return (Origin(t.UNORDERED, node, self._label(node), sort_by="plain"),)
+            order = Origin(t.UNORDERED, node, self._label(node), sort_by="plain")
+            return merge((order,), without_order(receiver))
         if name in t.SELECTOR_METHODS and self._unseeded_selector(node):
             order = Origin(t.RANDOM_SELECTION, node, self._label(node))
             return merge((order,), arguments)
@@ -771,6 +785,19 @@ class Flow:
         if name == "sort":
             return ()
         return without_order(merge(receiver, opaque(arguments)))
+
+    def _field_default(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
+        """A declared field's value is its default, never its metadata or description (those
+        describe the field to whoever fills it in): ``field(default=x, metadata=...)``,
+        ``Field(x, description=...)``."""
+        default = next(
+            (a.value for a in node.args if a.keyword is not None and a.keyword.value == "default"),
+            None,
+        )
+        positional = [a for a in node.args if a.keyword is None and not a.star]
+        if default is None and positional:
+            default = positional[0].value
+        return self.origins(default, env) if default is not None else ()
 
     def _named_arguments(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
         """The first keyword that names a volatile value, for values of unknown provenance:

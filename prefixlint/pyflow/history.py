@@ -61,6 +61,12 @@ _NAMED_COPY = re.compile(
     r"(?:messages|history|conversation|transcript)(?:\.copy\(\)|\[:\])"
     r"|(?:list|deepcopy|copy)\(\s*[\w.]*(?:messages|history|conversation|transcript)\s*\)"
 )
+# Callees that summarise a conversation, or cut it by a size given with it.
+_SUMMARY_WORDS = frozenset({"compress", "summarize", "summarise", "condense", "compact"})
+_CUT_WORDS = frozenset({"split", "trim", "truncate"})
+_BUDGET_WORDS = frozenset({"token", "tokens", "limit", "budget"})
+# Names of a conversation's parts, besides the message lists.
+_CONVERSATION_WORDS = frozenset({"messages", "msgs", "history", "conversation", "rounds", "turns"})
 # Messages at the end of a conversation that belong to the turn being answered.
 _CURRENT_EXCHANGE = 3
 # Fields of a message that hold what the model reads.
@@ -375,6 +381,7 @@ class HistoryAnalysis:
         found += self._windows()
         found += self._comprehension_rewrites()
         found += self._replaced_elements()
+        found += self._summarized_splits()
         return self._once_per_list(found)
 
     def _once_per_list(self, found: list[HistoryEdit]) -> list[HistoryEdit]:
@@ -533,6 +540,59 @@ class HistoryAnalysis:
             f"`{self._owner(base)}`; the first kept message moves every turn, so "
             "no request reuses the previous one's cached messages",
         )
+
+    def _summarized_splits(self) -> list[HistoryEdit]:
+        """``older, recent = split_history(history, token_limit)`` or ``summary, rounds =
+        compress_rounds(rounds)``: a call cuts the conversation in two, and the older part is
+        dropped or summarised; the verbatim part starts later as the conversation grows."""
+        out = []
+        for node in self.document.nodes(cst.Assign):
+            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Tuple):
+                continue
+            targets = node.targets[0].target.elements
+            if len(targets) != 2 or not all(isinstance(e.value, cst.Name) for e in targets):
+                continue
+            call = node.value.expression if isinstance(node.value, cst.Await) else node.value
+            if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword:
+                continue
+            func = call.func
+            callee = func.attr.value if isinstance(func, cst.Attribute) else ""
+            callee = func.value if isinstance(func, cst.Name) else callee
+            words = set(split_words(callee))
+            if not words & (_SUMMARY_WORDS | _CUT_WORDS):
+                continue
+            if not words & _SUMMARY_WORDS and not self._budgeted(call):
+                continue
+            history = call.args[0].value
+            if not self._conversation(history):
+                continue
+            out.append(
+                HistoryEdit(
+                    WINDOW,
+                    node,
+                    f"`{callee}()` cuts `{self._owner(history)}` in two and keeps only the "
+                    "recent part verbatim; the first kept message moves as the conversation "
+                    "grows, so no request reuses the previous one's cached messages",
+                )
+            )
+        return out
+
+    def _budgeted(self, call: cst.Call) -> bool:
+        """Whether an argument after the first names a size (``token_limit``, ``max_tokens``)."""
+        for argument in call.args[1:]:
+            names = [argument.keyword.value] if argument.keyword else []
+            names.append(self.document.code(argument.value))
+            if any(set(split_words(n)) & _BUDGET_WORDS for n in names):
+                return True
+        return False
+
+    def _conversation(self, node: cst.BaseExpression) -> bool:
+        if self.is_message_list(node):
+            return True
+        if not isinstance(node, (cst.Name, cst.Attribute)):
+            return False
+        words = split_words(self.document.code(node).rsplit(".", 1)[-1])
+        return bool(words) and words[-1] in _CONVERSATION_WORDS
 
     def _windows(self) -> list[HistoryEdit]:
         out = []

@@ -36,6 +36,9 @@ class Origin:
     through a call this analysis does not know (it may or may not survive into the result).
     ``use`` is the first name the value was read through after it was assigned. ``within``
     is the text inside a string literal the value stands for (a template's ``{current_date}``).
+    ``key`` is the string key of the dict literal the value sits under until it is read out
+    (``{"chat_id": row.id}``), so reading another key (``message["content"]``) leaves it out;
+    ``read_key`` is the key a function reads out of its parameter (``PARAMETER`` only).
     """
 
     code: str
@@ -51,6 +54,8 @@ class Origin:
     opaque: bool = False
     use: cst.CSTNode | None = field(default=None, repr=False)
     within: str = ""
+    key: str = ""
+    read_key: str = ""
 
     def step(self, description: str, boundary: bool = False) -> Origin:
         """Record that the value went through ``description`` (a construct, or a return)."""
@@ -62,16 +67,16 @@ class Origin:
 
 
 def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
-    """The origins of all groups, each (code, node, use) once, in order.
+    """The origins of all groups, each (code, node, use, key) once, in order.
 
     Of two copies the direct one wins: a value that reaches the text both through an unknown
     call and directly does reach it.
     """
-    index: dict[tuple[str, int, int], int] = {}
+    index: dict[tuple[str, int, int, str], int] = {}
     out: list[Origin] = []
     for group in groups:
         for origin in group:
-            key = (origin.code, id(origin.node), id(origin.use))
+            key = (origin.code, id(origin.node), id(origin.use), origin.key)
             if key not in index:
                 index[key] = len(out)
                 out.append(origin)
@@ -103,6 +108,25 @@ def stepped(
     origins: Iterable[Origin], description: str, boundary: bool = False
 ) -> tuple[Origin, ...]:
     return tuple(o.step(description, boundary) for o in origins)
+
+
+def keyed(origins: Iterable[Origin], key: str) -> tuple[Origin, ...]:
+    """``origins`` of a value put under ``key`` in a dict literal."""
+    return tuple(replace(o, key=key) for o in origins)
+
+
+def read_out(origins: Iterable[Origin], key: str) -> tuple[Origin, ...]:
+    """``origins`` of a mapping, read at ``key``: values under other keys are left out."""
+    out = []
+    for origin in origins:
+        if origin.key:
+            if origin.key == key:
+                out.append(replace(origin, key=""))
+        elif origin.code == PARAMETER and not origin.read_key:
+            out.append(replace(origin, read_key=key))
+        else:
+            out.append(origin)
+    return tuple(out)
 
 
 def not_tail(origins: Iterable[Origin]) -> tuple[Origin, ...]:
@@ -144,6 +168,12 @@ def substituted(placeholder: Origin, argument: Iterable[Origin]) -> tuple[Origin
     for origin in argument:
         if placeholder.drops_order and origin.code == UNORDERED:
             continue
+        if placeholder.read_key:
+            if origin.key not in ("", placeholder.read_key):
+                continue
+            origin = replace(origin, key="")
+        if placeholder.key:
+            origin = replace(origin, key=placeholder.key)
         if not placeholder.tail and origin.tail:
             origin = replace(origin, tail=False)
         if placeholder.opaque and not origin.opaque:

@@ -191,6 +191,11 @@ _SYSTEM_ROLE_CALL = re.compile(
     r"""(?:\brole\s*=\s*|\w\(\s*)["'](?:system|developer)["'](?:\s*,|\s*\))"""
 )
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
+# A class renamed after it is made (``_Schema.__name__ = ...``): a tool's name (sinks).
+_CLASS_RENAME = re.compile(r"\w\.__name__\s*=(?!=)")
+# A message copied and its text rewritten (``copy.content = ...``, sinks._copied_message).
+_CONTENT_SET = re.compile(r"\w\.content\s*\+?=(?!=)")
+_COPY_CALL = re.compile(r"\b(?:model_copy|deepcopy|copy)\s*\(")
 _NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
 _ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
 # ``name: T = default,`` ends a line of a signature: a parameter, not a sink.
@@ -262,6 +267,10 @@ def may_hold_prompt(text: str) -> bool:
     if "system" in text and _SYSTEM_CALL_TEXT.search(text):
         return True
     if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
+        return True
+    if ".__name__" in text and _CLASS_RENAME.search(text):
+        return True
+    if ".content" in text and _CONTENT_SET.search(text) and _COPY_CALL.search(text):
         return True
     lowered = text.lower()
     if _named_text(text, lowered):

@@ -290,6 +290,8 @@ class _Screen:
                 return True
             if self._tool_field(node, target) or _content_write(target):
                 return True
+            if isinstance(target, ast.Attribute) and target.attr == "__name__":
+                return True
         return False
 
     def _tool_field(self, statement: ast.AST, target: ast.AST) -> bool:
@@ -613,6 +615,8 @@ def _content_write(target: ast.AST) -> bool:
         return False
     assert isinstance(target, (ast.Attribute, ast.Subscript))
     element = target.value
+    if attribute and isinstance(element, ast.Name):
+        return True  # maybe a copy of a message (``_copied_message``)
     if not isinstance(element, ast.Subscript):
         return False
     position = element.slice

@@ -57,6 +57,9 @@ _TEMPLATE_CLASSES = frozenset({"PromptTemplate", "ChatPromptTemplate"})
 # Keywords that carry a message's text in message-making calls.
 _TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
 _TOOL_OWNERS = ("tool", "schema", "function")
+# Calls that copy an object, and the words that name one message.
+_COPY_CALLS = frozenset({"model_copy", "copy", "deepcopy"})
+_MESSAGE_WORDS = frozenset({"message", "msg"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -431,6 +434,7 @@ class _Finder:
             self._named(target, node.value, node)
             self._tool_field(target, node.value)
             self._content_write(target, node.value)
+            self._schema_class_name(target, node.value)
 
     def _content_write(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """``messages[0]["content"] += text`` or ``messages[2].content = text``: text written
@@ -439,6 +443,9 @@ class _Finder:
             return
         if isinstance(target, cst.Attribute) and target.attr.value == "content":
             element: cst.BaseExpression | None = target.value
+            if isinstance(element, cst.Name) and self._copied_message(element, target):
+                self._add(value, EARLY, f"the content of `{element.value}`, a copy of a message")
+                return
         elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
             index = target.slice[0].slice
             key = string_value(index.value) if isinstance(index, cst.Index) else None
@@ -457,6 +464,32 @@ class _Finder:
         region, what = (SYSTEM, "the first message") if first else (EARLY, "an earlier message")
         self._add(value, region, f"{what} of `{name}`")
 
+    def _copied_message(self, name: cst.Name, use: cst.CSTNode) -> bool:
+        """Whether ``name`` is bound, in the function around ``use``, to a copy of a message
+        (``converted = message.model_copy(deep=True)``, ``copy.deepcopy(msg)``): a message
+        rewritten on a copy is rendered again each time the stored one is sent."""
+        function = self.document.enclosing_function(use)
+        if function is None:
+            return False
+        for node in self.document.nodes(cst.Assign):
+            if self.document.enclosing_function(node) is not function:
+                continue
+            if not any(
+                isinstance(t.target, cst.Name) and t.target.value == name.value
+                for t in node.targets
+            ):
+                continue
+            call = node.value
+            if not isinstance(call, cst.Call) or _callee(call.func) not in _COPY_CALLS:
+                continue
+            copied = call.func.value if isinstance(call.func, cst.Attribute) else None
+            if _callee(call.func) in ("copy", "deepcopy") and call.args:
+                copied = call.args[0].value
+            words = split_words(_dotted(copied) or "") if copied is not None else ()
+            if words and words[-1] in _MESSAGE_WORDS:
+                return True
+        return False
+
     def _tool_field(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
         """``schema["function"]["description"] = ...`` and a tool class's ``description``."""
         if value is None:
@@ -473,6 +506,27 @@ class _Finder:
                 bases = " ".join(self.document.code(b.value) for b in tool_class.bases)
                 if tool_class.name.value.endswith("Tool") or "Tool" in bases:
                     self._add(value, TOOLS, f"the {target.value} of tool {tool_class.name.value}")
+
+    def _schema_class_name(
+        self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression | None
+    ) -> None:
+        """``_Model.__name__ = f"submit_{task.id}"`` for a class made in a factory function
+        with declared fields (a dataclass or model, a tool's argument schema): function-calling
+        libraries send the class name as the tool's name, so the name is tool definition."""
+        if value is None or not isinstance(target, cst.Attribute):
+            return
+        if target.attr.value != "__name__" or not isinstance(target.value, cst.Name):
+            return
+        factory = self.document.enclosing_function(target)
+        if factory is None:
+            return
+        owner = target.value.value
+        for node in self.document.nodes(cst.ClassDef):
+            if node.name.value != owner or self.document.enclosing_function(node) is not factory:
+                continue
+            if _declares_fields(node):
+                self._add(value, TOOLS, f"the name of the schema class {owner}")
+            return
 
     def function(self, node: cst.FunctionDef) -> None:
         decorated = any(
@@ -505,6 +559,17 @@ class _Finder:
             if any(_mentions(v, param.name.value) for v in self.document.returns_of(node)):
                 return region
         return None
+
+
+def _declares_fields(node: cst.ClassDef) -> bool:
+    """Whether a class body declares annotated fields (``result: int``), as a dataclass or a
+    pydantic model used as an argument schema does."""
+    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
+    return any(
+        isinstance(statement, cst.SimpleStatementLine)
+        and any(isinstance(small, cst.AnnAssign) for small in statement.body)
+        for statement in body
+    )
 
 
 @dataclass

@@ -194,10 +194,15 @@ def _parts(names: Iterable[str]) -> tuple[set[str], set[str]]:
     return {n.split(".")[0] for n in names}, {n.rsplit(".", 1)[-1] for n in names}
 
 
+# Calls that declare a field of a dataclass or model: the field's value is its default.
+FIELD_CALLS: frozenset[str] = frozenset(
+    {"dataclasses.field", "pydantic.Field", "pydantic.fields.Field"}
+)
+
 _EVERY_NAME = (
     *VOLATILE_CALLS, *VOLATILE_ATTRIBUTES, *PURE_WITH_ARGUMENTS, *RANDOM_SELECTORS,
     *RANDOM_CONSTRUCTORS, *SEEDING_CALLS, *UNORDERED_CALLS, *ORDER_PRESERVING,
-    *ORDER_INSENSITIVE, *SUBPROCESS_CALLS, "json.dumps", "json.loads",
+    *ORDER_INSENSITIVE, *SUBPROCESS_CALLS, "json.dumps", "json.loads", *FIELD_CALLS,
 )  # fmt: skip
 # A call or attribute can only match the tables when its first or last name is one of these
 # (or is bound by an import under another name), so other names skip qualified-name lookup.

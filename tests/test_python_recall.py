@@ -1,0 +1,346 @@
+"""Python source -> findings for tool schemas named per object and other recall cases."""
+
+import pytest
+
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import check_text
+from prefixlint.vocabulary import classify_name
+
+PYTHON_CODES = ("PFX1", "PFX2", "PFX3", "PFX4", "PFX5")
+
+
+def _findings(src: str) -> list[tuple[int, int, str]]:
+    found = check_text(src, "app.py", Settings(select=PYTHON_CODES))
+    return [(d.span.line, d.span.column, d.code) for d in found]
+
+
+_FACTORY = (
+    "from dataclasses import dataclass\n"
+    "def make_submit(task):\n"
+    "    @dataclass\n"
+    "    class _Submit:\n"
+    "{body}"
+    "    _Submit.__name__ = {name}\n"
+    "    return _Submit\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    (
+        pytest.param(
+            _FACTORY.format(body="        result: str\n", name='f"submit_{task.id}"'),
+            [(6, 34, "PFX102")],
+            id="schema class named after a task's id",
+        ),
+        pytest.param(
+            _FACTORY.format(body="        answer: int = 0\n", name='"submit_" + task.actor.id'),
+            [(6, 36, "PFX102")],
+            id="schema class named after an actor's id by concatenation",
+        ),
+        pytest.param(
+            "import uuid\n"
+            + _FACTORY.format(body="        result: str\n", name='f"submit_{uuid.uuid4().hex}"'),
+            [(7, 34, "PFX102")],
+            id="schema class named with a fresh uuid",
+        ),
+    ),
+)
+def test_finds(src: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(src) == expected
+
+
+@pytest.mark.parametrize(
+    "src",
+    (
+        pytest.param(
+            _FACTORY.format(body="        result: str\n", name='f"submit_{task.name}"'),
+            id="schema class named after a stable field",
+        ),
+        pytest.param(
+            _FACTORY.format(body="        pass\n", name='f"submit_{task.id}"'),
+            id="class without declared fields is no schema",
+        ),
+        pytest.param(
+            "class _Submit:\n    result: str\n_Submit.__name__ = f'submit_{task.id}'\n",
+            id="class renamed outside a factory",
+        ),
+        pytest.param(
+            "def make(task):\n"
+            "    class _A:\n        result: str\n"
+            "    other.__name__ = f'x_{task.id}'\n",
+            id="name set on something that is not the factory's class",
+        ),
+        pytest.param(
+            "def plan_status(tasks):\n"
+            "    prompt = ''\n"
+            "    for task in tasks:\n"
+            "        prompt += f\"{task['task_id']}: {task['instruction']}\\n\"\n"
+            "    return prompt\n",
+            id="a plan's task_id key names a step",
+        ),
+    ),
+)
+def test_quiet(src: str) -> None:
+    assert _findings(src) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "code"),
+    (
+        ("task.id", "PFX102"),
+        ("self.parent_task.id", "PFX102"),
+        ("delegate_actor.id", "PFX102"),
+        ("task_id", None),
+        ("task.name", None),
+        ("config.id", None),
+        ("task.ident", None),
+    ),
+)
+def test_runtime_identity(name: str, code: str | None) -> None:
+    assert classify_name(name) == code
+
+
+_COPY = (
+    "{imports}"
+    "def render(message):\n"
+    "    converted = {copy}\n"
+    "    converted.content = {text}\n"
+    "    return converted\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    (
+        pytest.param(
+            _COPY.format(
+                imports="",
+                copy="message.model_copy(deep=True)",
+                text="f\"to {', '.join({r for r in message.send_to})}: {message.content}\"",
+            ),
+            [(3, 41, "PFX201")],
+            id="set comprehension joined into a copied message",
+        ),
+        pytest.param(
+            _COPY.format(
+                imports="import copy\nimport time\n",
+                copy="copy.deepcopy(message)",
+                text='f"[{time.time()}] {message.content}"',
+            ),
+            [(5, 29, "PFX101")],
+            id="clock written into a deep copy of a message",
+        ),
+    ),
+)
+def test_copied_message_finds(src: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(src) == expected
+
+
+@pytest.mark.parametrize(
+    "src",
+    (
+        pytest.param(
+            _COPY.format(
+                imports="",
+                copy="message.model_copy(deep=True)",
+                text="f\"to {', '.join(sorted({r for r in message.send_to}))}: hi\"",
+            ),
+            id="sorted recipients",
+        ),
+        pytest.param(
+            _COPY.format(
+                imports="import time\n",
+                copy="settings.model_copy()",
+                text='f"[{time.time()}]"',
+            ),
+            id="copy of something that is not a message",
+        ),
+        pytest.param(
+            _COPY.format(
+                imports="import time\n",
+                copy="make(message)",
+                text='f"[{time.time()}]"',
+            ),
+            id="not a copy",
+        ),
+        pytest.param(
+            "import time\n"
+            "converted = message.model_copy()\n"
+            "converted.content = f'[{time.time()}]'\n",
+            id="copy outside a function",
+        ),
+    ),
+)
+def test_copied_message_quiet(src: str) -> None:
+    assert _findings(src) == []
+
+
+_FIELD = (
+    "import time\n"
+    "from dataclasses import dataclass, field\n"
+    "from pydantic import Field\n"
+    "SYSTEM_PROMPT = 'Plan the work.'\n"
+    "@dataclass\n"
+    "class Plan:\n"
+    "    instructions: str = {declaration}\n"
+    "    def send(self, client):\n"
+    "        return client.chat.completions.create(model='m', messages=[\n"
+    "            {{'role': 'system', 'content': self.instructions}},\n"
+    "            {{'role': 'user', 'content': 'go'}}])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("declaration", "expected"),
+    (
+        pytest.param(
+            "field(default=f'Started {time.time()}')", [(7, 50, "PFX101")], id="field default"
+        ),
+        pytest.param("Field(f'Started {time.time()}')", [(7, 42, "PFX101")], id="Field default"),
+        pytest.param(
+            "field(metadata={'description': f'Written at {time.time()}'})",
+            [],
+            id="field metadata describes the field",
+        ),
+        pytest.param(
+            "Field(description=f'Written at {time.time()}')",
+            [],
+            id="Field description describes the field",
+        ),
+    ),
+)
+def test_field_value_is_its_default(declaration: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_FIELD.format(declaration=declaration)) == expected
+
+
+_ROWS = (
+    "import uuid\n"
+    "from openai import OpenAI\n"
+    "client = OpenAI()\n"
+    "def render(rows):\n"
+    "    text = ''\n"
+    "    for row in rows:\n"
+    "        text += row[{key}] + '\\n'\n"
+    "    return text\n"
+    "def ask(feeds, question):\n"
+    "    rows = [{{'role': f.role, 'content': f.text, 'chat_id': uuid.uuid4()}} for f in feeds]\n"
+    "    return client.chat.completions.create(model='m', messages=[\n"
+    "        {{'role': 'system', 'content': 'Summarise.\\n' + render(rows)}},\n"
+    "        {{'role': 'user', 'content': question}}])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("key", "expected"),
+    (
+        pytest.param("'content'", [], id="another key of the rows is read"),
+        pytest.param("'chat_id'", [(10, 60, "PFX102")], id="the id key is read"),
+        pytest.param("k", [(10, 60, "PFX102")], id="a key not known"),
+    ),
+)
+def test_dict_key_read_out(key: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_ROWS.format(key=key)) == expected
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    (
+        pytest.param(
+            "import time\nSYSTEM_PROMPT = {'note': 'fixed', 'stamp': time.time()}['note']\n",
+            [],
+            id="literal dict read at a stable key",
+        ),
+        pytest.param(
+            "import time\nSYSTEM_PROMPT = str({'note': 'fixed', 'stamp': time.time()})\n",
+            [(2, 48, "PFX101")],
+            id="whole dict rendered",
+        ),
+        pytest.param(
+            "import time\n"
+            "meta = {'outer': {'stamp': time.time()}}\n"
+            "SYSTEM_PROMPT = f\"At {meta['outer']['stamp']}\"\n",
+            [(2, 28, "PFX101")],
+            id="nested keys read in turn",
+        ),
+    ),
+)
+def test_dict_keys(src: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(src) == expected
+
+
+@pytest.mark.parametrize(
+    ("listing", "expected"),
+    (
+        pytest.param("Path.home().rglob('*.md')", [(4, 24, "PFX104")], id="rglob under home"),
+        pytest.param("Path.cwd().iterdir()", [(4, 24, "PFX104")], id="iterdir of cwd"),
+        pytest.param("sorted(Path('/etc/skills').rglob('*.md'))", [], id="fixed root, sorted"),
+    ),
+)
+def test_listed_paths_spell_their_root(listing: str, expected: list[tuple[int, int, str]]) -> None:
+    src = (
+        "from pathlib import Path\n"
+        "def skills_text():\n"
+        "    names = []\n"
+        f"    for path in sorted({listing}):\n"
+        "        names.append(str(path))\n"
+        "    return ', '.join(names)\n"
+        "SYSTEM_PROMPT = 'Skills: ' + skills_text()\n"
+    )
+    assert _findings(src) == expected
+
+
+_SPLIT = (
+    "from openai import OpenAI\n"
+    "client = OpenAI()\n"
+    "def ask(history, question):\n"
+    "    messages = [{{'role': 'system', 'content': 'Be brief.'}}]\n"
+    "    {targets} = {call}\n"
+    "    messages.append({{'role': 'assistant', 'content': str(older)}})\n"
+    "    messages.extend(recent)\n"
+    "    messages.append({{'role': 'user', 'content': question}})\n"
+    "    return client.chat.completions.create(model='m', messages=messages)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("targets", "call", "expected"),
+    (
+        pytest.param(
+            "older, recent",
+            "split_history(history, token_limit=3000)",
+            [(5, 5, "PFX502")],
+            id="split by a token budget",
+        ),
+        pytest.param(
+            "older, recent",
+            "compressor.compress_rounds(history)",
+            [(5, 5, "PFX502")],
+            id="compressed into a summary and the rest",
+        ),
+        pytest.param(
+            "older, recent",
+            "await summarize_messages(history, 10)",
+            [(5, 5, "PFX502")],
+            id="awaited summary",
+        ),
+    ),
+)
+def test_summarized_split_finds(
+    targets: str, call: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_SPLIT.format(targets=targets, call=call)) == expected
+
+
+@pytest.mark.parametrize(
+    ("targets", "call"),
+    (
+        pytest.param("older, recent", "split_by_role(history)", id="split without a budget"),
+        pytest.param("older, recent", "split_text(question, max_tokens)", id="not a conversation"),
+        pytest.param("older, recent", "load_history(history, token_limit)", id="not a cut"),
+        pytest.param("older", "compress_rounds(history)", id="one result"),
+    ),
+)
+def test_summarized_split_quiet(targets: str, call: str) -> None:
+    src = _SPLIT.format(targets=targets, call=call).replace("recent", "older")
+    assert _findings(src) == []
