@@ -9,13 +9,14 @@ from functools import cached_property
 
 import libcst as cst
 
+from prefixlint.codes import UNORDERED
 from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.flow import Flow
 from prefixlint.pyflow.origins import Origin
 from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, TOOLS
 from prefixlint.pyflow.sinks import Sink, find_sinks
-from prefixlint.pyflow.tables import PARAMETER, REQUEST_INPUT, UNORDERED
+from prefixlint.pyflow.tables import PARAMETER, REQUEST_INPUT
 
 
 @dataclass(frozen=True, eq=False)

@@ -20,6 +20,7 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from prefixlint.codes import ENVIRONMENT, PER_USER, TIMESTAMP, UNIQUE_ID
 from prefixlint.context import RuleContext
 from prefixlint.types import Span
 
@@ -143,7 +144,7 @@ class PythonDocument:
     @cached_property
     def extra_names(self) -> dict[str, list[str]]:
         """Names users declared volatile, by code (the rules' ``extra-volatile-names``)."""
-        codes = ("PFX101", "PFX102", "PFX103", "PFX104")
+        codes = (TIMESTAMP, UNIQUE_ID, PER_USER, ENVIRONMENT)
         return {code: list(self.option(code, "extra-volatile-names", ())) for code in codes}
 
     def qualified_names(self, node: cst.CSTNode) -> frozenset[str]:

@@ -17,7 +17,8 @@ from typing import cast
 import libcst as cst
 from libcst.metadata import Assignment, BaseAssignment
 
-from prefixlint import vocabulary
+from prefixlint import codes, vocabulary
+from prefixlint.codes import LAYOUT
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.bindings import Bindings, Mutation
 from prefixlint.pyflow.document import PythonDocument
@@ -44,7 +45,7 @@ from prefixlint.pyflow.whitespace import whitespace_drift
 # Methods of a path that list what lies under it.
 _PATH_LISTINGS = frozenset({"iterdir", "rglob"})
 TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
-NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
+NAME_CODES = frozenset({codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT})
 
 
 @dataclass(eq=False)
@@ -114,7 +115,7 @@ class Flow:
             a.attr.value in ("environ", "argv", "linesep") for a in document.nodes(cst.Attribute)
         ):
             return True
-        input_names = document.option("PFX301", "input-names", ())
+        input_names = document.option(LAYOUT, "input-names", ())
         spellings = {n.value for n in document.nodes(cst.Name)}
         spellings |= {d for d in map(_dotted_name, document.nodes(cst.Attribute)) if d}
         for string in document.nodes(cst.SimpleString):
@@ -284,7 +285,7 @@ class Flow:
             code = vocabulary.classify_name(field, self.document.extra_names)
             if code in NAME_CODES:
                 granularity = t.DAILY if _daily_name(field) else t.PROCESS
-                if code == t.TIMESTAMP and not _daily_name(field):
+                if code == codes.TIMESTAMP and not _daily_name(field):
                     granularity = t.INSTANT
                 found.append(Origin(code, node, f"`{{{field}}}`", granularity, within=f"{{{field}"))
         return tuple(found)
@@ -309,7 +310,7 @@ class Flow:
         inner = self._all((e.value for e in node.elements), env)
         if len(node.elements) < 2:
             return inner
-        order = Origin(t.UNORDERED, node, "set literal", sort_by=self._literal_sort(node))
+        order = Origin(codes.UNORDERED, node, "set literal", sort_by=self._literal_sort(node))
         return merge((order,), inner)
 
     @staticmethod
@@ -326,7 +327,7 @@ class Flow:
         return "plain" if len(kinds) == 1 else ""
 
     def _SetComp(self, node: cst.SetComp, env: Env) -> tuple[Origin, ...]:
-        order = Origin(t.UNORDERED, node, "set comprehension")
+        order = Origin(codes.UNORDERED, node, "set comprehension")
         return merge((order,), self._comprehension(node, env))
 
     def _comprehension(
@@ -360,7 +361,7 @@ class Flow:
         found = self._all((node.body, node.orelse), env)
         if whitespace_drift([node.body, node.orelse]):
             label = f"{self._label(node.body)} or {self._label(node.orelse)}"
-            return merge((Origin(t.WHITESPACE_DRIFT, node, label),), found)
+            return merge((Origin(codes.WHITESPACE_DRIFT, node, label),), found)
         return found
 
     def _BooleanOperation(self, node: cst.BooleanOperation, env: Env) -> tuple[Origin, ...]:
@@ -385,8 +386,8 @@ class Flow:
             return stepped(merge(left, right), f"concatenation {self._here(node)}")
         if operator == "Modulo" and _string_value(node.left) is not None:
             return stepped(merge(left, not_tail(right)), f"%-formatting {self._here(node)}")
-        if operator in t.SET_OPERATORS and any(o.code == t.UNORDERED for o in left + right):
-            order = Origin(t.UNORDERED, node, "set operation")
+        if operator in t.SET_OPERATORS and any(o.code == codes.UNORDERED for o in left + right):
+            order = Origin(codes.UNORDERED, node, "set operation")
             return merge((order,), without_order(left + right))
         return without_order(merge(left, right))
 
@@ -422,7 +423,7 @@ class Flow:
             return ()
         last = max(values, key=self.document.order)
         label = f"`{node.value}` = {self._label(last)}"
-        return (Origin(t.WHITESPACE_DRIFT, last, label),)
+        return (Origin(codes.WHITESPACE_DRIFT, last, label),)
 
     def _assigned(self, assignment: BaseAssignment, env: Env) -> tuple[Origin, ...]:
         found = []
@@ -446,10 +447,10 @@ class Flow:
             values = call.args[1:] if mutation.method == "insert" else call.args
             return merge(self._all((a.value for a in values), env), self._loop_order(call, env))
         if mutation.method == "shuffle" and self._unseeded_selector(call):
-            return (Origin(t.RANDOM_SELECTION, call, self._label(call)),)
+            return (Origin(codes.RANDOM_SELECTION, call, self._label(call)),)
         query = self._query(call)
         if mutation.method == "execute" and query is not None:
-            return (Origin(t.UNORDERED, query, "query without an order"),)
+            return (Origin(codes.UNORDERED, query, "query without an order"),)
         return ()
 
     def _loop_order(self, call: cst.CSTNode, env: Env) -> tuple[Origin, ...]:
@@ -458,7 +459,7 @@ class Flow:
             if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
                 break
             if isinstance(ancestor, cst.For):
-                order = [o for o in self.origins(ancestor.iter, env) if o.code == t.UNORDERED]
+                order = [o for o in self.origins(ancestor.iter, env) if o.code == codes.UNORDERED]
                 if order:
                     return consumed(order, ancestor.iter, exact=True)
         return ()
@@ -551,7 +552,7 @@ class Flow:
             pure_from = t.PURE_WITH_ARGUMENTS.get(name)
             if pure_from is not None and len(positional) >= pure_from:
                 return self._arguments(node, env)
-            if code == t.UNIQUE_ID and name.startswith(("random.", "numpy.")) and self._seeded:
+            if code == codes.UNIQUE_ID and name.startswith(("random.", "numpy.")) and self._seeded:
                 return ()
             if name == "time.strftime" and positional:
                 spec = _string_value(positional[0].value)
@@ -565,22 +566,22 @@ class Flow:
             inner = self._arguments(node, env)
             if self._seeded:
                 return inner
-            return merge((Origin(t.RANDOM_SELECTION, node, self._label(node)),), inner)
+            return merge((Origin(codes.RANDOM_SELECTION, node, self._label(node)),), inner)
         if name in t.FIELD_CALLS:
             return self._field_default(node, env)
         if name in t.SUBPROCESS_CALLS:
             if _runs_git(node):
-                return (Origin(t.ENVIRONMENT, node, self._label(node), t.PROCESS),)
+                return (Origin(codes.ENVIRONMENT, node, self._label(node), t.PROCESS),)
             return ()
         if name in t.UNORDERED_CALLS:
             return self._unordered_call(name, node, env)
         if name == "json.dumps":
             return self._json_dumps(node, env)
         if name == "json.loads":  # parsed back into objects: the text's key order is gone
-            return tuple(o for o in self._arguments(node, env) if o.code != t.KEY_ORDER)
+            return tuple(o for o in self._arguments(node, env) if o.code != codes.KEY_ORDER)
         loaded = positional and self._loaded_mapping(positional[0].value)
         if name in ("builtins.str", "builtins.repr") and loaded:
-            order = Origin(t.KEY_ORDER, node, self._label(node))
+            order = Origin(codes.KEY_ORDER, node, self._label(node))
             return merge((order,), self._arguments(node, env))
         if name in t.ORDER_INSENSITIVE:
             return without_order(self._arguments(node, env))
@@ -602,16 +603,16 @@ class Flow:
             if not node.args:
                 return inner
             sort_by = self._element_sort(node.args[0].value, env)
-            order = Origin(t.UNORDERED, node, self._label(node), sort_by=sort_by)
+            order = Origin(codes.UNORDERED, node, self._label(node), sort_by=sort_by)
             return merge((order,), without_order(inner))
-        order = Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_CALLS[name])
+        order = Origin(codes.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_CALLS[name])
         return merge((order,), inner)
 
     def _element_sort(self, source: cst.BaseExpression, env: Env) -> str:
         """How the elements of ``set(source)`` sort, when the source says."""
         if isinstance(source, (cst.List, cst.Tuple)):
             return self._literal_sort(cst.Set(elements=source.elements)) if source.elements else ""
-        kinds = {o.sort_by for o in self.origins(source, env) if o.code == t.UNORDERED}
+        kinds = {o.sort_by for o in self.origins(source, env) if o.code == codes.UNORDERED}
         return kinds.pop() if len(kinds) == 1 else ""
 
     def _json_dumps(self, node: cst.Call, env: Env) -> tuple[Origin, ...]:
@@ -629,7 +630,7 @@ class Flow:
             return inner
         if payload is None or self._fixed_literal(payload):
             return inner
-        return merge((Origin(t.KEY_ORDER, node, self._label(node)),), inner)
+        return merge((Origin(codes.KEY_ORDER, node, self._label(node)),), inner)
 
     def _fixed_literal(self, node: cst.BaseExpression, depth: int = 0) -> bool:
         """A value built in the same key order every time, so it serialises the same way.
@@ -741,18 +742,20 @@ class Flow:
             own = self._defined_methods.get(name)
             if own is not None and own is not self.document.enclosing_function(node):
                 return self._local_call(own, node, env)
-            order = Origin(t.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name])
+            order = Origin(
+                codes.UNORDERED, node, self._label(node), sort_by=t.UNORDERED_METHODS[name]
+            )
             # Paths found under a directory spell out the directory (``root.rglob(...)``).
             under = without_order(receiver) if name in _PATH_LISTINGS else ()
             return merge((order,), under)
         if name == "glob" and len(node.args) == 1:
-            order = Origin(t.UNORDERED, node, self._label(node), sort_by="plain")
+            order = Origin(codes.UNORDERED, node, self._label(node), sort_by="plain")
             return merge((order,), without_order(receiver))
         if name in t.SELECTOR_METHODS and self._unseeded_selector(node):
-            order = Origin(t.RANDOM_SELECTION, node, self._label(node))
+            order = Origin(codes.RANDOM_SELECTION, node, self._label(node))
             return merge((order,), arguments)
-        if name in t.SET_METHODS and any(o.code == t.UNORDERED for o in receiver):
-            order = Origin(t.UNORDERED, node, self._label(node))
+        if name in t.SET_METHODS and any(o.code == codes.UNORDERED for o in receiver):
+            order = Origin(codes.UNORDERED, node, self._label(node))
             return merge((order,), without_order(receiver + arguments))
         if name in t.DAY_METHODS:
             return coarsened(receiver, t.DAILY)
@@ -764,7 +767,7 @@ class Flow:
         queries = ("execute", "fetch", "fetchrow", "fetchall")
         query = self._query(node) if name in queries else None
         if query is not None:
-            return (Origin(t.UNORDERED, query, "query without an order"),)
+            return (Origin(codes.UNORDERED, query, "query without an order"),)
         if name == "join" and len(node.args) == 1:
             items = node.args[0].value
             arguments = consumed(self.origins(items, env), items, exact=True, strings=True)

@@ -21,15 +21,12 @@ from typing import TypeAlias, TypeGuard, cast
 import libcst as cst
 from libcst.metadata import BaseAssignment, GlobalScope
 
+from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
 from prefixlint.pyflow.sinks import string_value
 from prefixlint.vocabulary import split_words
-
-EDIT = "PFX501"
-WINDOW = "PFX502"
-TOOL_OUTPUT = "PFX504"
 
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
 _NOT_CHAT_WORDS = frozenset(
@@ -411,7 +408,7 @@ class HistoryAnalysis:
                 continue
             out.append(
                 HistoryEdit(
-                    EDIT,
+                    HISTORY_EDIT,
                     target,
                     f"`{self._owner(target)}` is rewritten in place; "
                     f"`{self._owner(base)}` is sent again, so the next request "
@@ -428,7 +425,7 @@ class HistoryAnalysis:
             if self.outlives_request(base, target):
                 out.append(
                     HistoryEdit(
-                        EDIT,
+                        HISTORY_EDIT,
                         target,
                         f"`{self._owner(target)}` is rewritten in "
                         "place; the next request differs from this message on",
@@ -462,7 +459,7 @@ class HistoryAnalysis:
             if isinstance(index, cst.Slice) and index.lower is None and _negative(index.upper):
                 out.append(self._window_edit(target, base))
                 continue
-            code = WINDOW if self._in_length_guard(target, base) else EDIT
+            code = SLIDING_WINDOW if self._in_length_guard(target, base) else HISTORY_EDIT
             out.append(
                 HistoryEdit(
                     code,
@@ -488,7 +485,11 @@ class HistoryAnalysis:
                 continue
             if method == "insert" and self._is_length_of(first, base):
                 continue
-            code = WINDOW if method == "pop" and self._in_length_guard(call, base) else EDIT
+            code = (
+                SLIDING_WINDOW
+                if method == "pop" and self._in_length_guard(call, base)
+                else HISTORY_EDIT
+            )
             what = {"insert": "inserts before", "pop": "removes", "remove": "removes"}[method]
             out.append(
                 HistoryEdit(
@@ -534,7 +535,7 @@ class HistoryAnalysis:
 
     def _window_edit(self, node: cst.CSTNode, base: cst.CSTNode) -> HistoryEdit:
         return HistoryEdit(
-            WINDOW,
+            SLIDING_WINDOW,
             node,
             f"`{self._owner(node)}` keeps a sliding window of "
             f"`{self._owner(base)}`; the first kept message moves every turn, so "
@@ -568,7 +569,7 @@ class HistoryAnalysis:
                 continue
             out.append(
                 HistoryEdit(
-                    WINDOW,
+                    SLIDING_WINDOW,
                     node,
                     f"`{callee}()` cuts `{self._owner(history)}` in two and keeps only the "
                     "recent part verbatim; the first kept message moves as the conversation "
@@ -788,7 +789,7 @@ class HistoryAnalysis:
                 # normalisation that renders the same way on every turn.
                 out.append(
                     HistoryEdit(
-                        EDIT,
+                        HISTORY_EDIT,
                         target,
                         f"`{self._owner(target)}` rewrites "
                         "messages already sent; the next request differs from "
@@ -812,7 +813,7 @@ class HistoryAnalysis:
             if self.outlives_request(source, value):
                 out.append(
                     HistoryEdit(
-                        EDIT,
+                        HISTORY_EDIT,
                         value,
                         f"`{self._owner(target)}` is replaced by a new message for some of "
                         f"the messages of `{self._owner(source)}` already sent; the next "
@@ -906,7 +907,7 @@ class HistoryAnalysis:
             elif value.for_in.ifs and self.outlives_request(target, value):
                 out.append(
                     HistoryEdit(
-                        EDIT,
+                        HISTORY_EDIT,
                         value,
                         f"`{self._owner(target)}` is filtered, "
                         "dropping earlier messages of a conversation that is sent "
@@ -947,7 +948,7 @@ def history_edits(document: PythonDocument) -> list[HistoryEdit]:
     """Edits to conversations that are sent again (PFX501, PFX502, PFX504), found once."""
     found = document.derived.get("history")
     if found is None:
-        fraction = document.ctx.option(WINDOW, "min-cut-fraction")
+        fraction = document.ctx.option(SLIDING_WINDOW, "min-cut-fraction")
         analysis = Analysis.of(document)
         found = document.derived["history"] = HistoryAnalysis(document, analysis, fraction).edits()
     return found

@@ -8,14 +8,8 @@ from dataclasses import dataclass, field, replace
 
 import libcst as cst
 
-from prefixlint.pyflow.tables import (
-    DAILY,
-    INSTANT,
-    PARAMETER,
-    TIME_DIRECTIVES,
-    TIMESTAMP,
-    UNORDERED,
-)
+from prefixlint.codes import TIMESTAMP, UNORDERED
+from prefixlint.pyflow.tables import DAILY, INSTANT, PARAMETER, TIME_DIRECTIVES
 
 _DIRECTIVE = re.compile(r"%[-_0^#]?([a-zA-Z])")
 

@@ -21,7 +21,6 @@ PREFIX_REGIONS = frozenset({SYSTEM, TOOLS, EARLY, PROMPT})
 # The most static tokens PFX301 asks of ``str.format`` templates and system-side text.
 TEMPLATE_STATIC_TOKENS = 128
 
-SYSTEM_ROLES = frozenset({"system", "developer"})
 USER_ROLES = frozenset({"user", "human"})
 CHAT_ROLES = frozenset({"user", "human", "assistant", "ai", "tool", "function", "model"})
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from prefixlint import registry
+from prefixlint import codes, registry
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.analysis import Analysis, Reach
 from prefixlint.pyflow.document import PythonDocument
@@ -13,19 +13,19 @@ from prefixlint.pyflow.templates import span_within
 from prefixlint.types import Diagnostic, Fix, Severity, Span
 
 _HOW: dict[str, dict[str | None, str]] = {
-    t.TIMESTAMP: {
+    codes.TIMESTAMP: {
         t.INSTANT: "changes on every call",
         t.DAILY: "changes once a day",
         t.PROCESS: "changes between calls",
     },
-    t.UNIQUE_ID: {None: "is new on every call"},
-    t.PER_USER: {None: "differs per user"},
-    t.ENVIRONMENT: {None: "differs per machine, process or checkout"},
-    t.UNORDERED: {None: "comes out in a different order between runs"},
-    t.KEY_ORDER: {None: "writes keys in whatever order the dict was built"},
-    t.RANDOM_SELECTION: {None: "picks or orders items differently on every call"},
-    t.LINE_ENDINGS: {None: "is \\r\\n on Windows and \\n elsewhere"},
-    t.WHITESPACE_DRIFT: {None: "puts different whitespace in the same text on different paths"},
+    codes.UNIQUE_ID: {None: "is new on every call"},
+    codes.PER_USER: {None: "differs per user"},
+    codes.ENVIRONMENT: {None: "differs per machine, process or checkout"},
+    codes.UNORDERED: {None: "comes out in a different order between runs"},
+    codes.KEY_ORDER: {None: "writes keys in whatever order the dict was built"},
+    codes.RANDOM_SELECTION: {None: "picks or orders items differently on every call"},
+    codes.LINE_ENDINGS: {None: "is \\r\\n on Windows and \\n elsewhere"},
+    codes.WHITESPACE_DRIFT: {None: "puts different whitespace in the same text on different paths"},
 }
 
 
@@ -63,6 +63,6 @@ def prefix_diagnostics(
             sink=reach.sink.description,
             source=reach.origin.label,
         )
-        if code == t.TIMESTAMP and reach.origin.granularity == t.DAILY:
+        if code == codes.TIMESTAMP and reach.origin.granularity == t.DAILY:
             found = dataclasses.replace(found, severity=Severity.WARNING)
         yield found

@@ -21,7 +21,8 @@ import tokenize
 from collections.abc import Iterable, Iterator
 from functools import cached_property
 
-from prefixlint import vocabulary
+from prefixlint import codes, vocabulary
+from prefixlint.codes import ENVIRONMENT, LAYOUT, PER_USER, SYSTEM_ROLES, TIMESTAMP, UNIQUE_ID
 from prefixlint.context import RuleContext
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.prompt_words import (
@@ -38,7 +39,6 @@ from prefixlint.pyflow.prompt_words import (
     SYSTEM_CALLEE,
     SYSTEM_DECORATORS,
     SYSTEM_KEYWORDS,
-    SYSTEM_ROLES,
     TEMPLATE_STATIC_TOKENS,
     TOOL_FIELDS,
     TOOL_KEYWORDS,
@@ -47,9 +47,7 @@ from prefixlint.pyflow.prompt_words import (
 )
 from prefixlint.pyflow.templates import template_fields
 
-LAYOUT = "PFX301"
-
-_NAME_CODES = frozenset({t.TIMESTAMP, t.UNIQUE_ID, t.PER_USER, t.ENVIRONMENT})
+_NAME_CODES = frozenset({codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT})
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
 # The words that keep a name from reading as a conversation (``history._NOT_CHAT_WORDS``).
 _NOT_CHAT_WORDS = frozenset(
@@ -347,12 +345,12 @@ class _Screen:
             return True
         extra = {
             code: self._option(code, "extra-volatile-names")
-            for code in ("PFX101", "PFX102", "PFX103", "PFX104")
+            for code in (TIMESTAMP, UNIQUE_ID, PER_USER, ENVIRONMENT)
         }
         return any(vocabulary.classify_name(n, extra) in _NAME_CODES for n in self._spellings)
 
     def _is_input(self, name: str) -> bool:
-        return vocabulary.is_request_input(name, self._option("PFX301", "input-names"))
+        return vocabulary.is_request_input(name, self._option(LAYOUT, "input-names"))
 
     def _layout_possible(self) -> bool:
         """PFX301 is on and the literals could make as much static text as it reports: the

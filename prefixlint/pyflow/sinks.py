@@ -22,6 +22,7 @@ from typing import TypedDict, Unpack
 import libcst as cst
 from libcst.metadata import BaseAssignment
 
+from prefixlint.codes import SYSTEM_ROLES
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
@@ -40,7 +41,6 @@ from prefixlint.pyflow.prompt_words import (
     SYSTEM_CALLEE,
     SYSTEM_DECORATORS,
     SYSTEM_KEYWORDS,
-    SYSTEM_ROLES,
     TOOL_FIELDS,
     TOOL_KEYWORDS,
     TOOLS,

@@ -10,15 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-TIMESTAMP = "PFX101"
-UNIQUE_ID = "PFX102"
-PER_USER = "PFX103"
-ENVIRONMENT = "PFX104"
-UNORDERED = "PFX201"
-KEY_ORDER = "PFX202"
-RANDOM_SELECTION = "PFX203"
-LINE_ENDINGS = "PFX401"
-WHITESPACE_DRIFT = "PFX402"
+from prefixlint.codes import ENVIRONMENT, LINE_ENDINGS, PER_USER, TIMESTAMP, UNIQUE_ID
+
 REQUEST_INPUT = "input"  # a per-request value (a parameter); only PFX301 reports it
 PARAMETER = "parameter"  # stands for an argument inside a function summary; never reported
 

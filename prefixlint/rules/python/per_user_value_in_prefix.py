@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from prefixlint.codes import PER_USER
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.relocate import relocate
 from prefixlint.pyflow.report import prefix_diagnostics
-from prefixlint.pyflow.tables import PER_USER
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prefixlint import registry
+from prefixlint.codes import SLIDING_WINDOW
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.history import WINDOW, history_edits
+from prefixlint.pyflow.history import history_edits
 from prefixlint.types import Diagnostic
 
 
-@registry.register(WINDOW, "python")
+@registry.register(SLIDING_WINDOW, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     for edit in history_edits(document):
-        if edit.code == WINDOW:
-            yield registry.diagnostic(WINDOW, edit.message, document.span(edit.node))
+        if edit.code == SLIDING_WINDOW:
+            yield registry.diagnostic(SLIDING_WINDOW, edit.message, document.span(edit.node))

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prefixlint import registry
+from prefixlint.codes import TOOL_OUTPUT
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.history import TOOL_OUTPUT, history_edits
+from prefixlint.pyflow.history import history_edits
 from prefixlint.types import Diagnostic
 
 

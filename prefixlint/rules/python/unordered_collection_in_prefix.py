@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from prefixlint.codes import UNORDERED
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.fixes import sort_collection
 from prefixlint.pyflow.report import prefix_diagnostics
-from prefixlint.pyflow.tables import UNORDERED
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 

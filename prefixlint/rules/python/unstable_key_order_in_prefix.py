@@ -6,12 +6,12 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from prefixlint.codes import KEY_ORDER
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.fixes import sort_keys
 from prefixlint.pyflow.report import prefix_diagnostics
-from prefixlint.pyflow.tables import KEY_ORDER
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic, Fix
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from prefixlint import registry
+from prefixlint.codes import LAYOUT
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.layout import Layout
 from prefixlint.pyflow.prompt_words import LAST, TEMPLATE_STATIC_TOKENS
 from prefixlint.types import Diagnostic
 
-CODE = "PFX301"
+CODE = LAYOUT
 
 
 @registry.register(CODE, "python")

@@ -6,13 +6,14 @@ from collections.abc import Iterator
 
 import libcst as cst
 
+from prefixlint.codes import TIMESTAMP
 from prefixlint.context import RuleContext
 from prefixlint.pyflow import fixes
 from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.relocate import relocate
 from prefixlint.pyflow.report import prefix_diagnostics
-from prefixlint.pyflow.tables import INSTANT, TIMESTAMP
+from prefixlint.pyflow.tables import INSTANT
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic, Fix
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from prefixlint.codes import WHITESPACE_DRIFT
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.report import prefix_diagnostics
-from prefixlint.pyflow.tables import WHITESPACE_DRIFT
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 
