@@ -5,35 +5,16 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterator
 
-from prefixlint import codes, registry
-from prefixlint.pyflow import tables as t
+from prefixlint import registry
 from prefixlint.pyflow.analysis import Analysis, Reach
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.templates import span_within
 from prefixlint.types import Diagnostic, Fix, Severity, Span
 
-_HOW: dict[str, dict[str | None, str]] = {
-    codes.TIMESTAMP: {
-        t.INSTANT: "changes on every call",
-        t.DAILY: "changes once a day",
-        t.PROCESS: "changes between calls",
-    },
-    codes.UNIQUE_ID: {None: "is new on every call"},
-    codes.PER_USER: {None: "differs per user"},
-    codes.ENVIRONMENT: {None: "differs per machine, process or checkout"},
-    codes.UNORDERED: {None: "comes out in a different order between runs"},
-    codes.KEY_ORDER: {None: "writes keys in whatever order the dict was built"},
-    codes.RANDOM_SELECTION: {None: "picks or orders items differently on every call"},
-    codes.LINE_ENDINGS: {None: "is \\r\\n on Windows and \\n elsewhere"},
-    codes.WHITESPACE_DRIFT: {None: "puts different whitespace in the same text on different paths"},
-}
 
-
-def message(reach: Reach) -> str:
+def message(reach: Reach, change: str) -> str:
     """``datetime.now() reaches the system prompt of X via f-string in f(); it changes ...``"""
     origin, sink = reach.origin, reach.sink
-    how = _HOW[origin.code]
-    change = how.get(origin.granularity) or how.get(None) or next(iter(how.values()))
     via = f" via {', '.join(origin.via)}" if origin.via else ""
     label = ", ".join(o.label for o in (origin, *reach.also))
     verb = "reach" if reach.also else "reaches"
@@ -51,18 +32,22 @@ def _span(document: PythonDocument, reach: Reach) -> Span:
 def prefix_diagnostics(
     document: PythonDocument,
     code: str,
+    change: str | Callable[[Reach], str],
     fix_for: Callable[[Reach], Fix | None] = lambda reach: None,
+    severity_for: Callable[[Reach], Severity | None] = lambda reach: None,
 ) -> Iterator[Diagnostic]:
-    """A diagnostic for every value of ``code`` that reaches a request prefix."""
+    """A diagnostic for every value of ``code`` that reaches a request prefix: the rule says
+    how its value changes (``change``), how to fix it and, where it is not the rule's default,
+    its severity."""
     for reach in Analysis.of(document).in_prefix(code):
+        how = change if isinstance(change, str) else change(reach)
         found = registry.diagnostic(
             code,
-            message(reach),
+            message(reach, how),
             _span(document, reach),
             fix=fix_for(reach),
             sink=reach.sink.description,
             source=reach.origin.label,
         )
-        if code == codes.TIMESTAMP and reach.origin.granularity == t.DAILY:
-            found = dataclasses.replace(found, severity=Severity.WARNING)
-        yield found
+        severity = severity_for(reach)
+        yield found if severity is None else dataclasses.replace(found, severity=severity)

@@ -11,7 +11,10 @@ from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 
+# How the value this rule finds changes, in its message.
+CHANGE = "is \\r\\n on Windows and \\n elsewhere"
+
 
 @register(LINE_ENDINGS, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return prefix_diagnostics(document, LINE_ENDINGS)
+    return prefix_diagnostics(document, LINE_ENDINGS, CHANGE)

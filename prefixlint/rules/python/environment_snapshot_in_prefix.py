@@ -12,7 +12,12 @@ from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 
+# How the value this rule finds changes, in its message.
+CHANGE = "differs per machine, process or checkout"
+
 
 @register(ENVIRONMENT, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return prefix_diagnostics(document, ENVIRONMENT, lambda reach: relocate(document, reach))
+    return prefix_diagnostics(
+        document, ENVIRONMENT, CHANGE, lambda reach: relocate(document, reach)
+    )

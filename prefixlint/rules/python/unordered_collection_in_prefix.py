@@ -12,9 +12,12 @@ from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 
+# How the value this rule finds changes, in its message.
+CHANGE = "comes out in a different order between runs"
+
 
 @register(UNORDERED, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     return prefix_diagnostics(
-        document, UNORDERED, lambda reach: sort_collection(document, reach.origin)
+        document, UNORDERED, CHANGE, lambda reach: sort_collection(document, reach.origin)
     )

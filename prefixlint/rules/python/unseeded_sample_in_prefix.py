@@ -11,7 +11,10 @@ from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 
+# How the value this rule finds changes, in its message.
+CHANGE = "picks or orders items differently on every call"
+
 
 @register(RANDOM_SELECTION, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return prefix_diagnostics(document, RANDOM_SELECTION)
+    return prefix_diagnostics(document, RANDOM_SELECTION, CHANGE)

@@ -23,6 +23,10 @@ def _fix(document: PythonDocument, reach: Reach) -> Fix | None:
     return None
 
 
+# How the value this rule finds changes, in its message.
+CHANGE = "writes keys in whatever order the dict was built"
+
+
 @register(KEY_ORDER, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return prefix_diagnostics(document, KEY_ORDER, lambda reach: _fix(document, reach))
+    return prefix_diagnostics(document, KEY_ORDER, CHANGE, lambda reach: _fix(document, reach))

@@ -12,7 +12,10 @@ from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 
+# How the value this rule finds changes, in its message.
+CHANGE = "is new on every call"
+
 
 @register(UNIQUE_ID, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return prefix_diagnostics(document, UNIQUE_ID, lambda reach: relocate(document, reach))
+    return prefix_diagnostics(document, UNIQUE_ID, CHANGE, lambda reach: relocate(document, reach))

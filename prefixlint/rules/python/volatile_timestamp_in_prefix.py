@@ -13,9 +13,9 @@ from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.relocate import relocate
 from prefixlint.pyflow.report import prefix_diagnostics
-from prefixlint.pyflow.tables import INSTANT
+from prefixlint.pyflow.tables import DAILY, INSTANT, PROCESS
 from prefixlint.registry import register
-from prefixlint.types import Diagnostic, Fix
+from prefixlint.types import Diagnostic, Fix, Severity
 
 
 def _fix(document: PythonDocument, reach: Reach) -> Fix | None:
@@ -28,6 +28,25 @@ def _fix(document: PythonDocument, reach: Reach) -> Fix | None:
     return fixes.coarsen_to_date(document, reach.origin.node)
 
 
+# How a reading of the clock changes, by its granularity, in the message.
+_CHANGES = {
+    INSTANT: "changes on every call",
+    DAILY: "changes once a day",
+    PROCESS: "changes between calls",
+}
+
+
+def _change(reach: Reach) -> str:
+    return _CHANGES.get(reach.origin.granularity or INSTANT, _CHANGES[INSTANT])
+
+
+def _severity(reach: Reach) -> Severity | None:
+    """A date changes once a day: most requests still share the prefix, so a warning."""
+    return Severity.WARNING if reach.origin.granularity == DAILY else None
+
+
 @register(TIMESTAMP, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return prefix_diagnostics(document, TIMESTAMP, lambda reach: _fix(document, reach))
+    return prefix_diagnostics(
+        document, TIMESTAMP, _change, lambda reach: _fix(document, reach), _severity
+    )

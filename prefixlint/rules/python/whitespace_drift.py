@@ -11,7 +11,10 @@ from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic
 
+# How the value this rule finds changes, in its message.
+CHANGE = "puts different whitespace in the same text on different paths"
+
 
 @register(WHITESPACE_DRIFT, "python")
 def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    return prefix_diagnostics(document, WHITESPACE_DRIFT)
+    return prefix_diagnostics(document, WHITESPACE_DRIFT, CHANGE)
