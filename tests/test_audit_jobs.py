@@ -56,7 +56,7 @@ def test_the_compact_form_gives_back_the_rendering():
 
 def test_workers_do_not_import_from_the_current_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "json.py").write_text("import os\nos._exit(3)\n")  # would kill a worker
+    (tmp_path / "types.py").write_text("import os\nos._exit(3)\n")  # would kill a worker
     log = tmp_path / "log.jsonl"
     log.write_bytes((LOGS / "tau_openai_clean.jsonl").read_bytes())
     assert _report([log.name], 2) == _report([log.name], 1)

@@ -164,10 +164,11 @@ class RenderPool:
         context = get_context("spawn")
         self.options = options
         self.workers = workers
-        self.queues: list[Queue[Any]] = [context.Queue(QUEUED) for _ in range(workers)]
         self.waiting: list[deque[Compact | str]] = [deque() for _ in range(workers)]
         self.processes: list[BaseProcess] = []
         with isolated_start(()) as folder:
+            # Queues start multiprocessing's resource tracker: safely too.
+            self.queues: list[Queue[Any]] = [context.Queue(QUEUED) for _ in range(workers)]
             for index, out in enumerate(self.queues):
                 process = context.Process(
                     target=_work,
@@ -176,9 +177,13 @@ class RenderPool:
                 )
                 process.start()
                 self.processes.append(process)
-            for index in range(workers):  # started in the empty folder, before it goes
-                if self._get(index) != "ready":
-                    raise AuditError("an audit worker did not start")
+            try:
+                for index in range(workers):  # started in the empty folder, before it goes
+                    if self._get(index) != "ready":
+                        raise AuditError("an audit worker did not start")
+            except BaseException:
+                self.close()
+                raise
 
     def __enter__(self) -> RenderPool:
         return self
