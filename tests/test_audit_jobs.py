@@ -5,12 +5,14 @@ import os
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from prefixlint.auditing import AuditOptions, run_audit
 from prefixlint.auditing.options import AuditError
 from prefixlint.auditing.pipeline import Auditor
 from prefixlint.auditing.rendering import RenderPool, compact, expand, route
 from prefixlint.auditing.report_json import render_json
+from prefixlint.cli.audit import audit
 from prefixlint.request import ChatRequest
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
@@ -68,3 +70,15 @@ def test_a_worker_that_fails_fails_the_audit_with_its_traceback(tmp_path):
     pool = RenderPool(AuditOptions(), [str(tmp_path / "gone.jsonl")], 2)
     with pool, pytest.raises(AuditError, match=r"an audit worker failed:\nTraceback"):
         pool.take(request)
+
+
+def test_the_command_with_jobs_0_writes_the_same_json_report(tmp_path):
+    reports = []
+    for jobs in ("1", "0"):
+        out = tmp_path / f"report-{jobs}.json"
+        args = [str(LOGS / "tau_openai_breakers.jsonl"), "--cache", "vllm", "--cache", "openai"]
+        args += ["--format", "json", "-o", str(out), "-j", jobs]
+        done = CliRunner().invoke(audit, args)
+        assert done.exit_code == 0, done.output
+        reports.append(out.read_text(encoding="utf-8"))
+    assert reports[0] == reports[1]
