@@ -112,7 +112,7 @@ class Auditor:
             )
             return Prepared(request, query, None, request.hash_ids, self.options.trace_block_tokens)
         if rendered is None:
-            rendered = render_or_reason(self._renderer(), request)
+            rendered = render_or_reason(self.render, request)
         if isinstance(rendered, str):
             raise PrepareError(rendered)
         try:

@@ -20,7 +20,7 @@ import traceback
 import zlib
 from array import array
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from multiprocessing import get_context
 from multiprocessing.process import BaseProcess
 from multiprocessing.queues import Queue
@@ -57,10 +57,12 @@ def renderer_for(options: AuditOptions) -> Renderer:
     )
 
 
-def render_or_reason(renderer: Renderer, request: ChatRequest) -> Rendered | str:
-    """``request`` rendered, or why it cannot be (the reason its skipped line gives)."""
+def render_or_reason(
+    render: Callable[[ChatRequest], Rendered], request: ChatRequest
+) -> Rendered | str:
+    """``render(request)``, or why it fails (the reason its skipped line gives)."""
     try:
-        return renderer.render(request)
+        return render(request)
     except TemplateError as exc:
         return str(exc)
     except SHAPE_ERRORS as exc:
@@ -145,7 +147,7 @@ def _work(
                     continue
                 if route(item, session_of(item, options.session_key), workers) != index:
                     continue
-                rendered = render_or_reason(renderer, item)
+                rendered = render_or_reason(renderer.render, item)
                 batch.append(rendered if isinstance(rendered, str) else compact(rendered))
                 if len(batch) == BATCH:
                     out.put(batch)
