@@ -101,6 +101,14 @@ class Auditor:
     def prepare(self, request: ChatRequest, rendered: Rendered | str | None = None) -> Prepared:
         """Build ``request``'s cache query from its block hashes or from ``rendered`` (default:
         render it here); raises :class:`PrepareError` when it cannot be audited."""
+        try:
+            return self._prepare(request, rendered)
+        except InvalidQuery as exc:
+            raise PrepareError(str(exc)) from None
+        except SHAPE_ERRORS as exc:
+            raise PrepareError(f"cannot render: {type(exc).__name__}: {exc}") from None
+
+    def _prepare(self, request: ChatRequest, rendered: Rendered | str | None) -> Prepared:
         if request.hash_ids is not None:
             query = CacheQuery(
                 block_hashes=request.hash_ids,
@@ -115,12 +123,7 @@ class Auditor:
             rendered = render_or_reason(self.render, request)
         if isinstance(rendered, str):
             raise PrepareError(rendered)
-        try:
-            query = build_query(request, rendered, self.options.lora_modules)
-        except InvalidQuery as exc:
-            raise PrepareError(str(exc)) from None
-        except SHAPE_ERRORS as exc:
-            raise PrepareError(f"cannot render: {type(exc).__name__}: {exc}") from None
+        query = build_query(request, rendered, self.options.lora_modules)
         return Prepared(request, query, rendered, rendered.tokens, 1)
 
     def skip(self, file: str, line: int, reason: str) -> None:
