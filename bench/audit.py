@@ -1,7 +1,7 @@
 """Benchmark ``prefixlint audit`` on a realistic request log built from tau-bench.
 
     .venv/bin/python bench/audit.py [--replicas 5] [--variants plain,stamped,anthropic]
-        [--scale 10] [--skip-mooncake]
+        [--scale 10] [--skip-mooncake] [--jobs 2]
 
 The log: the 200 GPT-4o airline conversations of tau-bench, each replayed turn by turn (one
 request whenever the agent answers), with tau-bench's long shared system prompt and an airline
@@ -31,6 +31,8 @@ machine disturbs the ratios far less than it does wall time):
 * audit: ``run_audit`` with the vllm model, without and with the what-if re-simulation;
 * memory: the audit (no what-if) on ``--memory-replicas`` replicas and on ``--scale`` times
   as many, to show that memory does not grow with the log beyond one small record per request;
+* ``--jobs N``: instead of the above, the audit (vllm, no what-if) with ``-j 1`` and with
+  ``-j N`` rendering workers, in wall seconds (the workers' CPU is not this process's);
 * Mooncake: the conversation trace through vllm and sglang by the audit, and the cache-model
   comparison with kvcache-simulator (``bench/cache_models.py``).
 """
@@ -175,6 +177,18 @@ def worker(mode: str, log: str) -> dict:
             tokens += len(tokenizer.encode(renderer.render(request).text))
             requests += 1
         return {"seconds": time.process_time() - started, "tokens": tokens, "requests": requests}
+    if mode.startswith("audit-jobs-"):
+        # Worker processes: CPU time of this process leaves theirs out, so wall time.
+        options = AuditOptions(caches=("vllm",), what_if=False, jobs=int(mode.split("-")[2]))
+        started = time.perf_counter()
+        report = run_audit([log], options)
+        totals = report.totals("vllm")
+        return {
+            "seconds": time.perf_counter() - started,
+            "requests": totals.requests,
+            "tokens": totals.prompt_tokens,
+            "hit_rate": totals.hit_rate,
+        }
     what_if = mode == "audit-what-if"
     capacity = MEMORY_RUN_CAPACITY if mode == "audit-capacity" else None
     started = time.process_time()
@@ -211,6 +225,20 @@ def mooncake_audit() -> dict:
     }
 
 
+def measure_jobs(log: Path, jobs: int) -> None:
+    """The audit (vllm, no what-if) in this process and with ``jobs`` rendering workers, in
+    wall seconds: the same figures each time, or the bench stops."""
+    serial = measure("audit-jobs-1", log)
+    parallel = measure(f"audit-jobs-{jobs}", log)
+    for key in ("requests", "tokens", "hit_rate"):
+        if serial[key] != parallel[key]:
+            raise SystemExit(f"--jobs {jobs} changed {key}: {serial[key]} -> {parallel[key]}")
+    print(
+        f"audit, vllm, wall time: -j 1 {serial['seconds']:.2f} s, -j {jobs} "
+        f"{parallel['seconds']:.2f} s (x{serial['seconds'] / parallel['seconds']:.2f})"
+    )
+
+
 def measure_log(log: Path, count: int) -> None:
     """The floor, the reading, the naive rendering and the audit of one log, side by side."""
     floor = measure("floor", log)
@@ -244,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--memory-replicas", type=int, default=1, help="replicas, memory run")
     parser.add_argument("--scale", type=int, default=10, help="size factor of the memory run")
     parser.add_argument("--skip-mooncake", action="store_true")
+    parser.add_argument(
+        "--jobs", type=int, help="only the audit's wall time with -j 1 and with -j JOBS"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "LOG"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -257,8 +288,13 @@ def main(argv: list[str] | None = None) -> int:
             stamped = variant in ("stamped", "anthropic")
             count = build_log(log, args.replicas, stamped, anthropic=variant == "anthropic")
             print(f"{variant} log: {count:,} requests, {log.stat().st_size / 2**20:.1f} MiB")
-            measure_log(log, count)
+            if args.jobs:
+                measure_jobs(log, args.jobs)
+            else:
+                measure_log(log, count)
             log.unlink()
+        if args.jobs:
+            return 0
         sizes = []
         for replicas in (args.memory_replicas, args.memory_replicas * args.scale):
             path = Path(folder) / f"tau-{replicas}.jsonl"

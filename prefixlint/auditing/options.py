@@ -66,6 +66,8 @@ class AuditOptions:
     replicas: int | None = None
     router: str = "prefix-aware"
     router_epsilon: float = 0.1
+    # Worker processes that render and tokenize (audit --jobs); 1: all in this process.
+    jobs: int = 1
 
     def gpu_price(self) -> GpuTimePrice | None:
         """The price of a self-hosted engine's prefill, when both figures are given."""

@@ -11,7 +11,6 @@ import contextlib
 import gc
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from prefixlint.auditing.advice import assumptions, fix_first
 from prefixlint.auditing.attribution import (
@@ -26,19 +25,20 @@ from prefixlint.auditing.canonical import canonicalisers
 from prefixlint.auditing.options import ENGINE_MODELS, AuditError, AuditOptions, new_cache_model
 from prefixlint.auditing.planning import Planner
 from prefixlint.auditing.prices import GpuTimePrice, Price, PriceTable
+from prefixlint.auditing.rendering import (
+    SHAPE_ERRORS,
+    RenderPool,
+    render_or_reason,
+    renderer_for,
+    session_of,
+)
 from prefixlint.auditing.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
 from prefixlint.auditing.source_link import SourceIndex, refined_cause
 from prefixlint.auditing.whatif import WhatIfRunner
 from prefixlint.cache import CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.cache.query import build_query
-from prefixlint.chat import (
-    DEFAULT_ENGINE,
-    DEFAULT_TEMPLATE,
-    Renderer,
-    TemplateError,
-    get_renderer,
-)
+from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE, Renderer
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
@@ -46,33 +46,8 @@ from prefixlint.sources.logs import SkippedLine, read_log
 # cache model (belady), the audit itself, the what-if re-simulation.
 READING, AUDITING, WHAT_IF = "reading", "auditing", "what-if"
 PHASES = (READING, AUDITING, WHAT_IF)
-# What code reading a request of an unexpected shape raises (None where a dict should be).
-SHAPE_ERRORS = (TypeError, ValueError, AttributeError, KeyError, IndexError, RecursionError)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
 BREAKPOINT_ONLY_MODELS = frozenset({"anthropic"})
-
-
-def session_of(request: ChatRequest, key: str | None) -> str | None:
-    """The request's session: the logged ``session_id``, or the field ``key`` names.
-
-    ``key`` is a request field (``route``, ``model``), a dotted path into the logged
-    ``metadata`` (``metadata.user_id``) or into the other request parameters (``user``,
-    ``prompt_cache_key``, ``conversation.id``).
-    """
-    if key is None:
-        return request.session_id
-    if key in ("session_id", "route", "model"):
-        attribute = getattr(request, key)
-        return None if attribute is None else str(attribute)
-    value: Any = request.params
-    path = key.split(".")
-    if path[0] == "metadata":
-        value, path = request.metadata, path[1:]
-    for part in path:
-        if not isinstance(value, dict) or part not in value:
-            return None
-        value = value[part]
-    return None if value is None else str(value)
 
 
 @dataclass(frozen=True)
@@ -84,6 +59,10 @@ class Prepared:
     rendered: Rendered | None
     units: Sequence[int]
     unit_tokens: int
+
+
+class PrepareError(Exception):
+    """A request that cannot be rendered or queried; the message is its skipped line's reason."""
 
 
 class Auditor:
@@ -113,20 +92,23 @@ class Auditor:
 
     def _renderer(self) -> Renderer:
         if self.renderer is None:
-            options = self.options
-            self.renderer = get_renderer(
-                options.template,
-                options.tokenizer,
-                engine=options.engine,
-                image_tokens=options.image_tokens,
-            )
+            self.renderer = renderer_for(self.options)
         return self.renderer
 
     def render(self, request: ChatRequest) -> Rendered:
         return self._renderer().render(request)
 
-    def prepare(self, request: ChatRequest) -> Prepared:
-        """Render ``request`` (or take its block hashes) and build its cache query."""
+    def prepare(self, request: ChatRequest, rendered: Rendered | str | None = None) -> Prepared:
+        """Build ``request``'s cache query from its block hashes or from ``rendered`` (default:
+        render it here); raises :class:`PrepareError` when it cannot be audited."""
+        try:
+            return self._prepare(request, rendered)
+        except InvalidQuery as exc:
+            raise PrepareError(str(exc)) from None
+        except SHAPE_ERRORS as exc:
+            raise PrepareError(f"cannot render: {type(exc).__name__}: {exc}") from None
+
+    def _prepare(self, request: ChatRequest, rendered: Rendered | str | None) -> Prepared:
         if request.hash_ids is not None:
             query = CacheQuery(
                 block_hashes=request.hash_ids,
@@ -137,7 +119,10 @@ class Auditor:
                 model=request.model,
             )
             return Prepared(request, query, None, request.hash_ids, self.options.trace_block_tokens)
-        rendered = self.render(request)
+        if rendered is None:
+            rendered = render_or_reason(self.render, request)
+        if isinstance(rendered, str):
+            raise PrepareError(rendered)
         query = build_query(request, rendered, self.options.lora_modules)
         return Prepared(request, query, rendered, rendered.tokens, 1)
 
@@ -427,26 +412,29 @@ def _prepared(
     on_line: Callable[[], None] | None = None,
     on_skip: Callable[[str, int, str], None] | None = None,
 ) -> Iterator[tuple[str, Prepared]]:
-    """Every request of ``files`` that renders, in order; ``on_skip`` hears of the others."""
-    for file in files:
-        for item in read_log(
-            file, format=auditor.options.log_format, limits=auditor.options.log_limits
-        ):
-            if on_line is not None:
-                on_line()
-            if isinstance(item, SkippedLine):
-                if on_skip is not None:
-                    on_skip(file, item.line, item.reason)
-                continue
-            try:
-                prepared = auditor.prepare(item)
-            except (TemplateError, InvalidQuery) as exc:
-                if on_skip is not None:
-                    on_skip(file, item.line, str(exc))
-                continue
-            except SHAPE_ERRORS as exc:
-                # A shape the log readers let through: the line is skipped, the audit goes on.
-                if on_skip is not None:
-                    on_skip(file, item.line, f"cannot render: {type(exc).__name__}: {exc}")
-                continue
-            yield file, prepared
+    """Every request of ``files`` that renders, in order; ``on_skip`` hears of the others.
+
+    With ``options.jobs`` above 1 (and files, not standard input), worker processes render
+    and tokenize (:class:`RenderPool`); this process reads the logs and builds the queries.
+    """
+    options = auditor.options
+    with contextlib.ExitStack() as stack:
+        pool = None
+        if options.jobs > 1 and "-" not in files:
+            pool = stack.enter_context(RenderPool(options, files, options.jobs))
+        for file in files:
+            for item in read_log(file, format=options.log_format, limits=options.log_limits):
+                if on_line is not None:
+                    on_line()
+                if isinstance(item, SkippedLine):
+                    if on_skip is not None:
+                        on_skip(file, item.line, item.reason)
+                    continue
+                rendered = None if pool is None or item.hash_ids is not None else pool.take(item)
+                try:
+                    prepared = auditor.prepare(item, rendered)
+                except PrepareError as exc:
+                    if on_skip is not None:
+                        on_skip(file, item.line, str(exc))
+                    continue
+                yield file, prepared

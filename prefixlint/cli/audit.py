@@ -314,6 +314,15 @@ def _limit_option(field: str, text: str) -> Callable[[Callback], Callback]:
     help="prefix-aware's load bound: a replica over (1 + EPSILON) x the mean prompt tokens "
     "so far is passed over.",
 )
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=0),
+    default=1,
+    show_default=True,
+    help="Worker processes that render and tokenize the logs (0: one per core); the cache "
+    "models run in order here, so the report is the same.",
+)
 @vllm_server_options
 @click.pass_context
 def audit(ctx: click.Context, /, logs: tuple[str, ...], **options: Any) -> None:
@@ -387,6 +396,7 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
             prefill_tokens_per_second=options["prefill_tokens_per_second"],
             gpu_hour_usd=options["gpu_hour_usd"],
             group_by=options["group_by"],
+            jobs=options["jobs"] or os.cpu_count() or 1,
             log_limits=LogLimits(
                 max_line_bytes=options["max_line_bytes"],
                 max_log_bytes=options["max_log_bytes"],

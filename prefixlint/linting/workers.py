@@ -65,7 +65,7 @@ def worker_sys_path(avoid: Iterable[str]) -> list[str]:
 
 
 @contextlib.contextmanager
-def _isolated_start(avoid: Iterable[str]) -> Iterator[str]:
+def isolated_start(avoid: Iterable[str]) -> Iterator[str]:
     """While open, spawned interpreters start with a safe ``sys.path`` in an empty folder (see
     the module doc); yields the folder to return to."""
     saved_path, saved_flag, here = sys.path[:], os.environ.get("PYTHONSAFEPATH"), os.getcwd()
@@ -134,7 +134,7 @@ def map_isolated(
     """
     results: dict[int, Result] = {}
     crashed: list[int] = []
-    with _isolated_start(avoid) as folder:
+    with isolated_start(avoid) as folder:
         queue = deque(range(len(items)))
         while queue:
             lost = _run_until_broken(function, items, queue, workers, folder, results)
