@@ -79,3 +79,21 @@ def test_unreachable_server_is_one_clear_error():
     client = EngineClient(url, retries=1, backoff=0.0, timeout=2.0)
     with client, pytest.raises(ReplayError, match=rf"cannot reach {url}/v1/models"):
         client.served_model()
+
+
+def test_timed_queries_are_in_send_order_and_timed_from_the_first_send():
+    from prefixlint.cache import CacheQuery
+    from prefixlint.replay.server import ServerReply, timed_queries
+
+    queries = [CacheQuery(tokens=[1, 2]), CacheQuery(tokens=[3]), CacheQuery(tokens=[4])]
+    # The second request left before the first (two threads), the third after both.
+    replies = [
+        ServerReply(2, 0, "timings.cache_n", 1.5, started_s=100.25),
+        ServerReply(1, 0, "timings.cache_n", 0.5, started_s=100.0),
+        ServerReply(1, 0, None, 2.0, "HTTP 500", started_s=101.0),
+    ]
+    order = timed_queries(queries, replies)
+    assert [i for i, _ in order] == [1, 0, 2]
+    assert [(q.timestamp, q.finish) for _, q in order] == [(0.0, 0.5), (0.25, 1.75), (1.0, 3.0)]
+    assert [list(q.tokens or []) for _, q in order] == [[3], [1, 2], [4]]
+    assert timed_queries([], []) == []

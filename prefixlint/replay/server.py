@@ -28,9 +28,9 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import httpx
@@ -130,13 +130,19 @@ def reported_cached_tokens(reply: dict[str, Any]) -> tuple[int | None, str | Non
 @dataclass(frozen=True)
 class ServerReply:
     """What the engine said about one replayed request; ``error`` says why it said nothing
-    usable (the request is counted, not fatal)."""
+    usable (the request is counted, not fatal). ``started_s`` is when it was sent, on
+    :func:`time.monotonic`'s clock; the answer came ``latency_s`` later."""
 
     prompt_tokens: int | None
     cached_tokens: int | None
     cached_field: str | None
     latency_s: float
     error: str | None = None
+    started_s: float = 0.0
+
+    @property
+    def finished_s(self) -> float:
+        return self.started_s + self.latency_s
 
 
 class ResponseError(Exception):
@@ -369,19 +375,43 @@ class EngineClient:
             response = self._send("POST", "/v1/chat/completions", json=body)
             reply = response.json() if response.status == 200 else None
         except ResponseError as exc:
-            return ServerReply(None, None, None, time.monotonic() - start, str(exc))
+            return ServerReply(None, None, None, time.monotonic() - start, str(exc), start)
         latency = time.monotonic() - start
         if response.status != 200:
             status = f"HTTP {response.status}: {_first_line(response.text())}".rstrip(": ")
-            return ServerReply(None, None, None, latency, status)
+            return ServerReply(None, None, None, latency, status, start)
         usable = _usable_reply(reply)
         if isinstance(usable, str):
-            return ServerReply(None, None, None, latency, usable)
+            return ServerReply(None, None, None, latency, usable, start)
         cached, field = reported_cached_tokens(usable)
         prompt_tokens = _count(_dig(reply, "usage", "prompt_tokens"))
         if cached is None and self.absent_means_zero and prompt_tokens is not None:
             cached, field = 0, "absent"
-        return ServerReply(prompt_tokens, cached, field, latency)
+        return ServerReply(prompt_tokens, cached, field, latency, started_s=start)
+
+
+def timed_queries(
+    queries: Sequence[CacheQuery], replies: Sequence[ServerReply]
+) -> list[tuple[int, CacheQuery]]:
+    """``(log index, query)`` in the order the requests were sent, each query timed from the
+    first send: ``timestamp`` when it was sent, ``finish`` when its answer came back; what a
+    cache model of a concurrent engine needs to know which requests were running when each
+    one arrived."""
+    if not replies:
+        return []
+    origin = min(reply.started_s for reply in replies)
+    order = sorted(range(len(replies)), key=lambda i: (replies[i].started_s, i))
+    return [
+        (
+            i,
+            replace(
+                queries[i],
+                timestamp=replies[i].started_s - origin,
+                finish=replies[i].finished_s - origin,
+            ),
+        )
+        for i in order
+    ]
 
 
 def send_in_order(
