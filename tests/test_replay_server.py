@@ -97,3 +97,33 @@ def test_timed_queries_are_in_send_order_and_timed_from_the_first_send():
     assert [(q.timestamp, q.finish) for _, q in order] == [(0.0, 0.5), (0.25, 1.75), (1.0, 3.0)]
     assert [list(q.tokens or []) for _, q in order] == [[3], [1, 2], [4]]
     assert timed_queries([], []) == []
+
+
+def test_the_server_took_a_request_its_own_time_before_its_answer():
+    from prefixlint.cache import CacheQuery
+    from prefixlint.replay.server import ServerReply, server_time_s, timed_queries
+
+    def reply(timings, started, latency):
+        return ServerReply(1, 0, "timings.cache_n", latency, started_s=started, timings=timings)
+
+    assert server_time_s(reply((100, 50.0, 1.5), 0.0, 1.0)) == pytest.approx(0.0515)
+    assert server_time_s(reply(None, 0.0, 1.0)) == 0.0
+    # The first, sent at 10, worked 0.5 s of its 2: taken at 11.5. The second, sent at 10.5,
+    # worked 0.25 of its 1: taken at 11.25, first, while the first was still to come.
+    # The third reports no timings: taken when sent.
+    queries = [CacheQuery(tokens=[1]), CacheQuery(tokens=[2]), CacheQuery(tokens=[3])]
+    replies = [
+        reply((100, 500.0, 0.0), 10.0, 2.0),
+        reply((100, 250.0, 0.0), 10.5, 1.0),
+        reply(None, 11.0, 0.5),
+    ]
+    order = timed_queries(queries, replies)
+    assert [i for i, _ in order] == [2, 1, 0]
+    assert [(q.timestamp, q.finish) for _, q in order] == [
+        (pytest.approx(1.0), pytest.approx(1.5)),
+        (pytest.approx(1.25), pytest.approx(1.5)),
+        (pytest.approx(1.5), pytest.approx(2.0)),
+    ]
+    # A server time longer than the latency (clocks apart) is never before the send.
+    ((_, query),) = timed_queries(queries[:1], [reply((1, 5000.0, 0.0), 10.0, 1.0)])
+    assert query.timestamp == 0.0

@@ -131,7 +131,8 @@ def reported_cached_tokens(reply: dict[str, Any]) -> tuple[int | None, str | Non
 class ServerReply:
     """What the engine said about one replayed request; ``error`` says why it said nothing
     usable (the request is counted, not fatal). ``started_s`` is when it was sent, on
-    :func:`time.monotonic`'s clock; the answer came ``latency_s`` later."""
+    :func:`time.monotonic`'s clock; the answer came ``latency_s`` later. ``timings`` are
+    llama.cpp's ``timings.prompt_n``, ``prompt_ms`` and ``predicted_ms``, when reported."""
 
     prompt_tokens: int | None
     cached_tokens: int | None
@@ -139,6 +140,7 @@ class ServerReply:
     latency_s: float
     error: str | None = None
     started_s: float = 0.0
+    timings: tuple[int, float, float] | None = None
 
     @property
     def finished_s(self) -> float:
@@ -387,29 +389,64 @@ class EngineClient:
         prompt_tokens = _count(_dig(reply, "usage", "prompt_tokens"))
         if cached is None and self.absent_means_zero and prompt_tokens is not None:
             cached, field = 0, "absent"
-        return ServerReply(prompt_tokens, cached, field, latency, started_s=start)
+        return ServerReply(
+            prompt_tokens, cached, field, latency, started_s=start, timings=_timings(usable)
+        )
+
+
+def _timings(reply: dict[str, Any]) -> tuple[int, float, float] | None:
+    timings = reply.get("timings")
+    if not isinstance(timings, dict):
+        return None
+    count = _count(timings.get("prompt_n"))
+    values = [timings.get(key) for key in ("prompt_ms", "predicted_ms")]
+    if count is None or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        for v in values
+    ):
+        return None
+    return count, float(values[0]), float(values[1])  # type: ignore[arg-type]
+
+
+def server_time_s(reply: ServerReply) -> float:
+    """How long the server worked on the request from its launch on a slot: llama.cpp's
+    ``prompt_ms`` (from the launch, ``server_slot_stats::t_start``, to the end of the prompt)
+    and ``predicted_ms``; 0 without timings."""
+    if reply.timings is None:
+        return 0.0
+    _, prompt_ms, predicted_ms = reply.timings
+    return (prompt_ms + predicted_ms) / 1000
 
 
 def timed_queries(
     queries: Sequence[CacheQuery], replies: Sequence[ServerReply]
 ) -> list[tuple[int, CacheQuery]]:
-    """``(log index, query)`` in the order the requests were sent, each query timed from the
-    first send: ``timestamp`` when it was sent, ``finish`` when its answer came back; what a
-    cache model of a concurrent engine needs to know which requests were running when each
-    one arrived."""
+    """``(log index, query)`` in the order the server took the requests, each query timed
+    from the first send: ``timestamp`` when the server took it (its answer less
+    :func:`server_time_s`, never before it was sent; when it was sent if the server reports
+    no timings), ``finish`` when its answer came back.
+
+    llama-server takes new tasks only between ``update_slots`` passes
+    (``server_queue::start_loop``; ``process_single_task`` declines a completion while a decode
+    runs) and releases a slot in the pass that samples its last token, so a request taken
+    before another's answer was taken while that one held its slot. The send time alone is
+    not enough: a request sent while another decodes its last pass is taken after that one
+    is released, and the HTTP thread's rendering and tokenizing delay it further."""
     if not replies:
         return []
     origin = min(reply.started_s for reply in replies)
-    order = sorted(range(len(replies)), key=lambda i: (replies[i].started_s, i))
-    return [
+    taken = [
         (
-            i,
-            replace(
-                queries[i],
-                timestamp=replies[i].started_s - origin,
-                finish=replies[i].finished_s - origin,
-            ),
+            reply.started_s
+            if reply.timings is None
+            else max(reply.started_s, reply.finished_s - server_time_s(reply))
         )
+        - origin
+        for reply in replies
+    ]
+    order = sorted(range(len(replies)), key=lambda i: (taken[i], i))
+    return [
+        (i, replace(queries[i], timestamp=taken[i], finish=replies[i].finished_s - origin))
         for i in order
     ]
 
