@@ -418,20 +418,40 @@ def server_time_s(reply: ServerReply) -> float:
     return (prompt_ms + predicted_ms) / 1000
 
 
+BATCH_TOKENS = 2048
+"""llama-server's logical batch (``n_batch``, ``common/common.h``): the most prompt tokens
+one ``update_slots`` pass decodes."""
+
+
+def last_pass_s(reply: ServerReply, batch_tokens: int = BATCH_TOKENS) -> float:
+    """How long the request's last decode pass took, from llama.cpp's ``timings``: the share
+    of ``prompt_ms`` of the last ``batch_tokens`` chunk of the evaluated prompt, and
+    ``predicted_ms``; 0 without timings."""
+    if reply.timings is None:
+        return 0.0
+    evaluated, prompt_ms, predicted_ms = reply.timings
+    last = evaluated % batch_tokens or batch_tokens
+    share = last / evaluated if evaluated > 0 else 0.0
+    return (prompt_ms * share + predicted_ms) / 1000
+
+
 def timed_queries(
-    queries: Sequence[CacheQuery], replies: Sequence[ServerReply]
+    queries: Sequence[CacheQuery], replies: Sequence[ServerReply], batch_tokens: int = BATCH_TOKENS
 ) -> list[tuple[int, CacheQuery]]:
     """``(log index, query)`` in the order the server took the requests, each query timed
     from the first send: ``timestamp`` when the server took it (its answer less
     :func:`server_time_s`, never before it was sent; when it was sent if the server reports
-    no timings), ``finish`` when its answer came back.
+    no timings), ``finish`` halfway through its last decode pass (its answer less half of
+    :func:`last_pass_s`).
 
     llama-server takes new tasks only between ``update_slots`` passes
     (``server_queue::start_loop``; ``process_single_task`` declines a completion while a decode
-    runs) and releases a slot in the pass that samples its last token, so a request taken
-    before another's answer was taken while that one held its slot. The send time alone is
-    not enough: a request sent while another decodes its last pass is taken after that one
-    is released, and the HTTP thread's rendering and tokenizing delay it further."""
+    runs) and releases a slot in the pass that samples its last token. A request taken while
+    another held its slot was taken before that one's last pass began; one taken after the
+    release was taken when that pass ended: the middle of the last pass parts the two with
+    half a pass to spare on either side of the client's clock. The send time alone is not
+    enough: a request sent while another decodes its last pass is taken after that one is
+    released, and the HTTP thread's rendering and tokenizing delay it further."""
     if not replies:
         return []
     origin = min(reply.started_s for reply in replies)
@@ -444,11 +464,12 @@ def timed_queries(
         - origin
         for reply in replies
     ]
-    order = sorted(range(len(replies)), key=lambda i: (taken[i], i))
-    return [
-        (i, replace(queries[i], timestamp=taken[i], finish=replies[i].finished_s - origin))
-        for i in order
+    finish = [
+        max(reply.finished_s - last_pass_s(reply, batch_tokens) / 2 - origin, taken[i])
+        for i, reply in enumerate(replies)
     ]
+    order = sorted(range(len(replies)), key=lambda i: (taken[i], i))
+    return [(i, replace(queries[i], timestamp=taken[i], finish=finish[i])) for i in order]
 
 
 def send_in_order(
