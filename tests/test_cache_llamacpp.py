@@ -214,3 +214,63 @@ def test_kv_unified_reaches_the_model_from_the_command_line():
         report = json.loads(CliRunner().invoke(main, [*base, *flags]).output)
         given = {k: v for k, v in report["settings"].items() if k in ("slots", "kv_unified")}
         assert given == settings, flags
+
+
+def timed(model, *queries):
+    """Serve ``(prompt, sent, answered)`` triples in order; cached tokens of each."""
+    return [
+        model.process(CacheQuery(tokens=p, timestamp=sent, finish=answered)).cached_tokens
+        for p, sent, answered in queries
+    ]
+
+
+def test_a_request_arriving_while_another_runs_cannot_use_its_slot():
+    model = make_cache_model("llamacpp", slots=2, cache_ram_mib=0)
+    # A runs on slot 1 from 0 to 10; its next turn arrives at 1 and takes the other slot.
+    assert timed(model, (A, 0.0, 10.0), ([*A, 7], 1.0, 2.0)) == [0, 0]
+    assert [slot.tokens for slot in model.slots] == [held([*A, 7]), held(A)]
+    # Once both are done, the longest common prefix wins: slot 0 (101 of 102 tokens).
+    assert timed(model, ([*A, 7, 8], 20.0, 21.0)) == [101]
+    # Served one after another, the next turn finds its slot.
+    model = make_cache_model("llamacpp", slots=2, cache_ram_mib=0)
+    assert timed(model, (A, 0.0, 10.0), ([*A, 7], 11.0, 12.0)) == [0, 100]
+
+
+def test_times_without_a_finish_are_served_one_after_another():
+    model = make_cache_model("llamacpp", slots=2, cache_ram_mib=0)
+    assert timed(model, (A, 0.0, None), ([*A, 7], 0.0, None)) == [0, 100]
+    # A finish but no arrival time: nothing is known to run alongside, so nothing is busy.
+    model = make_cache_model("llamacpp", slots=2, cache_ram_mib=0)
+    assert timed(model, (A, None, 10.0), ([*A, 7], None, 11.0)) == [0, 100]
+
+
+def test_least_recently_used_means_released_longest_ago():
+    model = make_cache_model("llamacpp", slots=2, cache_ram_mib=0)
+    # A on slot 1 (0 to 10), B on slot 0 (1 to 3): slot 0 was released first, so C, similar
+    # to neither, takes slot 0 though B was launched after A.
+    assert timed(model, (A, 0.0, 10.0), (B, 1.0, 3.0), (C, 20.0, 21.0)) == [0, 0, 0]
+    assert [slot.tokens for slot in model.slots] == [held(C), held(A)]
+
+
+def test_with_every_slot_busy_the_request_waits_for_the_first_to_finish():
+    model = make_cache_model("llamacpp", slots=2, cache_ram_mib=0)
+    # A on slot 1 until 10, B on slot 0 until 5; B's next turn arrives at 2, is deferred, and
+    # gets slot 0 when B is released there: it reuses B's 100 tokens.
+    assert timed(model, (A, 0.0, 10.0), (B, 1.0, 5.0), ([*B, 9], 2.0, 6.0)) == [0, 0, 100]
+    # A's next turn arrives at 3 with both busy again (A until 10, B's turn until 6): slot 0
+    # frees first and holds B's conversation, so A's turn shares nothing with it.
+    assert timed(model, ([*A, 7], 3.0, 7.0)) == [0]
+    assert [slot.tokens for slot in model.slots] == [held([*A, 7]), held(A)]
+
+
+def test_the_idle_slot_pass_skips_a_busy_slot():
+    model = make_cache_model("llamacpp", slots=2, kv_unified=True)
+    # B starts while A runs on slot 1: A's slot is neither saved to RAM nor cleared.
+    assert timed(model, (A, 0.0, 10.0), (B, 1.0, 2.0)) == [0, 0]
+    assert [slot.tokens for slot in model.slots] == [held(B), held(A)]
+    assert list(model.entries) == []
+    # One after the other, the idle pass saves A and clears its slot (the unified KV).
+    model = make_cache_model("llamacpp", slots=2, kv_unified=True)
+    assert timed(model, (A, 0.0, 1.0), (B, 2.0, 3.0)) == [0, 0]
+    assert [slot.tokens for slot in model.slots] == [held(B), b""]
+    assert list(model.entries) == [held(A)]

@@ -79,3 +79,58 @@ def test_unreachable_server_is_one_clear_error():
     client = EngineClient(url, retries=1, backoff=0.0, timeout=2.0)
     with client, pytest.raises(ReplayError, match=rf"cannot reach {url}/v1/models"):
         client.served_model()
+
+
+def test_timed_queries_are_in_send_order_and_timed_from_the_first_send():
+    from prefixlint.cache import CacheQuery
+    from prefixlint.replay.server import ServerReply, timed_queries
+
+    queries = [CacheQuery(tokens=[1, 2]), CacheQuery(tokens=[3]), CacheQuery(tokens=[4])]
+    # The second request left before the first (two threads), the third after both.
+    replies = [
+        ServerReply(2, 0, "timings.cache_n", 1.5, started_s=100.25),
+        ServerReply(1, 0, "timings.cache_n", 0.5, started_s=100.0),
+        ServerReply(1, 0, None, 2.0, "HTTP 500", started_s=101.0),
+    ]
+    order = timed_queries(queries, replies)
+    assert [i for i, _ in order] == [1, 0, 2]
+    assert [(q.timestamp, q.finish) for _, q in order] == [(0.0, 0.5), (0.25, 1.75), (1.0, 3.0)]
+    assert [list(q.tokens or []) for _, q in order] == [[3], [1, 2], [4]]
+    assert timed_queries([], []) == []
+
+
+def test_the_server_took_a_request_its_own_time_before_its_answer():
+    from prefixlint.cache import CacheQuery
+    from prefixlint.replay.server import ServerReply, last_pass_s, server_time_s, timed_queries
+
+    def reply(timings, started, latency):
+        return ServerReply(1, 0, "timings.cache_n", latency, started_s=started, timings=timings)
+
+    assert server_time_s(reply((100, 50.0, 1.5), 0.0, 1.0)) == pytest.approx(0.0515)
+    assert server_time_s(reply(None, 0.0, 1.0)) == 0.0
+    # 3000 evaluated tokens are decoded in passes of 2048 and 952: the last pass is 952/3000
+    # of the prompt time (190.4 ms), then the sampled token's 0.5 ms.
+    assert last_pass_s(reply((3000, 600.0, 0.5), 0.0, 1.0)) == pytest.approx(0.1909)
+    assert last_pass_s(reply((4096, 400.0, 0.0), 0.0, 1.0)) == pytest.approx(0.2)
+    assert last_pass_s(reply((0, 0.0, 2.0), 0.0, 1.0)) == pytest.approx(0.002)
+    assert last_pass_s(reply(None, 0.0, 1.0)) == 0.0
+    # Busy until halfway through the last pass (one pass each here, no pass for the third).
+    # The first, sent at 10, worked 0.5 s of its 2: taken at 11.5. The second, sent at 10.5,
+    # worked 0.25 of its 1: taken at 11.25, first, while the first was still to come.
+    # The third reports no timings: taken when sent.
+    queries = [CacheQuery(tokens=[1]), CacheQuery(tokens=[2]), CacheQuery(tokens=[3])]
+    replies = [
+        reply((100, 500.0, 0.0), 10.0, 2.0),
+        reply((100, 250.0, 0.0), 10.5, 1.0),
+        reply(None, 11.0, 0.5),
+    ]
+    order = timed_queries(queries, replies)
+    assert [i for i, _ in order] == [2, 1, 0]
+    assert [(q.timestamp, q.finish) for _, q in order] == [
+        (pytest.approx(1.0), pytest.approx(1.5)),
+        (pytest.approx(1.25), pytest.approx(1.375)),
+        (pytest.approx(1.5), pytest.approx(1.75)),
+    ]
+    # A server time longer than the latency (clocks apart) is never before the send.
+    ((_, query),) = timed_queries(queries[:1], [reply((1, 5000.0, 0.0), 10.0, 1.0)])
+    assert query.timestamp == 0.0

@@ -71,6 +71,10 @@ class CacheQuery:
     items, ``(offset, length, identity)`` of each one's placeholder tokens: the ``vllm``
     model adds the identity to the blocks that overlap them.
     ``timestamp`` is in seconds; ``None`` means "no time passed" (nothing expires).
+    ``finish`` is when the request's answer was complete, on ``timestamp``'s clock; ``None``
+    means at once. A model of an engine that serves requests concurrently (``llamacpp``) counts
+    the request as running from ``timestamp`` to ``finish``: a later query whose timestamp
+    falls before that finish arrives while it runs.
     ``packed`` is optional: ``tokens`` already packed as :func:`unit_bytes` packs them
     (``array("q", tokens).tobytes()``), when the caller has them; the models then skip
     packing. Its length is checked against ``tokens``, its content is the caller's promise.
@@ -88,6 +92,7 @@ class CacheQuery:
     boundaries: Sequence[int] = ()
     extra_keys: tuple[Hashable, ...] = ()
     media: tuple[tuple[int, int, Hashable], ...] = ()
+    finish: float | None = None
     packed: bytes | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:

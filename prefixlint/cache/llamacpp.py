@@ -3,8 +3,8 @@
 Read from ``ggml-org/llama.cpp`` at commit 0c1e5709 (the llama.cpp that llama-cpp-python
 0.3.36 vendors, late 2026; ``tools/server/server-context.cpp``, ``tools/server/server.cpp``,
 ``tools/server/server-task.cpp``, ``common/common.h``, ``common/arg.cpp``), and checked
-against that server (``bench/llama_server_loop.py``). Requests are served one after another,
-in log order:
+against that server (``bench/llama_server_loop.py``). Requests are taken in the order given;
+one without a ``finish`` time is over before the next (served one after another):
 
 * Slot choice (``get_available_slot``): among slots holding tokens, the one whose longest
   common prefix with the prompt covers the largest fraction of the prompt, if that fraction is
@@ -27,6 +27,11 @@ in log order:
   cache is unified when ``--parallel`` is left to auto (4 slots, ``server.cpp``) or
   ``--kv-unified`` is given; an explicit ``--parallel N`` leaves it off, so idle slots keep
   their tokens.
+* Concurrent requests: a query with ``timestamp`` and ``finish`` runs on its slot until
+  ``finish``; a later query arriving before then cannot take that slot (``get_available_slot``
+  and the idle-slot pass skip a slot that ``is_processing()``), and when every slot is busy it
+  waits for the first to finish (the server defers the task and takes it up when a slot is
+  released). Least recently used means released longest ago (``t_last_used``, set on release).
 * Reuse: ``n_past`` = the longest common prefix of the slot's tokens and the prompt, one less
   when it covers the whole prompt ("need to evaluate at least 1 token"); the slot then holds
   the prompt and the generated tokens but the last.
@@ -37,13 +42,14 @@ Parameters keep the server's defaults: ``slots`` None (auto: 4, unified KV),
 ``kv_bytes_per_token`` (default 114,688, Qwen3-0.6B's f16 KV: 28 layers x 8 KV heads x 128 x
 2 x 2 bytes) and ``ctx_tokens`` (default 40,960) size the prompt cache; set them to the
 served model's. Not modelled: ``--cache-reuse`` KV shifting, context checkpoints of SWA and
-recurrent models, concurrent requests (a slot busy with one is skipped by the next).
+recurrent models.
 ``longest_available`` is what the server would have reused had it kept every earlier prompt
 (a miss below it is ``evicted``).
 """
 
 from __future__ import annotations
 
+import math
 import struct
 from collections import deque
 from dataclasses import dataclass
@@ -71,10 +77,11 @@ def fraction(numerator: int, denominator: int) -> float:
 
 @dataclass
 class Slot:
-    """One server slot: its tokens (8 bytes a unit) and when it was last used."""
+    """One server slot: its tokens (8 bytes a unit) and when it was last released: ``(finish
+    time, order)``, the time 0 for requests without one, so that those go by order alone."""
 
     tokens: bytes = b""
-    last_used: int = -1
+    last_used: tuple[float, int] = (-math.inf, -1)
 
 
 @register
@@ -112,6 +119,8 @@ class LlamaCppCache:
         self._unit_tokens = 1
         self._kind: bool | None = None
         self._seen: dict[bool, RadixTree] = {}
+        self._running: list[tuple[float, Slot]] = []
+        self._released = 0.0
 
     def process(self, query: CacheQuery) -> CacheResult:
         prompt_bytes = (
@@ -128,7 +137,7 @@ class LlamaCppCache:
             tokens = min(common_units * unit_tokens, prompt)
             return tokens - 1 if tokens == prompt and tokens > 0 else tokens
 
-        slot = self._choose(prompt_bytes)
+        slot = self._choose(prompt_bytes, self._busy(query.timestamp))
         hit = reusable(_common_units(slot.tokens, prompt_bytes))
         everything = self._seen.get(kind)
         if everything is None:
@@ -143,7 +152,11 @@ class LlamaCppCache:
         if output is None and query.output_count > 1:
             slot.tokens += b"\xff" * 8  # generated tokens of unknown ids end any later match
         self._clock += 1
-        slot.last_used = self._clock
+        released = self._released if query.finish is None else query.finish
+        self._released = max(self._released, released)
+        slot.last_used = (released, self._clock)
+        if query.finish is not None:
+            self._running.append((query.finish, slot))
         everything.insert(slot.tokens, weights)
         return CacheResult(
             prompt_tokens=prompt,
@@ -154,22 +167,40 @@ class LlamaCppCache:
 
     # ---------------------------------------------------------------- slots
 
-    def _choose(self, prompt: bytes) -> Slot:
-        """The slot for ``prompt``, with the prompt cache saved and loaded as the server does,
-        and the other idle slots saved (and cleared) when the task starts."""
-        chosen, update = self._most_similar(prompt), False
+    def _busy(self, arrival: float | None) -> set[int]:
+        """The ids of the slots still processing an earlier query when one arrives at
+        ``arrival``: those whose query finishes after it. When every slot is busy the server
+        defers the task (``process_single_task``) and takes it up again first when a slot is
+        released (``server_queue::pop_deferred_task``), so the earliest finishers are freed."""
+        if arrival is None:
+            self._running.clear()
+            return set()
+        running = [(finish, slot) for finish, slot in self._running if finish > arrival]
+        while len({id(slot) for _, slot in running}) >= self.slot_count:
+            first = min(finish for finish, _ in running)
+            running = [(finish, slot) for finish, slot in running if finish > first]
+        self._running = running
+        return {id(slot) for _, slot in running}
+
+    def _choose(self, prompt: bytes, busy: set[int]) -> Slot:
+        """The slot for ``prompt`` among those not ``busy``, with the prompt cache saved and
+        loaded as the server does, and the other idle slots saved (and cleared) when the task
+        starts; ``get_available_slot`` and the idle-slot pass skip a slot that
+        ``is_processing()`` (``server-context.cpp``)."""
+        free = [slot for slot in self.slots if id(slot) not in busy]
+        chosen, update = self._most_similar(prompt, free), False
         if chosen is not None:
             similarity = fraction(_common_units(chosen.tokens, prompt), _units(prompt))
             kept = f32(f32(similarity * _units(prompt)) / _units(chosen.tokens))
             update = kept < KEEP_TO_SAVE
         else:
-            chosen, update = self._least_recent(), True
+            chosen, update = self._least_recent(free), True
         if update and self.cache_ram_mib != 0:
             self._save(chosen.tokens)
             self._load(chosen, prompt)
             self._update()
         if self.cache_idle_slots:
-            for slot in self.slots:
+            for slot in free:
                 if slot is not chosen and slot.tokens:
                     self._save(slot.tokens)
                     if self.kv_unified:
@@ -177,11 +208,11 @@ class LlamaCppCache:
                     self._update()
         return chosen
 
-    def _most_similar(self, prompt: bytes) -> Slot | None:
+    def _most_similar(self, prompt: bytes, free: list[Slot]) -> Slot | None:
         if self.similarity == 0:
             return None
         best, best_fraction = None, 0.0
-        for slot in self.slots:
+        for slot in free:
             if not slot.tokens:
                 continue
             share = fraction(_common_units(slot.tokens, prompt), _units(prompt))
@@ -189,9 +220,10 @@ class LlamaCppCache:
                 best, best_fraction = slot, share
         return best
 
-    def _least_recent(self) -> Slot:
-        """The slot used longest ago (the last of equals)."""
-        return min(reversed(self.slots), key=lambda slot: slot.last_used)
+    def _least_recent(self, free: list[Slot]) -> Slot:
+        """The free slot released longest ago (the last of equals): the server compares
+        ``t_last_used``, set by ``server_slot::release``."""
+        return min(reversed(free), key=lambda slot: slot.last_used)
 
     # ---------------------------------------------------------------- prompt cache
 

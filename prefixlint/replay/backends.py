@@ -206,6 +206,7 @@ def run_server(
         request_from_body,
         send_in_order,
         sent_query,
+        timed_queries,
     )
 
     with EngineClient(
@@ -232,9 +233,18 @@ def run_server(
         replies = list(send_in_order(client, bodies, options.concurrency))
         after = client.prefix_cache_counters() if options.scrape_metrics else None
     sent = [sent_query(renderer, request_from_body(body), lora_modules) for body in bodies]
-    predicted = simulate(
-        cache, ((p.where, q) for p, q in zip(inputs.prompts, sent, strict=True)), **params
-    )
+    if options.concurrency > 1:
+        # Requests overlap: the model takes them in the order they were sent, each running
+        # from its send to its answer, and the predictions go back to log order.
+        order = timed_queries(sent, replies)
+        timed = simulate(cache, ((inputs.prompts[i].where, q) for i, q in order), **params)
+        predicted = [0] * len(sent)
+        for (i, _), cached in zip(order, timed, strict=True):
+            predicted[i] = cached
+    else:
+        predicted = simulate(
+            cache, ((p.where, q) for p, q in zip(inputs.prompts, sent, strict=True)), **params
+        )
     rows: list[dict[str, Any]] = [
         {
             "path": prompt.path,

@@ -28,9 +28,9 @@ import json
 import math
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 import httpx
@@ -130,13 +130,21 @@ def reported_cached_tokens(reply: dict[str, Any]) -> tuple[int | None, str | Non
 @dataclass(frozen=True)
 class ServerReply:
     """What the engine said about one replayed request; ``error`` says why it said nothing
-    usable (the request is counted, not fatal)."""
+    usable (the request is counted, not fatal). ``started_s`` is when it was sent, on
+    :func:`time.monotonic`'s clock; the answer came ``latency_s`` later. ``timings`` are
+    llama.cpp's ``timings.prompt_n``, ``prompt_ms`` and ``predicted_ms``, when reported."""
 
     prompt_tokens: int | None
     cached_tokens: int | None
     cached_field: str | None
     latency_s: float
     error: str | None = None
+    started_s: float = 0.0
+    timings: tuple[int, float, float] | None = None
+
+    @property
+    def finished_s(self) -> float:
+        return self.started_s + self.latency_s
 
 
 class ResponseError(Exception):
@@ -369,19 +377,99 @@ class EngineClient:
             response = self._send("POST", "/v1/chat/completions", json=body)
             reply = response.json() if response.status == 200 else None
         except ResponseError as exc:
-            return ServerReply(None, None, None, time.monotonic() - start, str(exc))
+            return ServerReply(None, None, None, time.monotonic() - start, str(exc), start)
         latency = time.monotonic() - start
         if response.status != 200:
             status = f"HTTP {response.status}: {_first_line(response.text())}".rstrip(": ")
-            return ServerReply(None, None, None, latency, status)
+            return ServerReply(None, None, None, latency, status, start)
         usable = _usable_reply(reply)
         if isinstance(usable, str):
-            return ServerReply(None, None, None, latency, usable)
+            return ServerReply(None, None, None, latency, usable, start)
         cached, field = reported_cached_tokens(usable)
         prompt_tokens = _count(_dig(reply, "usage", "prompt_tokens"))
         if cached is None and self.absent_means_zero and prompt_tokens is not None:
             cached, field = 0, "absent"
-        return ServerReply(prompt_tokens, cached, field, latency)
+        return ServerReply(
+            prompt_tokens, cached, field, latency, started_s=start, timings=_timings(usable)
+        )
+
+
+def _timings(reply: dict[str, Any]) -> tuple[int, float, float] | None:
+    timings = reply.get("timings")
+    if not isinstance(timings, dict):
+        return None
+    count = _count(timings.get("prompt_n"))
+    values = [timings.get(key) for key in ("prompt_ms", "predicted_ms")]
+    if count is None or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v) and v >= 0
+        for v in values
+    ):
+        return None
+    return count, float(values[0]), float(values[1])  # type: ignore[arg-type]
+
+
+def server_time_s(reply: ServerReply) -> float:
+    """How long the server worked on the request from its launch on a slot: llama.cpp's
+    ``prompt_ms`` (from the launch, ``server_slot_stats::t_start``, to the end of the prompt)
+    and ``predicted_ms``; 0 without timings."""
+    if reply.timings is None:
+        return 0.0
+    _, prompt_ms, predicted_ms = reply.timings
+    return (prompt_ms + predicted_ms) / 1000
+
+
+BATCH_TOKENS = 2048
+"""llama-server's logical batch (``n_batch``, ``common/common.h``): the most prompt tokens
+one ``update_slots`` pass decodes."""
+
+
+def last_pass_s(reply: ServerReply, batch_tokens: int = BATCH_TOKENS) -> float:
+    """How long the request's last decode pass took, from llama.cpp's ``timings``: the share
+    of ``prompt_ms`` of the last ``batch_tokens`` chunk of the evaluated prompt, and
+    ``predicted_ms``; 0 without timings."""
+    if reply.timings is None:
+        return 0.0
+    evaluated, prompt_ms, predicted_ms = reply.timings
+    last = evaluated % batch_tokens or batch_tokens
+    share = last / evaluated if evaluated > 0 else 0.0
+    return (prompt_ms * share + predicted_ms) / 1000
+
+
+def timed_queries(
+    queries: Sequence[CacheQuery], replies: Sequence[ServerReply], batch_tokens: int = BATCH_TOKENS
+) -> list[tuple[int, CacheQuery]]:
+    """``(log index, query)`` in the order the server took the requests, each query timed
+    from the first send: ``timestamp`` when the server took it (its answer less
+    :func:`server_time_s`, never before it was sent; when it was sent if the server reports
+    no timings), ``finish`` halfway through its last decode pass (its answer less half of
+    :func:`last_pass_s`).
+
+    llama-server takes new tasks only between ``update_slots`` passes
+    (``server_queue::start_loop``; ``process_single_task`` declines a completion while a decode
+    runs) and releases a slot in the pass that samples its last token. A request taken while
+    another held its slot was taken before that one's last pass began; one taken after the
+    release was taken when that pass ended: the middle of the last pass parts the two with
+    half a pass to spare on either side of the client's clock. The send time alone is not
+    enough: a request sent while another decodes its last pass is taken after that one is
+    released, and the HTTP thread's rendering and tokenizing delay it further."""
+    if not replies:
+        return []
+    origin = min(reply.started_s for reply in replies)
+    taken = [
+        (
+            reply.started_s
+            if reply.timings is None
+            else max(reply.started_s, reply.finished_s - server_time_s(reply))
+        )
+        - origin
+        for reply in replies
+    ]
+    finish = [
+        max(reply.finished_s - last_pass_s(reply, batch_tokens) / 2 - origin, taken[i])
+        for i, reply in enumerate(replies)
+    ]
+    order = sorted(range(len(replies)), key=lambda i: (taken[i], i))
+    return [(i, replace(queries[i], timestamp=taken[i], finish=finish[i])) for i in order]
 
 
 def send_in_order(
