@@ -1,7 +1,10 @@
 """The Python source kind: prefilter, parse errors, spans and offsets, noqa, messages."""
 
+import warnings
+
 import pytest
 
+from prefixlint.auditing.source_link import python_anchors
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FixMode, check_text, fix_text
 from prefixlint.pyflow.prompt_words import may_hold_prompt
@@ -67,3 +70,12 @@ def test_fix_offsets_after_wide_characters(newline):
     src = newline.join(lines)
     outcome = fix_text(src, "app.py", Settings(), FixMode(fix=True), newline)
     assert outcome.text == src.replace("json.dumps(data)", "json.dumps(data, sort_keys=True)")
+
+
+def test_the_compilers_warnings_about_checked_code_are_not_printed():
+    text = 'import openai\nPATTERN = "a\\:b"\nopenai.chat.completions.create(messages=[])\n'
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        check_text(text, "builder.py", Settings())
+        python_anchors("builder.py", text)
+    assert [str(w.message) for w in caught] == []

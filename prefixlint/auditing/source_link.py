@@ -24,6 +24,7 @@ from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FileResult, check_file
 from prefixlint.linting.files import collect_files
 from prefixlint.lru import LRU
+from prefixlint.sources.python import parsed_quietly
 from prefixlint.types import Diagnostic
 
 # Static text this long, ending right before the changed value, identifies its source.
@@ -74,9 +75,8 @@ def template_anchors(path: str, text: str) -> Iterator[Anchor]:
 
 def python_anchors(path: str, text: str) -> Iterator[Anchor]:
     """The string pieces of a Python file that a dynamic value follows, on that value's line."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    tree = parsed_quietly(text)
+    if tree is None:
         return
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):

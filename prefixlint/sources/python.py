@@ -13,6 +13,7 @@ registered for ``"python"``. Code ``ast`` rejects goes straight to libcst, which
 from __future__ import annotations
 
 import ast
+import warnings
 from typing import TYPE_CHECKING
 
 from prefixlint import registry
@@ -70,10 +71,14 @@ def _error_position(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int]:
     return exc.raw_line, exc.raw_column + 1
 
 
-def _ast_tree(text: str) -> ast.Module | None:
-    """``text`` parsed by the stdlib; ``None`` where it raises (libcst then reports why)."""
+def parsed_quietly(text: str) -> ast.Module | None:
+    """``text`` parsed by the stdlib; ``None`` where it raises (libcst then reports why). The
+    compiler's warnings about the user's code (an invalid escape such as ``"\\:"``) are
+    not prefixlint's output, so they are silenced."""
     try:
-        return ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -88,7 +93,7 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
         if not registry.checkers(SOURCE_KIND, ctx.enabled):
             return []
         raise
-    tree = _ast_tree(text)
+    tree = parsed_quietly(text)
     if tree is not None and not may_need_analysis(text, tree, ctx):
         return []
     enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
