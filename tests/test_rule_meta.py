@@ -43,10 +43,9 @@ def test_checkers_register_known_source_kinds():
 def test_each_checker_lives_in_a_module_named_after_its_rule():
     """``rules/<kind>/<rule-name>.py``: the name in ``rules/PFXnnn.toml``, in snake case."""
     names = {code: doc.name.replace("-", "_") for code, doc in registry.rule_docs().items()}
-    registry.registered_codes()
-    for source, entries in registry._CHECKERS.items():
-        package = f"prefixlint.rules.{registry.RULE_PACKAGES[source]}"
-        for code, checker in entries:
+    for source, folder in registry.RULE_PACKAGES.items():
+        package = f"prefixlint.rules.{folder}"
+        for code, checker in registry.checkers(source, names):
             assert checker.__module__ == f"{package}.{names[code]}", (code, checker.__module__)
 
 
