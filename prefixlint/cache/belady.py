@@ -29,6 +29,7 @@ from prefixlint.cache.base import (
     register,
     resolve_capacity,
 )
+from prefixlint.cache.block_heap import compact, evict
 from prefixlint.cache.block_runs import Chain, RunPool
 from prefixlint.cache.chain_memo import ChainHashMemo
 from prefixlint.cache.vllm import request_hashes
@@ -128,23 +129,8 @@ class BeladyCache:
         )
         cached.update(zip(hashes, entries, strict=True))
         deque(map(partial(heapq.heappush, heap), entries), maxlen=0)
-        if len(heap) > 2 * len(cached) + 1024:  # drop the stale entries
-            heap[:] = cached.values()
-            heapq.heapify(heap)
+        compact(heap, cached)
 
     def _evict(self, count: int, pinned: Sequence[int]) -> None:
         """Drop ``count`` blocks, those looked up furthest ahead first, never ``pinned``."""
-        pinned_set = set(pinned)
-        skipped = []
-        while count > 0:
-            entry = heapq.heappop(self._heap)
-            block_hash = entry[2]
-            if self._cached.get(block_hash) is not entry:
-                continue
-            if block_hash in pinned_set:
-                skipped.append(entry)
-                continue
-            del self._cached[block_hash]
-            count -= 1
-        for entry in skipped:
-            heapq.heappush(self._heap, entry)
+        evict(self._heap, self._cached, count, set(pinned))

@@ -23,6 +23,7 @@ import itertools
 from typing import Literal
 
 from prefixlint.cache.base import CacheQuery, CacheResult, InvalidQuery, miss_reason
+from prefixlint.cache.block_heap import compact, evict
 from prefixlint.cache.block_runs import Chain, RunPool
 from prefixlint.cache.chain_memo import ChainHashMemo
 from prefixlint.cache.vllm import request_hashes
@@ -77,9 +78,7 @@ class EvictionCache:
             entry = self._key(block, depth, protected_tokens)
             self._cached[block] = entry
             heapq.heappush(self._heap, entry)
-        if len(self._heap) > 2 * len(self._cached) + 1024:  # drop the stale entries
-            self._heap = list(self._cached.values())
-            heapq.heapify(self._heap)
+        compact(self._heap, self._cached)
         cached = hit * size
         return CacheResult(
             prompt_tokens=prompt,
@@ -100,17 +99,5 @@ class EvictionCache:
 
     def _evict(self, count: int, pinned: set[int]) -> None:
         """Drop ``count`` blocks in eviction order, never one of ``pinned``."""
-        skipped = []
-        while count > 0:
-            entry = heapq.heappop(self._heap)
-            block = entry[-1]
-            if self._cached.get(block) is not entry:
-                continue
-            if block in pinned:
-                skipped.append(entry)
-                continue
-            del self._cached[block]
+        for block in evict(self._heap, self._cached, count, pinned):
             del self._uses[block]
-            count -= 1
-        for entry in skipped:
-            heapq.heappush(self._heap, entry)
