@@ -21,6 +21,17 @@ from prefixlint.pyflow.prompt_words import may_hold_prompt
         pytest.param("@agent.instructions\ndef f():\n    pass\n", True, id="pydantic-ai hook"),
         pytest.param("del messages[0]\n", True, id="message list edit"),
         pytest.param("error messages are shown here\n", False, id="messages without an edit"),
+        # Word boundaries the patterns check after their leading literal.
+        pytest.param("m: list[Message] = []\nfrom .model import x\n", False, id="'del' in a word"),
+        pytest.param("m: list[Message] = []\ndel m[0]\n", True, id="del statement"),
+        pytest.param("print(f().__name__ = 1)\n", False, id="call result renamed"),
+        pytest.param("_Tool.__name__ = name\n", True, id="class renamed"),
+        pytest.param("x = {'content': 1}\nmessages = 2\n", False, id="content key read"),
+        pytest.param("messages = f()\nm['content'] = 'x'\n", True, id="content key set"),
+        pytest.param("messages.append(m)\nmsg.content = 'x'\n", True, id="content set"),
+        pytest.param("history_prompt = 'x'\n", True, id="prompt word at the end of a name"),
+        pytest.param("prompt_ids = tokenizer(x)\n", False, id="prompt word, not a text"),
+        pytest.param("the system prompt is sent\n", False, id="prompt words in prose"),
     ),
 )
 def test_prefilter(text, expected):

@@ -7,6 +7,7 @@ python finding, so it is neither parsed nor imported into libcst.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from prefixlint.vocabulary import split_words
@@ -174,50 +175,56 @@ def text_region(name: str) -> str | None:
 
 
 # What the sinks above need in a file's text, checked before parsing (``may_hold_prompt``).
-# Fast literal tests come first; regexes run only where a literal matched.
+# Fast literal tests come first; regexes run only where a literal matched. Each regex starts
+# with a literal or a small set of characters, never ``\b`` or ``\w`` (the regex engine then
+# scans with a fast search instead of trying every position: about five to a thousand times
+# faster); being a superset test, a pattern may match a little more than its sink needs.
 _LITERALS = (
     '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(",
     *sorted({f"{name}(" for _, name in POSITIONAL_SYSTEM}),
 )  # fmt: skip
 _API_WORDS = ("completions", "messages", "responses")
 _API_CALL = re.compile(
-    r"\b(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
+    r"(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
 )
-_SYSTEM_CALL_TEXT = re.compile(
-    r"\b(?:(?:add|set|with|from|make|create|update)_system\w*|system_(?:message|prompt)\w*)\s*\("
-)
-_SYSTEM_ROLE_CALL = re.compile(
-    r"""(?:\brole\s*=\s*|\w\(\s*)["'](?:system|developer)["'](?:\s*,|\s*\))"""
-)
+_SYSTEM_CALL_TEXT = re.compile(r"_system\w*\s*\(|system_(?:message|prompt)\w*\s*\(")
+_SYSTEM_ROLE_CALL = re.compile(r"""(?:role\s*=\s*|\(\s*)["'](?:system|developer)["']\s*[,)]""")
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
 # A class renamed after it is made (``_Schema.__name__ = ...``): a tool's name (sinks).
-_CLASS_RENAME = re.compile(r"\w\.__name__\s*=(?!=)")
+_CLASS_RENAME = re.compile(r"\.__name__(?<=\w\.__name__)\s*=(?!=)")
 # A message copied and its text rewritten (``copy.content = ...``, sinks._copied_message).
-_CONTENT_SET = re.compile(r"\w\.content\s*\+?=(?!=)")
-_COPY_CALL = re.compile(r"\b(?:model_copy|deepcopy|copy)\s*\(")
-_NAME_WORD = re.compile(r"prompt|system|instruction|preamble|persona|tool|functions")
+_CONTENT_SET = re.compile(r"\.content(?<=\w\.content)\s*\+?=(?!=)")
+_COPY_CALL = re.compile(r"copy\s*\(")
+# A prompt word and the rest of its identifier, where an assignment, annotation or call
+# follows (the only places :func:`_named_text` looks at); one pattern per word, so that each
+# starts with a literal.
+_NAME_WORDS = tuple(
+    re.compile(rf"{word}\w*(?=\s*[:=(+])")
+    for word in ("prompt", "system", "instruction", "preamble", "persona", "tool", "functions")
+)
 _ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
 # ``name: T = default,`` ends a line of a signature: a parameter, not a sink.
 _ANNOTATED_PARAMETER = re.compile(r"\w*\s*:[^\n=]*=[^\n]*,[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 _DEFINED = re.compile(r"\w*\s*\(")
 _DEF_BEFORE = re.compile(r"\bdef\s+\w*$")
 _HISTORY_WORDS = ("messages", "conversation", "transcript")
-_HISTORY_EDIT = re.compile(
-    r"""(?:messages|conversation|transcript)\s*
-        (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)              # messages[i] = ..., messages[i][k] = ...
-          | \.(?:insert|pop|remove)\s*\(                  # messages.insert(0, ...)
-          | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[) )  # rebuilt or sliced
-      | (?:messages|conversation|transcript)\s*\[\s*-[^\]\n]*:\s*\]   # a tail window
-      | (?:messages|conversation|transcript)\s*\[\s*[a-z_]\w*\s*:\s*\]  # a moving start
-      | \bdel\s+[\w.]*(?:messages|conversation|transcript)
-      | (?:["']content["']\]|\.content)\s*=(?!=)""",
-    re.VERBOSE,
+_HISTORY_TAIL = r"""\s*
+    (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)                # messages[i] = ..., messages[i][k] = ...
+      | \.(?:insert|pop|remove)\s*\(                    # messages.insert(0, ...)
+      | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[)  # rebuilt or sliced
+      | \[\s*-[^\]\n]*:\s*\]                            # a tail window
+      | \[\s*[a-z_]\w*\s*:\s*\] )                        # a moving start"""
+_HISTORY_EDITS = (
+    *(re.compile(word + _HISTORY_TAIL, re.VERBOSE) for word in _HISTORY_WORDS),
+    re.compile(r"del(?<!\wdel)\s+[\w.]*(?:messages|conversation|transcript)"),
+    re.compile(r"content(?<=[\"']content)[\"']\]\s*=(?!=)|\.content\s*=(?!=)"),
 )
 # Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
-_MESSAGE_ANNOTATION = re.compile(r"""\b(?:list|List|Sequence)\[\s*["']?[\w.]*Message""")
+_MESSAGE_ANNOTATION = re.compile(r"""(?:list|List|Sequence)\[\s*["']?[\w.]*Message""")
 _TYPED_EDIT = re.compile(
-    r"\.(?:insert|pop|remove)\s*\(|\bdel\s+\w|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
-    r"|\b\w+\s*=\s*\w*message\("  # an element replaced by a new message
+    r"\.(?:insert|pop|remove)\s*\(|del(?<!\wdel)\s+\w"
+    r"|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
+    r"|=\s*\w*message\("  # an element replaced by a new message
 )
 _TRIVIAL_VALUE = re.compile(
     r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
@@ -226,17 +233,11 @@ _TRIVIAL_VALUE = re.compile(
 
 def _named_text(text: str, lowered: str) -> bool:
     """A prompt-like name that is assigned a value, passed by keyword, or defined as a function."""
-    for match in _NAME_WORD.finditer(lowered):
-        end = match.end()
-        start = match.start()
+    for match in itertools.chain.from_iterable(p.finditer(lowered) for p in _NAME_WORDS):
+        start, end = match.span()
         while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
             start -= 1
-        identifier_end = end
-        while identifier_end < len(lowered) and (
-            lowered[identifier_end].isalnum() or lowered[identifier_end] == "_"
-        ):
-            identifier_end += 1
-        identifier = text[start:identifier_end]
+        identifier = text[start:end]
         if _DEFINED.match(lowered, end) and _DEF_BEFORE.search(lowered, max(0, start - 80), start):
             if name_region(identifier) is not None:
                 return True
@@ -274,6 +275,8 @@ def may_hold_prompt(text: str) -> bool:
     lowered = text.lower()
     if _named_text(text, lowered):
         return True
-    if any(word in lowered for word in _HISTORY_WORDS) and _HISTORY_EDIT.search(lowered):
+    if any(word in lowered for word in _HISTORY_WORDS) and any(
+        edit.search(lowered) for edit in _HISTORY_EDITS
+    ):
         return True
     return bool(_MESSAGE_ANNOTATION.search(text)) and bool(_TYPED_EDIT.search(lowered))
