@@ -6,7 +6,8 @@ Writes the tiny Qwen3 GGUF (``bench/tiny_qwen3_gguf.py``), then for each configu
 
 - ``defaults``: the server's defaults (4 slots, unified KV, 8 GiB prompt cache);
 - ``cache-ram-0``: ``--cache-ram 0`` (no prompt cache);
-- ``np2-concurrency2``: ``-np 2`` and two requests in flight (``--concurrency 2``).
+- ``np2-concurrency2``: ``-np 2`` and two requests in flight (``--concurrency 2``);
+- ``cache-reuse-64``: ``--cache-reuse 64`` (chunks of 64 tokens or more shifted into place).
 
 Each replay renders as llama-server does (``--engine llamacpp``); ``--only`` also takes
 ``defaults-transformers``, which renders as ``transformers`` does (the replay sends
@@ -57,6 +58,11 @@ CONFIGS = (
         "np2-concurrency2",
         ("-np", "2"),
         ("--engine", "llamacpp", "--parallel", "2", "--concurrency", "2"),
+    ),
+    Config(
+        "cache-reuse-64",
+        ("--cache-reuse", "64"),
+        ("--engine", "llamacpp", "--cache-reuse", "64"),
     ),
 )
 EXTRA = (

@@ -274,3 +274,72 @@ def test_the_idle_slot_pass_skips_a_busy_slot():
     assert timed(model, (A, 0.0, 1.0), (B, 2.0, 3.0)) == [0, 0]
     assert [slot.tokens for slot in model.slots] == [held(B), b""]
     assert list(model.entries) == [held(A)]
+
+
+# ``--cache-reuse N``: chunks of at least N tokens that the new prompt continues with after
+# the common prefix are shifted into place (``server-context.cpp``'s chunk loop).
+SYSTEM, OLD, KEPT, NEW = list(range(1, 41)), list(range(100, 120)), list(range(200, 260)), [9]
+
+
+def test_cache_reuse_is_off_by_default_as_in_the_server():
+    model = make_cache_model("llamacpp", cache_ram_mib=0)
+    assert model.cache_reuse == 0
+    # History cut from the middle: only the system part is reused.
+    assert serve(model, [*SYSTEM, *OLD, *KEPT], [*SYSTEM, *KEPT, *NEW]) == [0, 40]
+
+
+def test_cache_reuse_keeps_what_follows_a_stretch_left_out():
+    # The 20 tokens of OLD are skipped in the slot; KEPT (60 tokens >= 16) is shifted down:
+    # 40 + 60 reused, the new token computed.
+    model = make_cache_model("llamacpp", cache_ram_mib=0, cache_reuse=16)
+    assert serve(model, [*SYSTEM, *OLD, *KEPT], [*SYSTEM, *KEPT, *NEW]) == [0, 100]
+
+
+def test_cache_reuse_needs_a_chunk_of_the_minimum_size():
+    # KEPT is 60 tokens: a minimum of 61 finds no chunk; 60 finds it.
+    prompts = ([*SYSTEM, *OLD, *KEPT], [*SYSTEM, *KEPT, *NEW])
+    for minimum, cached in ((61, 40), (60, 100)):
+        model = make_cache_model("llamacpp", cache_ram_mib=0, cache_reuse=minimum)
+        assert serve(model, *prompts) == [0, cached]
+
+
+def test_cache_reuse_keeps_nothing_after_an_insertion():
+    # The new prompt inserts NEW before KEPT: its next tokens (NEW, KEPT...) never start a
+    # chunk of the slot, which is only searched forward from the prefix.
+    model = make_cache_model("llamacpp", cache_ram_mib=0, cache_reuse=16)
+    assert serve(model, [*SYSTEM, *KEPT], [*SYSTEM, *NEW, *KEPT]) == [0, 40]
+
+
+def test_cache_reuse_takes_several_chunks_and_skips_short_matches():
+    # Slot: SYSTEM, a, X, b, Y; prompt: SYSTEM, X, Y. The first X chunk matches; then Y is
+    # searched from after X. A short match (3 tokens of Y at the front of b) is skipped.
+    x, y = list(range(300, 320)), list(range(400, 420))
+    a, b = [7] * 5, [*y[:3], 8, 8]
+    model = make_cache_model("llamacpp", cache_ram_mib=0, cache_reuse=10)
+    assert serve(model, [*SYSTEM, *a, *x, *b, *y], [*SYSTEM, *x, *y, *NEW]) == [0, 80]
+    # A whole prompt found again (every token reused) still computes its last one.
+    model = make_cache_model("llamacpp", cache_ram_mib=0, cache_reuse=10)
+    assert serve(model, [*SYSTEM, *a, *x], [*SYSTEM, *x]) == [0, 59]
+
+
+def test_cache_reuse_counts_trace_blocks_in_tokens():
+    # Trace queries: units of block_tokens; a minimum of 20 tokens is two 16-token blocks.
+    def trace(blocks):
+        return CacheQuery(block_hashes=blocks, block_tokens=16)
+
+    model = make_cache_model("llamacpp", cache_ram_mib=0, cache_reuse=20)
+    results = [model.process(trace(b)).cached_tokens for b in ([1, 2, 3, 4, 5], [1, 4, 5, 6])]
+    assert results == [0, 48]
+    model = make_cache_model("llamacpp", cache_ram_mib=0, cache_reuse=20)
+    results = [model.process(trace(b)).cached_tokens for b in ([1, 2, 3, 4], [1, 4, 5])]
+    assert results == [0, 16]  # one block after the cut is below the minimum
+
+
+def test_cache_reuse_option_reaches_the_model():
+    from prefixlint.auditing import AuditOptions
+    from prefixlint.auditing.options import new_cache_model
+    from prefixlint.replay.sim import cache_params
+
+    assert new_cache_model("llamacpp", AuditOptions(cache_reuse=256)).cache_reuse == 256
+    assert cache_params("llamacpp", cache_reuse=64) == {"cache_reuse": 64}
+    assert cache_params("vllm", cache_reuse=64) == {}

@@ -39,10 +39,11 @@ class AuditOptions:
     full_text: bool = False
     prices: PriceTable | None = None
     # llama-server settings (``--parallel``, ``--slot-prompt-similarity``, ``--cache-ram``,
-    # ``--kv-unified``).
+    # ``--cache-reuse``, ``--kv-unified``).
     slots: int | None = None
     slot_prompt_similarity: float | None = None
     cache_ram_mib: int | None = None
+    cache_reuse: int | None = None
     kv_unified: bool | None = None
     # The LoRA adapters a vLLM server serves (``--lora-modules``), by name.
     lora_modules: frozenset[str] = frozenset()
@@ -90,6 +91,7 @@ def new_cache_model(name: str, options: AuditOptions) -> CacheModel:
             slots=options.slots,
             slot_prompt_similarity=options.slot_prompt_similarity,
             cache_ram_mib=options.cache_ram_mib,
+            cache_reuse=options.cache_reuse,
             kv_unified=options.kv_unified,
         )
     except ValueError as exc:

@@ -35,14 +35,22 @@ one without a ``finish`` time is over before the next (served one after another)
 * Reuse: ``n_past`` = the longest common prefix of the slot's tokens and the prompt, one less
   when it covers the whole prompt ("need to evaluate at least 1 token"); the slot then holds
   the prompt and the generated tokens but the last.
+* ``--cache-reuse N`` (default 0, off): after the common prefix, chunks of the slot's tokens
+  that the prompt continues with are shifted into place instead of recomputed. From the end of
+  the prefix, the first position of the slot's tokens where at least ``N`` tokens equal the
+  prompt's next ones starts a chunk; the chunk runs as far as they agree, both sides move past
+  it, and the search goes on from there; the slot's tokens skipped over are dropped. So a
+  prompt that leaves out a stretch of the previous one (history cut from the middle) keeps
+  what follows the cut, and one that inserts text keeps nothing after the insertion. The
+  server turns it off for multimodal models and for KV caches that cannot shift.
 
 Parameters keep the server's defaults: ``slots`` None (auto: 4, unified KV),
 ``slot_prompt_similarity`` 0.10, ``cache_ram_mib`` 8192, ``cache_idle_slots`` on,
 ``kv_unified`` None (on exactly when ``slots`` is auto). The model's geometry is not in a log:
 ``kv_bytes_per_token`` (default 114,688, Qwen3-0.6B's f16 KV: 28 layers x 8 KV heads x 128 x
 2 x 2 bytes) and ``ctx_tokens`` (default 40,960) size the prompt cache; set them to the
-served model's. Not modelled: ``--cache-reuse`` KV shifting, context checkpoints of SWA and
-recurrent models.
+served model's; ``cache_reuse`` is 0. Not modelled: context checkpoints of SWA and recurrent
+models.
 ``longest_available`` is what the server would have reused had it kept every earlier prompt
 (a miss below it is ``evicted``).
 """
@@ -89,7 +97,13 @@ class LlamaCppCache:
     """llama-server's slots and host-RAM prompt cache; see the module docstring."""
 
     name = "llamacpp"
-    settings: tuple[str, ...] = ("slots", "slot_prompt_similarity", "cache_ram_mib", "kv_unified")
+    settings: tuple[str, ...] = (
+        "slots",
+        "slot_prompt_similarity",
+        "cache_ram_mib",
+        "kv_unified",
+        "cache_reuse",
+    )
 
     def __init__(
         self,
@@ -100,9 +114,12 @@ class LlamaCppCache:
         kv_unified: bool | None = None,
         kv_bytes_per_token: int = 114_688,
         ctx_tokens: int = 40_960,
+        cache_reuse: int = 0,
     ) -> None:
         if slots is not None and slots < 1:
             raise ValueError("slots must be at least 1")
+        if cache_reuse < 0:
+            raise ValueError("cache_reuse must be at least 0")
         self.slot_count = AUTO_SLOTS if slots is None else slots
         self.similarity = slot_prompt_similarity
         self.cache_ram_mib = cache_ram_mib
@@ -110,6 +127,7 @@ class LlamaCppCache:
         self.kv_unified = slots is None if kv_unified is None else kv_unified
         self.kv_bytes_per_token = kv_bytes_per_token
         self.ctx_tokens = ctx_tokens
+        self.cache_reuse = cache_reuse
         self.reset()
 
     def reset(self) -> None:
@@ -138,7 +156,11 @@ class LlamaCppCache:
             return tokens - 1 if tokens == prompt and tokens > 0 else tokens
 
         slot = self._choose(prompt_bytes, self._busy(query.timestamp))
-        hit = reusable(_common_units(slot.tokens, prompt_bytes))
+        common = _common_units(slot.tokens, prompt_bytes)
+        if self.cache_reuse:
+            chunk_units = -(-self.cache_reuse // unit_tokens)
+            common += shifted_units(slot.tokens, prompt_bytes, common, chunk_units)
+        hit = reusable(common)
         everything = self._seen.get(kind)
         if everything is None:
             everything = self._seen[kind] = SeenTree(8)
@@ -299,3 +321,30 @@ def _common_units(left: bytes, right: bytes) -> int:
     if right.startswith(left):  # the usual case: the new prompt extends the slot
         return len(left) // 8
     return common_prefix_length(left, right) // 8
+
+
+def shifted_units(cached: bytes, prompt: bytes, start: int, chunk_units: int) -> int:
+    """The units of ``prompt`` after its first ``start`` that ``--cache-reuse`` takes from
+    ``cached`` by shifting their KV (the chunk loop in ``server-context.cpp``): chunks of at
+    least ``chunk_units`` units, each found from where the last one ended."""
+    head_cached = head_prompt = start * 8
+    reused = 0
+    while head_cached < len(cached) and head_prompt < len(prompt):
+        chunk = prompt[head_prompt : head_prompt + chunk_units * 8]
+        if len(chunk) < chunk_units * 8:
+            break  # fewer tokens left than a chunk needs
+        found = _unit_find(cached, chunk, head_cached)
+        if found < 0:
+            break
+        length = common_prefix_length(cached[found:], prompt[head_prompt:]) // 8 * 8
+        reused += length // 8
+        head_cached, head_prompt = found + length, head_prompt + length
+    return reused
+
+
+def _unit_find(haystack: bytes, needle: bytes, start: int) -> int:
+    """The first offset from ``start`` where ``needle`` occurs on a unit boundary, or -1."""
+    found = haystack.find(needle, start)
+    while found >= 0 and found % 8:
+        found = haystack.find(needle, found + 8 - found % 8)
+    return found

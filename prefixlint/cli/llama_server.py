@@ -1,6 +1,7 @@
 """The llama-server settings that the ``llamacpp`` cache model takes, as command-line options
 with the server's own names (``--parallel``, ``--slot-prompt-similarity``, ``--cache-ram``,
-``--kv-unified``); shared by ``audit`` and ``replay``. Not given: the server's defaults."""
+``--cache-reuse``, ``--kv-unified``); shared by ``audit`` and ``replay``. Not given: the
+server's defaults."""
 
 from __future__ import annotations
 
@@ -29,12 +30,17 @@ OPTIONS = (
         help="llama-server host-RAM prompt cache in MiB, 0 off, -1 no limit (llamacpp; 8192).",
     ),
     click.option(
+        "--cache-reuse",
+        type=click.IntRange(min=0),
+        help="llama-server min chunk to reuse by KV shifting, 0 off (llamacpp; default 0).",
+    ),
+    click.option(
         "--kv-unified/--no-kv-unified",
         default=None,
         help="llama-server unified KV cache (llamacpp; default: on when --parallel is not given).",
     ),
 )
-NAMES = ("slots", "slot_prompt_similarity", "cache_ram_mib", "kv_unified")
+NAMES = ("slots", "slot_prompt_similarity", "cache_ram_mib", "cache_reuse", "kv_unified")
 
 
 def llama_server_options(command: Callback) -> Callback:
