@@ -194,11 +194,16 @@ class _Screen:
         self.text = text
         self.ctx = ctx
         self.nodes = _by_type(tree)
-        self._in_fstring: set[int] = set()
-        for node in self.of(ast.JoinedStr):
-            if id(node) not in self._in_fstring:
-                self._in_fstring.update(id(n) for n in ast.walk(node) if n is not node)
         self._lines: list[str] | None = None
+
+    @cached_property
+    def _in_fstring(self) -> set[int]:
+        """The ids of the nodes inside an f-string."""
+        inside: set[int] = set()
+        for node in self.of(ast.JoinedStr):
+            if id(node) not in inside:
+                inside.update(id(n) for n in ast.walk(node) if n is not node)
+        return inside
 
     @cached_property
     def _class_of(self) -> dict[int, ast.ClassDef]:
@@ -229,7 +234,7 @@ class _Screen:
     def sinks_possible(self) -> bool:
         """Whether ``find_sinks`` could find a request part (concrete or named)."""
         text = self.text
-        if self._messages_sent() or any(name in text for name in FRAMEWORKS):
+        if self._messages_sent or any(name in text for name in FRAMEWORKS):
             return True
         agents = any(name in text for name in AGENT_PACKAGES)
         if agents and ("camel" in text or "autogen" in text):
@@ -507,16 +512,26 @@ class _Screen:
 
     def history_possible(self) -> bool:
         """Whether a list that may hold messages meets a statement that may change it."""
-        if self._messages_sent() or self._messages_added():
+        if self._messages_sent or self._messages_added():
             return True  # any list may be known to hold messages: leave it to the analysis
         if _MESSAGE_ANNOTATION.search(self.text) or _NAMED_COPY.search(self.text):
             return True
         return any(_list_named(base) for base in self._edited_bases())
 
+    @cached_property
     def _messages_sent(self) -> bool:
         """A request call (``messages=`` of a chat API): as ``sinks._Finder._api``."""
         for call in self._calls():
-            chain = [p for p in _chain(call.func) if p not in RESPONSE_WRAPPERS]
+            func = call.func
+            # The callee's own name is the chain's last: most calls end here.
+            if (
+                isinstance(func, ast.Attribute)
+                and func.attr not in RESPONSE_WRAPPERS
+                and func.attr not in API_METHODS
+                and not func.attr.endswith("completion")
+            ):
+                continue
+            chain = [p for p in _chain(func) if p not in RESPONSE_WRAPPERS]
             if not chain:
                 continue
             if chain[-1].endswith("completion") and "litellm" in self.text:
@@ -578,22 +593,41 @@ class _Screen:
 
 
 def _by_type(tree: ast.Module) -> dict[type, list[ast.AST]]:
-    """Every node of ``tree`` by its type (load and store markers left out)."""
+    """Every node of ``tree`` by its type (contexts, operators and aliases left out)."""
     found: dict[type, list[ast.AST]] = {}
     stack: list[ast.AST] = [tree]
-    node_type = ast.AST
     while stack:
         node = stack.pop()
-        found.setdefault(type(node), []).append(node)
-        for name in node._fields:
-            if name == "ctx":
-                continue
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                stack.extend(item for item in value if isinstance(item, node_type))
-            elif isinstance(value, node_type):
+        kind = type(node)
+        nodes = found.get(kind)
+        if nodes is None:
+            nodes = found[kind] = []
+        nodes.append(node)
+        for name in _node_fields(kind):
+            value = getattr(node, name)
+            if type(value) is list:
+                stack.extend([item for item in value if item is not None])
+            elif isinstance(value, ast.AST):
                 stack.append(value)
     return found
+
+
+# Fields that never hold a node the screen looks up (names, flags, contexts, operators,
+# import aliases), and the others of each node type, found once.
+_LEAF_FIELDS = frozenset(
+    {
+        "ctx", "op", "id", "arg", "attr", "name", "names", "module", "level", "kind",
+        "type_comment", "is_async", "conversion", "kwd_attrs", "value_str",
+    }
+)  # fmt: skip
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _node_fields(kind: type) -> tuple[str, ...]:
+    fields = _FIELDS.get(kind)
+    if fields is None:
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+    return fields
 
 
 def _subscripted(node: ast.AST) -> Iterator[ast.AST]:
