@@ -620,10 +620,10 @@ _LEAF_FIELDS = frozenset(
         "type_comment", "is_async", "conversion", "kwd_attrs", "value_str",
     }
 )  # fmt: skip
-_FIELDS: dict[type, tuple[str, ...]] = {}
+_FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
-def _node_fields(kind: type) -> tuple[str, ...]:
+def _node_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     fields = _FIELDS.get(kind)
     if fields is None:
         fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
