@@ -90,3 +90,23 @@ def test_the_compilers_warnings_about_checked_code_are_not_printed():
         check_text(text, "builder.py", Settings())
         python_anchors("builder.py", text)
     assert [str(w.message) for w in caught] == []
+
+
+def test_checking_python_does_not_import_the_chat_template_checker():
+    # Jinja and the chat-template sandbox cost a pre-commit run on Python files a fifth of a
+    # second; they load only for files that can hold a chat template.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from prefixlint.linting.config import Settings\n"
+        "from prefixlint.linting.engine import check_text\n"
+        "check_text('SYSTEM_PROMPT = \"x\"\\n', 'a.py', Settings())\n"
+        "assert 'jinja2' not in sys.modules, 'jinja2 imported'\n"
+        "check_text('{% for m in messages %}{{ m.content }}{% endfor %}"
+        "{{ add_generation_prompt }}', 't.jinja', Settings())\n"
+        "assert 'jinja2' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

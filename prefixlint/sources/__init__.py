@@ -19,6 +19,9 @@ TEMPLATE_SUFFIXES = frozenset(
 )
 STRUCTURED_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml"})
 PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
+# Where a chat template can be: a Jinja file, or a config file that holds one.
+CHAT_TEMPLATE_CONFIGS = frozenset({"tokenizer_config.json", "chat_template.json"})
+JINJA_SUFFIXES = frozenset({".jinja", ".jinja2", ".j2"})
 
 _MODULE_FOR_SUFFIXES = (
     (TEMPLATE_SUFFIXES, "prefixlint.sources.templates"),
@@ -41,11 +44,14 @@ def is_checkable(path: str) -> bool:
 
 def source_module(path: str, text: str) -> SourceChecker:
     """The module whose ``check`` handles ``path`` (chat templates get their own)."""
-    suffix = PurePath(path).suffix.lower()
-    chat = importlib.import_module("prefixlint.sources.chat_template")
-    # Each module named here defines ``check`` as SourceChecker describes.
-    if chat.looks_like_chat_template(path, text):
-        return cast("SourceChecker", chat)
+    name = PurePath(path).name.lower()
+    suffix = PurePath(name).suffix
+    # Each module named here defines ``check`` as SourceChecker describes. The chat-template
+    # one (and Jinja with it) is imported only for files that can be one.
+    if name in CHAT_TEMPLATE_CONFIGS or suffix in JINJA_SUFFIXES:
+        chat = importlib.import_module("prefixlint.sources.chat_template")
+        if chat.looks_like_chat_template(path, text):
+            return cast("SourceChecker", chat)
     for suffixes, module in _MODULE_FOR_SUFFIXES:
         if suffix in suffixes:
             return cast("SourceChecker", importlib.import_module(module))

@@ -33,6 +33,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
+from prefixlint.sources import JINJA_SUFFIXES
 from prefixlint.sources.nesting import guard_jinja
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
@@ -46,7 +47,6 @@ PLACEHOLDER = "placeholder"
 BLOCK = "block"
 COMMENT = "comment"
 
-_JINJA_SUFFIXES = frozenset({".j2", ".jinja", ".jinja2"})
 _MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]|\{\{\s*\$\w")
 _JINJA_MARKERS = re.compile(
     r"\{%|\{\{-?\s*[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
@@ -361,7 +361,7 @@ def apply_changes(text: str, changes: Iterable[tuple[int, int, str]]) -> str:
 def syntax_for(path: str, text: str) -> str:
     """The placeholder syntax of a template: by suffix, else by what the text contains."""
     suffix = PurePath(path).suffix.lower()
-    if suffix in _JINJA_SUFFIXES:
+    if suffix in JINJA_SUFFIXES:
         return JINJA
     if suffix == ".mustache" or _MUSTACHE_MARKERS.search(text):
         return MUSTACHE
@@ -669,7 +669,7 @@ def user_section_start(text: str) -> int:
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics for a template file."""
     syntax = syntax_for(ctx.path, text)
-    strict = PurePath(ctx.path).suffix.lower() in _JINJA_SUFFIXES
+    strict = PurePath(ctx.path).suffix.lower() in JINJA_SUFFIXES
     parsed = parse_template(text, syntax, strict=strict)
     document = TemplateDocument(
         path=ctx.path,

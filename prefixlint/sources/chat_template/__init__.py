@@ -22,14 +22,13 @@ import jinja2.meta
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.limits import DEFAULT_LIMITS, Limits
+from prefixlint.sources import CHAT_TEMPLATE_CONFIGS, JINJA_SUFFIXES
 from prefixlint.sources.chat_template import sandbox
 from prefixlint.sources.chat_template.document import ChatTemplateDocument
 from prefixlint.sources.nesting import guard_brackets, guard_jinja, too_long_number
 from prefixlint.types import Diagnostic
 
 SOURCE_KIND = "chat-template"
-CONFIG_NAMES = frozenset({"tokenizer_config.json", "chat_template.json"})
-_JINJA_SUFFIXES = frozenset({".jinja", ".jinja2", ".j2"})
 _MESSAGES_IN_JINJA = re.compile(r"\{[{%][^}]*?\bmessages\b")
 _MESSAGES_LOOP = re.compile(r"\{%[-+]?\s*for\s+\w+\s+in\s+(?:loop_)?messages\b")
 _TOKEN_MARKERS = ("bos_token", "eos_token")
@@ -58,9 +57,9 @@ def looks_like_chat_template(path: str, text: str) -> bool:
     its tags (older or smaller templates without a generation prompt).
     """
     name = PurePath(path).name.lower()
-    if name in CONFIG_NAMES:
+    if name in CHAT_TEMPLATE_CONFIGS:
         return '"chat_template"' in text
-    if PurePath(name).suffix not in _JINJA_SUFFIXES:
+    if PurePath(name).suffix not in JINJA_SUFFIXES:
         return False
     if _MESSAGES_IN_JINJA.search(text) and "add_generation_prompt" in text:
         return True
@@ -170,7 +169,7 @@ def _same_line(line: int) -> int:
 
 def parse(path: str, text: str, limits: Limits = DEFAULT_LIMITS) -> list[ChatTemplateDocument]:
     """The chat templates in ``text``, compiled; raises :class:`SourceError` on bad input."""
-    if PurePath(path).name.lower() not in CONFIG_NAMES:
+    if PurePath(path).name.lower() not in CHAT_TEMPLATE_CONFIGS:
         template = _compile(text, _same_line)
         return [
             ChatTemplateDocument(
