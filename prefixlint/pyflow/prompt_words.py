@@ -175,20 +175,24 @@ def text_region(name: str) -> str | None:
 
 
 # What the sinks above need in a file's text, checked before parsing (``may_hold_prompt``).
-# Fast literal tests come first; regexes run only where a literal matched. Each regex starts
-# with a literal or a small set of characters, never ``\b`` or ``\w`` (the regex engine then
-# scans with a fast search instead of trying every position: about five to a thousand times
-# faster); being a superset test, a pattern may match a little more than its sink needs.
+# Every pattern starts with one literal, never an alternation, ``\b`` or ``\w`` (alternatives
+# are patterns of their own): the regex engine then scans with a fast search for the literal
+# instead of trying every position, five to a thousand times faster. A word boundary that
+# matters is a lookbehind after the literal (``del(?<!\wdel)``); being a superset test, a
+# pattern may otherwise match a little more than its sink needs.
 _LITERALS = (
     '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(",
     *sorted({f"{name}(" for _, name in POSITIONAL_SYSTEM}),
 )  # fmt: skip
-_API_WORDS = ("completions", "messages", "responses")
-_API_CALL = re.compile(
-    r"(?:completions|messages|responses)\s*\.\s*(?:create|parse|stream|count_tokens)\s*\("
+_API_CALLS = tuple(
+    re.compile(rf"{word}\s*\.\s*(?:create|parse|stream|count_tokens)\s*\(")
+    for word in ("completions", "messages", "responses")
 )
-_SYSTEM_CALL_TEXT = re.compile(r"_system\w*\s*\(|system_(?:message|prompt)\w*\s*\(")
-_SYSTEM_ROLE_CALL = re.compile(r"""(?:role\s*=\s*|\(\s*)["'](?:system|developer)["']\s*[,)]""")
+_SYSTEM_CALLS = (re.compile(r"_system\w*\s*\("), re.compile(r"system_(?:message|prompt)\w*\s*\("))
+_SYSTEM_ROLE_CALLS = (
+    re.compile(r"""role\s*=\s*["'](?:system|developer)["']\s*[,)]"""),
+    re.compile(r"""\(\s*["'](?:system|developer)["']\s*[,)]"""),
+)
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
 # A class renamed after it is made (``_Schema.__name__ = ...``): a tool's name (sinks).
 _CLASS_RENAME = re.compile(r"\.__name__(?<=\w\.__name__)\s*=(?!=)")
@@ -217,14 +221,18 @@ _HISTORY_TAIL = r"""\s*
 _HISTORY_EDITS = (
     *(re.compile(word + _HISTORY_TAIL, re.VERBOSE) for word in _HISTORY_WORDS),
     re.compile(r"del(?<!\wdel)\s+[\w.]*(?:messages|conversation|transcript)"),
-    re.compile(r"content(?<=[\"']content)[\"']\]\s*=(?!=)|\.content\s*=(?!=)"),
+    re.compile(r"content(?<=[\"']content)[\"']\]\s*=(?!=)"),
+    re.compile(r"\.content\s*=(?!=)"),
 )
 # Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
-_MESSAGE_ANNOTATION = re.compile(r"""(?:list|List|Sequence)\[\s*["']?[\w.]*Message""")
-_TYPED_EDIT = re.compile(
-    r"\.(?:insert|pop|remove)\s*\(|del(?<!\wdel)\s+\w"
-    r"|\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"
-    r"|=\s*\w*message\("  # an element replaced by a new message
+_MESSAGE_ANNOTATIONS = tuple(
+    re.compile(rf"""{word}\[\s*["']?[\w.]*Message""") for word in ("list", "List", "Sequence")
+)
+_TYPED_EDITS = (
+    re.compile(r"\.(?:insert|pop|remove)\s*\("),
+    re.compile(r"del(?<!\wdel)\s+\w"),
+    re.compile(r"\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"),
+    re.compile(r"=\s*\w*message\("),  # an element replaced by a new message
 )
 _TRIVIAL_VALUE = re.compile(
     r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
@@ -260,11 +268,7 @@ def may_hold_prompt(text: str) -> bool:
     """
     if any(literal in text for literal in _LITERALS):
         return True
-    if any(word in text for word in _API_WORDS) and _API_CALL.search(text):
-        return True
-    if ("system" in text or "developer" in text) and _SYSTEM_ROLE_CALL.search(text):
-        return True
-    if "system" in text and _SYSTEM_CALL_TEXT.search(text):
+    if _found(_API_CALLS, text) or _found(_SYSTEM_ROLE_CALLS, text) or _found(_SYSTEM_CALLS, text):
         return True
     if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
         return True
@@ -275,8 +279,10 @@ def may_hold_prompt(text: str) -> bool:
     lowered = text.lower()
     if _named_text(text, lowered):
         return True
-    if any(word in lowered for word in _HISTORY_WORDS) and any(
-        edit.search(lowered) for edit in _HISTORY_EDITS
-    ):
+    if any(word in lowered for word in _HISTORY_WORDS) and _found(_HISTORY_EDITS, lowered):
         return True
-    return bool(_MESSAGE_ANNOTATION.search(text)) and bool(_TYPED_EDIT.search(lowered))
+    return _found(_MESSAGE_ANNOTATIONS, text) and _found(_TYPED_EDITS, lowered)
+
+
+def _found(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    return any(pattern.search(text) for pattern in patterns)
