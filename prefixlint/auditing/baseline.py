@@ -13,6 +13,7 @@ from typing import Any
 
 from prefixlint.auditing.report_json import model_summary
 from prefixlint.auditing.results import AuditReport
+from prefixlint.plural import counted
 
 DEFAULT_TOLERANCE = 0.001
 
@@ -54,7 +55,7 @@ def regressions(
         for cause, entry in now["by_cause"].items():
             if cause.startswith("PFX") and cause not in old_codes:
                 found.append(
-                    f"{model}: new cause {cause} ({entry['requests']} requests, "
-                    f"{entry['cost_tokens']:,} tokens lost)"
+                    f"{model}: new cause {cause} ({counted(entry['requests'], 'request')}, "
+                    f"{counted(entry['cost_tokens'], 'token')} lost)"
                 )
     return found

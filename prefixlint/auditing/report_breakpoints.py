@@ -10,6 +10,7 @@ from rich.table import Table
 from rich.text import Text
 
 from prefixlint.auditing.results import BreakpointValue, CacheControlAdvice
+from prefixlint.plural import counted
 
 BASIS = (
     "each breakpoint replayed alone through the anthropic model; net saved in base input "
@@ -74,7 +75,11 @@ def print_breakpoints(advice: CacheControlAdvice | None, console: Console) -> No
     if advice is None:
         return
     for title, values, logged in (
-        (f"Where cache_control pays ({advice.requests:,} requests)", advice.candidates, False),
+        (
+            f"Where cache_control pays ({counted(advice.requests, 'request')})",
+            advice.candidates,
+            False,
+        ),
         ("cache_control breakpoints the log places", advice.logged, True),
     ):
         if not values:
@@ -92,7 +97,7 @@ def print_breakpoints(advice: CacheControlAdvice | None, console: Console) -> No
 def breakpoints_html(advice: CacheControlAdvice | None) -> str:
     if advice is None:
         return ""
-    parts = [f"<h2>Where cache_control pays ({advice.requests:,} requests)</h2>"]
+    parts = [f"<h2>Where cache_control pays ({counted(advice.requests, 'request')})</h2>"]
     head = "".join(f"<th>{c}</th>" for c in COLUMNS) + "<th>verdict</th>"
     for title, values, logged in (
         ("", advice.candidates, False),

@@ -17,6 +17,7 @@ from prefixlint.auditing.engine_metrics import check_html
 from prefixlint.auditing.report_breakpoints import breakpoints_html
 from prefixlint.auditing.report_planning import planning_html
 from prefixlint.auditing.results import AuditReport, RequestRecord
+from prefixlint.plural import counted
 
 WIDTH = 760
 COLORS = ("#2b6cb0", "#c05621", "#2f855a", "#6b46c1", "#b7791f", "#c53030", "#319795")
@@ -297,8 +298,8 @@ def render_html(report: AuditReport) -> str:
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>prefixlint audit</title>",
         f"<style>{STYLE}</style></head><body><h1>prefixlint audit</h1>",
-        f"<p>{escape(', '.join(report.files))}: {report.lines_read:,} lines, "
-        f"{report.lines_read - skipped:,} requests, {skipped:,} skipped.</p>",
+        f"<p>{escape(', '.join(report.files))}: {counted(report.lines_read, 'line')}, "
+        f"{counted(report.lines_read - skipped, 'request')}, {skipped:,} skipped.</p>",
         _summary_table(report),
         check_html(report.engine_check),
         _fix_first_table(report),

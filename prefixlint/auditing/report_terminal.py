@@ -19,14 +19,15 @@ from prefixlint.auditing.engine_metrics import print_check
 from prefixlint.auditing.report_breakpoints import print_breakpoints
 from prefixlint.auditing.report_planning import print_planning
 from prefixlint.auditing.results import AuditReport
+from prefixlint.plural import counted
 
 
 def print_report(report: AuditReport, console: Console, *, list_skipped: bool = False) -> None:
     files = ", ".join(report.files)
     skipped = len(report.skipped)
     console.print(
-        f"[bold]prefixlint audit[/] {files}: {report.lines_read} lines, "
-        f"{report.lines_read - skipped} requests, {skipped} skipped",
+        f"[bold]prefixlint audit[/] {files}: {counted(report.lines_read, 'line')}, "
+        f"{counted(report.lines_read - skipped, 'request')}, {skipped:,} skipped",
         soft_wrap=True,
     )
     console.print(_summary_table(report))
@@ -183,7 +184,8 @@ def _print_usage(report: AuditReport, model: str, console: Console) -> None:
     if not usage.requests:
         return
     console.print(
-        f"Provider-reported cache use ({model}): {usage.requests:,} requests report cached "
+        f"Provider-reported cache use ({model}): {counted(usage.requests, 'request')} report "
+        "cached "
         f"tokens: observed {usage.observed_cached:,}, predicted {usage.predicted_cached:,} "
         f"of {usage.prompt_tokens:,} prompt tokens",
         soft_wrap=True,

@@ -34,6 +34,7 @@ from prefixlint.linting.result_cache import ResultCache, cache_folder
 from prefixlint.linting.workers import map_isolated
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import wants_color
+from prefixlint.plural import counted
 from prefixlint.textio import UnreadableText, read_stream
 from prefixlint.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from prefixlint.types import Diagnostic
@@ -243,7 +244,7 @@ def _log_costs(results: list[FileResult], log: str) -> str:
     lines = [f"Findings by the cost {log} measured ({model}):"]
     width = len(f"{max((c.cost_tokens for c in costs.values()), default=0):,}")
     for (path, line, code), entry in costs.items():
-        requests = f"{entry.requests} request" + ("s" if entry.requests != 1 else "")
+        requests = counted(entry.requests, "request")
         lines.append(
             f"  {entry.cost_tokens:>{width},} tokens lost, {requests:<12} {path}:{line} {code}"
         )

@@ -9,6 +9,7 @@ import click
 
 from prefixlint.cli.group import UserError
 from prefixlint.output.style import to_text, wants_color
+from prefixlint.plural import counted
 from prefixlint.textio import UnreadableText, decode
 from prefixlint.tokenizers import DEFAULT_TOKENIZER, get_tokenizer
 from prefixlint.tokenview import (
@@ -52,7 +53,8 @@ def tokens(first: str, second: str | None, spec: str, block_size: int, raw: bool
     if second is None:
         shown = model_text(text_a, tokenizer)
         pieces = token_pieces(shown, tokenizer)
-        lines = [render_tokens(pieces, color), "", f"{len(pieces)} tokens ({tokenizer.name})"]
+        count = counted(len(pieces), "token")
+        lines = [render_tokens(pieces, color), "", f"{count} ({tokenizer.name})"]
         if shown != text_a:
             lines.append("note: the tokenizer normalises this text (NFC) before encoding")
         click.echo(to_text("\n".join(lines) + "\n", color), nl=False)
@@ -62,7 +64,8 @@ def tokens(first: str, second: str | None, spec: str, block_size: int, raw: bool
         label_a, label_b = "first", "second"
     found = divergence(text_a, text_b, tokenizer, block_size)
     click.echo(f"tokenizer: {tokenizer.name}, block size {block_size}")
-    click.echo(f"{label_a}: {found.tokens_a} tokens; {label_b}: {found.tokens_b} tokens")
+    counts = counted(found.tokens_a, "token"), counted(found.tokens_b, "token")
+    click.echo(f"{label_a}: {counts[0]}; {label_b}: {counts[1]}")
     if found.char_offset is None:
         click.echo("identical texts: the whole prompt is a shared prefix")
         return
@@ -92,6 +95,6 @@ def tokens(first: str, second: str | None, spec: str, block_size: int, raw: bool
             " BPE merged the changed text with what precedes it"
         )
     click.echo(
-        f"shared prefix: {found.shared_tokens} tokens;"
+        f"shared prefix: {counted(found.shared_tokens, 'token')};"
         f" {found.reusable_block_tokens} in full blocks of {block_size}"
     )

@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
+from prefixlint.plural import counted
 from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation, sandbox
 from prefixlint.sources.chat_template.conversation import Conversation
@@ -60,7 +61,8 @@ def check_clock(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagno
         message = (
             f"chat template stamps the current {unit} into the prompt"
             f" (strftime_now at {document.where(line)}, rendered as {shown!r});"
-            f" the cached prefix rolls over {cost}; only the first {stable} tokens stay cached"
+            f" the cached prefix rolls over {cost};"
+            f" only the first {counted(stable, 'token')} stay cached"
         )
         return [
             registry.diagnostic(
