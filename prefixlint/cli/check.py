@@ -133,7 +133,7 @@ def check(**options: Any) -> None:
 @click.command()
 @_check_options
 def fix(**options: Any) -> None:
-    """Fix what can be fixed (same as ``check --fix``)."""
+    """Fix what can be fixed (same as check --fix)."""
     if options.pop("watch"):
         _watch({**options, "fix": True})
     sys.exit(_run_check(fix=True, **options))
