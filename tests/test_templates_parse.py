@@ -99,6 +99,21 @@ def test_lenient_jinja_skips_unclosed_tags():
         ("Tags: `<chat uri='{uri}' updated_at='{updated_at}'>`", []),
         ("| `GET` | `/v1/sessions/{session_id}` | Get |", []),
         ("Open https://claude.ai/chat/{uri} or claude.ai/code/artifact/{uuid} links", []),
+        ("Image: https://placehold.co/{width}x{height}/{background hex}?text={text}", []),
+        ("List runs: `GET /v1/sessions`?trigger_id={trigger_id} or &page={page}", []),
+        ("Cite as [here](<citation:paragraph:{local_id}>)", []),
+        # an unquoted attribute of a markup tag is JSX, on the tag's line or a later one
+        ("Bad: &lt;form onSubmit={handleSubmit}&gt;", []),
+        ("<BarChart data={data} margin={{ top: 20 }}>", []),
+        ('<input\n  type="text"\n  value={text} // from state\n/>', []),
+        # a brace tag of a {name}...{/name} pair, with what it holds
+        ("{example}\n{user}tell me a story{/user}\n{/example}", []),
+        ("As {chat uri='{uri}' updated_at='{updated_at}'}...{/chat} tags", []),
+        # quiet counterparts: a quoted attribute, a field after a closed tag, key=value text
+        ('<doc id="{doc_id}">{content}</doc>', ["doc_id", "content"]),
+        ("<b>Note</b> session={session_id} user={user_name}", ["session_id", "user_name"]),
+        ("The text: {text}. The {user} writes.", ["text", "user"]),
+        ("Visit https://example.com/docs and then {question}", ["question"]),
         # an object literal is not a field with a format spec
         ("Pass `diagnostics: {previous_message_id: null}` first", []),
         ("Use {time: T, sync: true}", []),

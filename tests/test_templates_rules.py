@@ -203,6 +203,9 @@ def test_whitespace_drift(text, expected, fixed):
         ("\ufeffHello\n", [("PFX403", 1, 1)], "Hello\n"),
         ("a\u00a0b\u200bc\n", [("PFX403", 1, 2), ("PFX403", 1, 4)], "a bc\n"),
         ("Cafe\u0301\n", [("PFX403", 1, 4)], "Café\n"),
+        # one character written many times is one finding, fixed everywhere
+        ("a\u00a0b\u00a0c\nd\u00a0e\n\nf\u00a0g\n", [("PFX403", 1, 2)], "a b c\nd e\n\nf g\n"),
+        ("a\u200bb\n\u00a0c\u200b\n", [("PFX403", 1, 2), ("PFX403", 2, 1)], "ab\n c\n"),
         ("👩\u200d💻 and \u0645\u200c\u06cc\n", [], "👩\u200d💻 and \u0645\u200c\u06cc\n"),
         ("plain ascii\n", [], "plain ascii\n"),
     ],
@@ -210,6 +213,16 @@ def test_whitespace_drift(text, expected, fixed):
 def test_invisible_characters(text, expected, fixed):
     assert findings("p.txt", text, {"PFX403"}) == expected
     assert fix("p.txt", text, {"PFX403"}) == fixed
+
+
+def test_invisible_character_folds_its_later_lines_and_names_them():
+    ctx = RuleContext("p.txt", frozenset({"PFX403"}))
+    text = "a\u00a0b\nc\u00a0d\u00a0e\nf\u00a0g\n"
+    (found,) = source_module("p.txt", text).check(text, ctx)
+    assert found.extra["folded_lines"] == [2, 3]
+    assert "4 times in the file; and on 2 more lines after it (2, 3)" in found.message
+    assert found.fix is not None
+    assert found.fix.message == "Write a plain space for the no-break spaces (U+00A0)"
 
 
 @pytest.mark.parametrize(

@@ -12,8 +12,9 @@ words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{``
 escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
 ``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
 ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
-pattern example are text). A field that is part of a pattern the prompt describes (in a URL,
-or glued to other text in an inline code span) is text too.
+pattern example are text). A field that is part of a pattern or code the prompt shows (in a
+URL or a link, an unquoted attribute of a markup tag as JSX writes them, glued to other text
+in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}`` pair.
 """
 
 from __future__ import annotations
@@ -74,9 +75,18 @@ _FORMAT_FIELD = re.compile(
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
 _BACKTICK = re.compile(r"(?<!\\)`")
+# A URL up to the field (its other fields may hold spaces: ``/{background color}/``), a query
+# parameter's value (``?text=``, ``&id=``), or a Markdown link's destination (``](<...``).
 _URL_BEFORE = re.compile(
-    r"(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/)[^\s'\"<>()`]*\Z"
+    r"(?:(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/)"
+    r"(?:[^\s'\"<>()`{}]|\{[^{}\n]{0,80}\})*|[?&][\w.-]+=|\]\(<?[^\s()<>]*)\Z"
 )
+# An unquoted attribute value in a markup tag (``<Input onChange={handle} />``): JSX, not a field.
+_ATTRIBUTE_BEFORE = re.compile(r"[\s\"'][A-Za-z_][\w:.-]*=\Z")
+_TAG_EDGE = re.compile(r"<(?=[A-Za-z])|&lt;(?=[A-Za-z])|>|&gt;")
+_TAG_WINDOW = 600  # characters back to look for the ``<`` of a tag that spans lines
+# The closing tag of a brace-delimited markup pair (``{example}...{/example}``).
+_BRACE_CLOSER = re.compile(r"\{/([A-Za-z_][\w-]*)\}")
 # What follows the name is an object or a style rule, not a format spec: a space and a word or
 # quote (``{key: value}``, not ``{x: >10}``), a word (``{type:self_hosted}``, not ``{x:.2f}``),
 # a semicolon or a comma list (``{font:600 13px;color:#111}``, ``{a:1, b:2}``).
@@ -599,10 +609,13 @@ def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
     fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "`" in text or "~" in text else []
+    brace_tags = _brace_tags(text)
     for match in _FORMAT_FIELD.finditer(text):
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
+        if _inside(brace_tags, match.start()):
+            continue  # ``{user}`` of ``{user}...{/user}``: a markup tag, not a field
         if match.group(4) and _in_code(text, match.start(), fences):
             continue  # ``$HOME`` in a shell example is text
         braced = match.group(1) or match.group(2)
@@ -616,6 +629,58 @@ def _scan_format(text: str) -> ParsedTemplate:
         placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, (dotted,)))
     builder.literal(len(text))
     return ParsedTemplate(FORMAT, tuple(placeholders), (), builder.build())
+
+
+def _brace_tags(text: str) -> list[tuple[int, int]]:
+    """Where the brace tags of ``{name ...}...{/name}`` pairs are (their closers and the
+    openers before them, each to its matching brace), sorted and without overlaps."""
+    if "{/" not in text:
+        return []
+    spans = []
+    for closer in _BRACE_CLOSER.finditer(text):
+        spans.append(closer.span())
+        opener = re.compile(r"\{" + re.escape(closer.group(1)) + r"(?=[\s}])")
+        for match in opener.finditer(text, 0, closer.start()):
+            end = _matching_brace(text, match.start())
+            if end is not None:
+                spans.append((match.start(), end))
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _matching_brace(text: str, start: int) -> int | None:
+    """Offset just past the ``}`` that closes the ``{`` at ``start`` on its line."""
+    depth = 0
+    for index in range(start, min(len(text), start + _MAX_TAG_LENGTH)):
+        char = text[index]
+        if char == "\n":
+            return None
+        depth += (char == "{") - (char == "}")
+        if depth == 0:
+            return index + 1
+    return None
+
+
+def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
+    """Whether ``offset`` is inside one of the sorted, disjoint ``spans``."""
+    index = bisect.bisect_right(spans, offset, key=lambda span: span[0]) - 1
+    return index >= 0 and spans[index][0] <= offset < spans[index][1]
+
+
+def _in_markup_attribute(text: str, start: int) -> bool:
+    """Whether the field at ``start`` is an unquoted attribute value inside a markup tag,
+    ``<Input value={text}`` (the tag may span lines): JSX or a template language's own
+    expression, shown as code."""
+    if not _ATTRIBUTE_BEFORE.search(text, max(start - 80, 0), start):
+        return False
+    edges = list(_TAG_EDGE.finditer(text, max(start - _TAG_WINDOW, 0), start))
+    return bool(edges) and edges[-1].group(0) in ("<", "&lt;")
 
 
 def _in_code(text: str, offset: int, fences: list[int]) -> bool:
@@ -642,11 +707,12 @@ def _code_span(text: str, offset: int) -> tuple[int, int] | None:
 
 def _described(text: str, start: int, end: int, fences: list[int]) -> bool:
     """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
-    rather than a value it is given: inside a URL, or glued to other text in Markdown code
-    (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span, ``f"id-{i}"`` or
-    ``onClick={handler}`` in a fenced block). A field that is the span, or a word of its own in
-    the code (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
-    if _URL_BEFORE.search(text, max(start - 300, 0), start):
+    rather than a value it is given: inside a URL (a query value, a link's destination), an
+    unquoted attribute of a markup tag (``<Input value={text}``), or glued to other text in
+    Markdown code (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span,
+    ``f"id-{i}"`` in a fenced block). A field that is the span, or a word of its own in the
+    code (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
+    if _URL_BEFORE.search(text, max(start - 300, 0), start) or _in_markup_attribute(text, start):
         return True
     span = _code_span(text, start)
     if span is None:

@@ -20,7 +20,7 @@ from pathlib import PurePath
 
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
-from prefixlint.linting.noqa import find_directives
+from prefixlint.rules.templates.folding import fold_sites, folded_fix, folded_lines_text
 from prefixlint.rules.templates.sections import lines, section_lines
 from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Applicability, Diagnostic
@@ -38,19 +38,9 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
     """One finding for the file's trailing whitespace, at its first line, the later lines
-    folded into it and its fix removing all of it. As for volatile values, ``noqa`` on the
-    finding's line suppresses it with what it folds; a later line that waives PFX402 is
-    reported on its own, for its directive to suppress."""
-    sites = list(_trailing_sites(document))
-    if not sites:
-        return
-    directives = find_directives(document.file_text, document.path)
-    waived = {d.line for d in directives if d.covers(CODE) and not d.file_level}
-    first, *later = sites
-    alone = [site for site in later if document.span(*site).line in waived]
-    yield _trailing_finding(document, [first, *(site for site in later if site not in alone)])
-    for site in alone:
-        yield _trailing_finding(document, [site])
+    folded into it and its fix removing all of it."""
+    for group in fold_sites(document, CODE, list(_trailing_sites(document))):
+        yield _trailing_finding(document, group)
 
 
 def _trailing_sites(document: TemplateDocument) -> Iterator[tuple[int, int]]:
@@ -71,16 +61,10 @@ def _trailing_sites(document: TemplateDocument) -> Iterator[tuple[int, int]]:
 def _trailing_finding(document: TemplateDocument, sites: list[tuple[int, int]]) -> Diagnostic:
     first, *rest = sites
     changes = [(start, end, "") for start, end in sites]
-    fix = document.fix(changes, Applicability.SAFE, "Remove trailing whitespace")
-    if fix is None and rest:  # one line the file's syntax cannot edit: fix the others alone
-        fixes = [document.fix([change], Applicability.SAFE, "") for change in changes]
-        kept = [change for change, one in zip(changes, fixes, strict=True) if one is not None]
-        fix = document.fix(kept, Applicability.SAFE, "Remove trailing whitespace") if kept else None
+    fix = folded_fix(document, changes, "Remove trailing whitespace")
     lines_after = [document.span(*site).line for site in rest]
     message = "trailing whitespace: invisible bytes that editors strip, changing the prompt"
-    if lines_after:
-        shown = ", ".join(map(str, lines_after[:8])) + (", ..." if len(lines_after) > 8 else "")
-        message += f"; and on {len(lines_after)} more lines after it ({shown})"
+    message += folded_lines_text(lines_after)
     return registry.diagnostic(
         CODE, message, document.span(*first), fix=fix, folded_lines=lines_after
     )
