@@ -135,6 +135,17 @@ def test_volatile_placeholders(path, text, expected):
         ("**Current date**: 2025-09-03\n" + RULES, [("PFX101", 1, 19)]),
         ("Today's date is: 04/30/2024\n" + RULES, [("PFX101", 1, 18)]),
         ("The current system time is 2025-08-24.\n" + RULES, [("PFX101", 1, 28)]),
+        ("Always use today's date, which is November 9, 2025.\n" + RULES, [("PFX101", 1, 35)]),
+        (
+            "The current date and hour including timezone is Thu May 14 2026 19:00:00 GMT.\n"
+            + RULES,
+            [("PFX101", 1, 49)],
+        ),
+        ("The current time (UTC) is 10:30.\n" + RULES, [("PFX101", 1, 27)]),
+        ("The current date in Oslo is 2026-12-01.\n" + RULES, [("PFX101", 1, 29)]),
+        # quiet counterparts: no "now" noun, or a date that is not the current one
+        ("The release date, which is 2024-05-01, is fixed.\n" + RULES, []),
+        ("The current date format is ISO, as in 2024-01-15.\n" + RULES, []),
         # a positional field filled with the date
         ("The current date is {}. Be kind.\n" + RULES, [("PFX101", 1, 21)]),
         ("Current date: %s\n" + RULES, [("PFX101", 1, 15)]),

@@ -68,11 +68,17 @@ _DATE_LITERAL = (
 _POSITIONAL = r"\{\d?\}|%s\b"
 # A date or time given as "the current one": a rendering pasted into the file, or a line that
 # someone rewrites every day. A date alone ("since 2019", "released 2024-05-01") is static.
-_AND_TIME = r"(?:\s+and\s+time|\s*/\s*time)?"
+_AND_TIME = r"(?:\s+and\s+(?:time|hour)|\s*/\s*time)?"
+# What says "now": today's date, the current date and time, ... A few words may qualify it
+# ("the current date and hour including timezone is", "the current time (UTC) is").
+_NOW_NOUN = (
+    rf"(?:today(?:'s|’s)?(?:\s+date{_AND_TIME})?|the\s+date\s+today|(?:the\s+)?current\s+"
+    rf"(?:system\s+)?(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time))"
+    r"(?:\s+(?:in|including|with|for|of|at)(?:\s+[A-Za-z][\w-]*){1,2}|\s*\([^()\n]{1,20}\))?"
+)
 CURRENT_DATE_LINE = re.compile(
-    rf"(?:\b(?:today(?:'s|’s)?(?:\s+date{_AND_TIME})?|the\s+date\s+today|(?:the\s+)?current\s+"
-    rf"(?:system\s+)?(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
-    r"(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\**\s*(?:is\s*:?|:|=)\s*\**\s*"
+    rf"(?:\b(?:{_NOW_NOUN}|(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\**\s*"
+    r"(?:,?\s*which\s+is\s*:?|is\s*:?|:|=)\s*\**\s*"
     r"(?:currently\s+)?|\bit['’]s\s+(?:currently\s+|now\s+)?)"
     rf"(?P<date>{_DATE_LITERAL}|{_POSITIONAL})",
     re.IGNORECASE,
