@@ -109,7 +109,14 @@ def test_lenient_jinja_skips_unclosed_tags():
         # a brace tag of a {name}...{/name} pair, with what it holds
         ("{example}\n{user}tell me a story{/user}\n{/example}", []),
         ("As {chat uri='{uri}' updated_at='{updated_at}'}...{/chat} tags", []),
+        # code given as an example of what to write, and the pattern it shows, named again
+        ("For example: `cd {project_dir} && {build_command}`", []),
+        ("Example (bad):\n\n```\n{code}\n```\n", []),
+        ('- `class="c-{ramp}"` colours a node\n**c-{ramp} nesting:** groups', []),
         # quiet counterparts: a quoted attribute, a field after a closed tag, key=value text
+        ("Use `{cwd}`, e.g.: `ls {cwd}`", ["cwd"]),
+        ("Use c-{ramp} and then {date}", ["ramp", "date"]),
+        ("The example answer is `{answer}`", ["answer"]),
         ('<doc id="{doc_id}">{content}</doc>', ["doc_id", "content"]),
         ("<b>Note</b> session={session_id} user={user_name}", ["session_id", "user_name"]),
         ("The text: {text}. The {user} writes.", ["text", "user"]),

@@ -234,10 +234,20 @@ def test_invisible_character_folds_its_later_lines_and_names_them():
         ("Ticket ({{ id }}).\n", []),
         ("End {{ x }}.\n", []),
         ("Then the {{ status }}ed ones.\n", []),
+        # the same seam again is folded into the first; another seam is its own finding
+        ("A: n={{ c }}\nB: n={{ c }}\nC: n={{ c }}\n", [("PFX404", 1, 6)]),
+        ("A: n={{ c }}\nB: k={{ c }}\n", [("PFX404", 1, 6), ("PFX404", 2, 6)]),
+        ("A: n={{ c }}\nB: n={{ d }}\n", [("PFX404", 1, 6), ("PFX404", 2, 6)]),
     ],
 )
 def test_glued_placeholder(text, expected):
     assert findings("p.j2", text, {"PFX404"}) == expected
+
+
+def test_glued_placeholder_names_the_lines_it_folds():
+    (finding,) = check("p.j2", "A: n={{ c }}\nB: n={{ c }}\nC: n={{ c }}\n", {"PFX404"})
+    assert finding.extra["folded_lines"] == [2, 3]
+    assert finding.message.endswith("; and on 2 more lines after it (2, 3)")
 
 
 def test_glued_placeholder_message_shows_both_tokenizations():

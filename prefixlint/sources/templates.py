@@ -85,6 +85,14 @@ _URL_BEFORE = re.compile(
 _ATTRIBUTE_BEFORE = re.compile(r"[\s\"'][A-Za-z_][\w:.-]*=\Z")
 _TAG_EDGE = re.compile(r"<(?=[A-Za-z])|&lt;(?=[A-Za-z])|>|&gt;")
 _TAG_WINDOW = 600  # characters back to look for the ``<`` of a tag that spans lines
+_GLUED_BEFORE = re.compile(r"[\w.:/-]+\Z")
+_GLUED_AFTER = re.compile(r"[\w.:/-]+")
+# Words that introduce code as an example of what to write (``For example: `cd {dir}` ``).
+_EXAMPLE_BEFORE = re.compile(
+    r"(?:\be\.g\.|\bfor\s+(?:example|instance)|\bexamples?(?:\s*\([^()\n]{0,30}\))?|\bsuch\s+as)"
+    r"\s*[:,]?[\s*]*\Z",
+    re.IGNORECASE,
+)
 # The closing tag of a brace-delimited markup pair (``{example}...{/example}``).
 _BRACE_CLOSER = re.compile(r"\{/([A-Za-z_][\w-]*)\}")
 # What follows the name is an object or a style rule, not a format spec: a space and a word or
@@ -610,6 +618,8 @@ def _scan_format(text: str) -> ParsedTemplate:
     placeholders: list[Placeholder] = []
     fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "`" in text or "~" in text else []
     brace_tags = _brace_tags(text)
+    fields: list[tuple[re.Match[str], str]] = []
+    shown: set[tuple[str, str, str] | None] = set()  # the glued patterns the prompt shows
     for match in _FORMAT_FIELD.finditer(text):
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
@@ -620,15 +630,31 @@ def _scan_format(text: str) -> ParsedTemplate:
             continue  # ``$HOME`` in a shell example is text
         braced = match.group(1) or match.group(2)
         if braced and _described(text, match.start(), match.end(), fences):
+            if pattern := _glued_pattern(text, match.start(), match.end()):
+                shown.add(pattern)
             continue  # ``/v1/sessions/{session_id}``: a pattern the prompt describes
         if match.group(2) and _OBJECT_SPEC.match(match.group(0), len(match.group(2)) + 1):
             continue  # ``{previous_message_id: null}``: an object literal, not a field
+        fields.append((match, name))
+    for match, name in fields:
+        if _glued_pattern(text, match.start(), match.end()) in shown:
+            continue  # ``c-{ramp}`` in prose, where the code shows ``class="c-{ramp}"``
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
         placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, (dotted,)))
     builder.literal(len(text))
     return ParsedTemplate(FORMAT, tuple(placeholders), (), builder.build())
+
+
+def _glued_pattern(text: str, start: int, end: int) -> tuple[str, str, str] | None:
+    """The field ``text[start:end]`` with the word characters glued to it on its line
+    (``("c-", "{ramp}", "")``), or ``None`` when nothing is glued to it. A field the prompt
+    shows as a pattern in code is the same pattern where its prose names it again."""
+    before = _GLUED_BEFORE.search(text, max(start - 40, 0), start)
+    after = _GLUED_AFTER.match(text, end, end + 40)
+    left, right = before.group(0) if before else "", after.group(0) if after else ""
+    return (left, text[start:end], right) if left or right else None
 
 
 def _brace_tags(text: str) -> list[tuple[int, int]]:
@@ -710,17 +736,24 @@ def _described(text: str, start: int, end: int, fences: list[int]) -> bool:
     rather than a value it is given: inside a URL (a query value, a link's destination), an
     unquoted attribute of a markup tag (``<Input value={text}``), or glued to other text in
     Markdown code (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span,
-    ``f"id-{i}"`` in a fenced block). A field that is the span, or a word of its own in the
-    code (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
+    ``f"id-{i}"`` in a fenced block), or anywhere in code given as an example (after
+    ``For example:``). A field that is the span, or a word of its own in the code
+    (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
     if _URL_BEFORE.search(text, max(start - 300, 0), start) or _in_markup_attribute(text, start):
         return True
     span = _code_span(text, start)
     if span is None:
         line_start = text.rfind("\n", 0, start) + 1
-        if bisect.bisect_left(fences, line_start) % 2 == 0:
+        index = bisect.bisect_left(fences, line_start)
+        if index % 2 == 0:
             return False
         line_end = text.find("\n", end)
         span = (line_start, len(text) if line_end == -1 else line_end)
+        code_start = fences[index - 1]
+    else:
+        code_start = span[0] - 1
+    if _EXAMPLE_BEFORE.search(text, max(code_start - 80, 0), code_start):
+        return True  # ``For example: `cd {project_dir} && make` ``: code to write, not filled
     glued_before = start > span[0] and not text[start - 1].isspace()
     glued_after = end < span[1] and not text[end].isspace()
     return glued_before or glued_after
