@@ -113,7 +113,16 @@ def test_lenient_jinja_skips_unclosed_tags():
         ("For example: `cd {project_dir} && {build_command}`", []),
         ("Example (bad):\n\n```\n{code}\n```\n", []),
         ('- `class="c-{ramp}"` colours a node\n**c-{ramp} nesting:** groups', []),
+        ("See `https://ui.example.com/w/{workspace}/s`. Use `{workspace}` as given.", []),
+        # ${x} in Markdown code is the code's own (a JavaScript or shell example)
+        ("Example:\n    ```js\n    const x = `hi ${name}`;\n    ```\n", []),
+        ("Run `echo ${name}` and greet ${name}", ["name"]),
+        # a fenced block with braces of its own is code, not a template, even indented
+        ("  ```tsx\n  {state && (\n    <p>\n      {state.message}\n    </p>\n  )}\n  ```\n", []),
+        ("````md\n```\ncode\n```\n{inner}\n````\nDate: {date}", ["inner", "date"]),
         # quiet counterparts: a quoted attribute, a field after a closed tag, key=value text
+        ("Trace: {trace_id}. Open https://ui.example.com/t/{trace_id}", ["trace_id"]),
+        ("```text\nHello {name}\nToday is {date}\n```\n", ["name", "date"]),
         ("Use `{cwd}`, e.g.: `ls {cwd}`", ["cwd"]),
         ("Use c-{ramp} and then {date}", ["ramp", "date"]),
         ("The example answer is `{answer}`", ["answer"]),

@@ -99,7 +99,11 @@ _BRACE_CLOSER = re.compile(r"\{/([A-Za-z_][\w-]*)\}")
 # quote (``{key: value}``, not ``{x: >10}``), a word (``{type:self_hosted}``, not ``{x:.2f}``),
 # a semicolon or a comma list (``{font:600 13px;color:#111}``, ``{a:1, b:2}``).
 _OBJECT_SPEC = re.compile(r":(?:\s+[\w'\"<]|[A-Za-z_]{2,}\w*\}|[^{}]*(?:;|,\s))")
-_FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+# A fence line, indented or not (prompts indent code inside lists and tag blocks).
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$", re.MULTILINE)
+# What a template may hold in braces: fields and escaped braces. Code that holds other braces
+# (``function f() {``, ``({ src })``) could not be a ``str.format`` template.
+_TEMPLATE_BRACES = re.compile(r"\{\{|\}\}|\$?\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}\n]*)?\}")
 _INDENT_LIKE = " \t\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
@@ -616,22 +620,22 @@ def _in_contexts(paths: tuple[str, ...], contexts: list[str]) -> tuple[str, ...]
 def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
-    fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "`" in text or "~" in text else []
+    fences = _fence_blocks(text) if "```" in text or "~~~" in text else []
     brace_tags = _brace_tags(text)
     fields: list[tuple[re.Match[str], str]] = []
-    shown: set[tuple[str, str, str] | None] = set()  # the glued patterns the prompt shows
+    shown: set[tuple[str, str, str] | str] = set()  # the patterns the prompt shows, and fields
     for match in _FORMAT_FIELD.finditer(text):
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
         if _inside(brace_tags, match.start()):
             continue  # ``{user}`` of ``{user}...{/user}``: a markup tag, not a field
-        if match.group(4) and _in_code(text, match.start(), fences):
-            continue  # ``$HOME`` in a shell example is text
+        if (match.group(4) or match.group(1)) and _in_code(text, match.start(), fences):
+            continue  # ``$HOME`` or ``${name}`` in a shell or JavaScript example is text
         braced = match.group(1) or match.group(2)
         if braced and _described(text, match.start(), match.end(), fences):
             if pattern := _glued_pattern(text, match.start(), match.end()):
-                shown.add(pattern)
+                shown.update((pattern, match.group(0)))
             continue  # ``/v1/sessions/{session_id}``: a pattern the prompt describes
         if match.group(2) and _OBJECT_SPEC.match(match.group(0), len(match.group(2)) + 1):
             continue  # ``{previous_message_id: null}``: an object literal, not a field
@@ -639,6 +643,8 @@ def _scan_format(text: str) -> ParsedTemplate:
     for match, name in fields:
         if _glued_pattern(text, match.start(), match.end()) in shown:
             continue  # ``c-{ramp}`` in prose, where the code shows ``class="c-{ramp}"``
+        if match.group(0) in shown and _in_code(text, match.start(), fences):
+            continue  # ```{workspace}``` naming a part of the URL pattern it is in
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
@@ -709,13 +715,40 @@ def _in_markup_attribute(text: str, start: int) -> bool:
     return bool(edges) and edges[-1].group(0) in ("<", "&lt;")
 
 
-def _in_code(text: str, offset: int, fences: list[int]) -> bool:
-    """Whether ``offset`` is inside Markdown code: a backtick span, or a fenced block (after
-    an odd number of the ``fences`` lines, given by where they start)."""
-    if _code_span(text, offset) is not None:
-        return True
-    line_start = text.rfind("\n", 0, offset) + 1
-    return bisect.bisect_left(fences, line_start) % 2 == 1
+def _fence_blocks(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each fenced code block, from its opening fence line to the end of
+    its closing one (or of the text). A fence closes at a bare fence line of its character,
+    at least as long, so a shorter or labelled fence inside it (```` ```` ``` ````) is code."""
+    blocks, opener = [], None
+    for line in _FENCE_LINE.finditer(text):
+        run = line.group(1)
+        if opener is None:
+            opener = (line.start(), run)
+        elif run[0] == opener[1][0] and len(run) >= len(opener[1]) and not line.group(2).strip():
+            blocks.append((opener[0], line.end()))
+            opener = None
+    if opener is not None:
+        blocks.append((opener[0], len(text)))
+    return blocks
+
+
+def _fence_at(fences: list[tuple[int, int]], offset: int) -> tuple[int, int] | None:
+    """The fenced block (of ``_fence_blocks``) holding ``offset``, if any."""
+    index = bisect.bisect_right(fences, offset, key=lambda block: block[0]) - 1
+    if index >= 0 and offset < fences[index][1]:
+        return fences[index]
+    return None
+
+
+def _in_code(text: str, offset: int, fences: list[tuple[int, int]]) -> bool:
+    """Whether ``offset`` is inside Markdown code: a fenced block, or a backtick span."""
+    return _fence_at(fences, offset) is not None or _code_span(text, offset) is not None
+
+
+def _own_braces(code: str) -> bool:
+    """Whether ``code`` holds braces that are not template fields (``if (x) {``): code that
+    ``str.format`` could not render, whose fields are the code's own."""
+    return bool(re.search(r"[{}]", _TEMPLATE_BRACES.sub("", code)))
 
 
 def _code_span(text: str, offset: int) -> tuple[int, int] | None:
@@ -731,7 +764,7 @@ def _code_span(text: str, offset: int) -> tuple[int, int] | None:
     return (before[-1], after.start()) if after else None
 
 
-def _described(text: str, start: int, end: int, fences: list[int]) -> bool:
+def _described(text: str, start: int, end: int, fences: list[tuple[int, int]]) -> bool:
     """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
     rather than a value it is given: inside a URL (a query value, a link's destination), an
     unquoted attribute of a markup tag (``<Input value={text}``), or glued to other text in
@@ -741,17 +774,19 @@ def _described(text: str, start: int, end: int, fences: list[int]) -> bool:
     (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
     if _URL_BEFORE.search(text, max(start - 300, 0), start) or _in_markup_attribute(text, start):
         return True
-    span = _code_span(text, start)
-    if span is None:
+    block = _fence_at(fences, start)
+    if block is not None:
+        if _own_braces(text[text.find("\n", block[0]) + 1 : block[1]]):
+            return True  # ``{state.message}`` in a block of JSX: the code's own braces
         line_start = text.rfind("\n", 0, start) + 1
-        index = bisect.bisect_left(fences, line_start)
-        if index % 2 == 0:
-            return False
         line_end = text.find("\n", end)
         span = (line_start, len(text) if line_end == -1 else line_end)
-        code_start = fences[index - 1]
+        code_start = block[0]
     else:
-        code_start = span[0] - 1
+        code_span = _code_span(text, start)
+        if code_span is None:
+            return False
+        span, code_start = code_span, code_span[0] - 1
     if _EXAMPLE_BEFORE.search(text, max(code_start - 80, 0), code_start):
         return True  # ``For example: `cd {project_dir} && make` ``: code to write, not filled
     glued_before = start > span[0] and not text[start - 1].isspace()
