@@ -123,6 +123,7 @@ def test_lenient_jinja_skips_unclosed_tags():
         # quiet counterparts: a quoted attribute, a field after a closed tag, key=value text
         ("Trace: {trace_id}. Open https://ui.example.com/t/{trace_id}", ["trace_id"]),
         ("```text\nHello {name}\nToday is {date}\n```\n", ["name", "date"]),
+        ('```text\nWrite {"verdict": "ok"} for\n{notes}\n```\n', ["notes"]),
         ("Use `{cwd}`, e.g.: `ls {cwd}`", ["cwd"]),
         ("Use c-{ramp} and then {date}", ["ramp", "date"]),
         ("The example answer is `{answer}`", ["answer"]),

@@ -101,9 +101,11 @@ _BRACE_CLOSER = re.compile(r"\{/([A-Za-z_][\w-]*)\}")
 _OBJECT_SPEC = re.compile(r":(?:\s+[\w'\"<]|[A-Za-z_]{2,}\w*\}|[^{}]*(?:;|,\s))")
 # A fence line, indented or not (prompts indent code inside lists and tag blocks).
 _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$", re.MULTILINE)
-# What a template may hold in braces: fields and escaped braces. Code that holds other braces
-# (``function f() {``, ``({ src })``) could not be a ``str.format`` template.
+# What a template may hold in braces: fields, escaped braces, and the objects of a JSON or
+# placeholder example (``{"a": 1}``, ``{<name>}``). Code that opens other braces (``f() {``,
+# ``({ src })``, ``{state && (``) is a program's, not a template's.
 _TEMPLATE_BRACES = re.compile(r"\{\{|\}\}|\$?\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}\n]*)?\}")
+_CODE_BRACE = re.compile(r"\{(?![ \t]*[\"'<\[])")
 _INDENT_LIKE = " \t\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
@@ -746,9 +748,9 @@ def _in_code(text: str, offset: int, fences: list[tuple[int, int]]) -> bool:
 
 
 def _own_braces(code: str) -> bool:
-    """Whether ``code`` holds braces that are not template fields (``if (x) {``): code that
-    ``str.format`` could not render, whose fields are the code's own."""
-    return bool(re.search(r"[{}]", _TEMPLATE_BRACES.sub("", code)))
+    """Whether ``code`` opens braces that are neither template fields nor a JSON example
+    (``if (x) {``): a program, whose fields are its own."""
+    return _CODE_BRACE.search(_TEMPLATE_BRACES.sub("", code)) is not None
 
 
 def _code_span(text: str, offset: int) -> tuple[int, int] | None:
