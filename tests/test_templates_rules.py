@@ -197,6 +197,31 @@ def test_whitespace_drift(text, expected, fixed):
     assert fix("p.md", text, {"PFX402"}) == fixed
 
 
+SECTIONS = "".join(f"\n## S{n}\nText {n}.\n" for n in range(8))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # two sections of one kind break the convention: one finding, the second folded in
+        ("T.\n" + SECTIONS + "## X\nx\n## Y\ny\n", [("PFX402", 26, 1, (28,))]),
+        # breaks of two kinds are a finding each
+        (
+            "T.\n" + SECTIONS + "## X\nx\n\n<A>\n\n<A>\n\n<A>\n\n<A>\n<A>\n",
+            [("PFX402", 26, 1, ()), ("PFX402", 36, 1, ())],
+        ),
+        # quiet counterpart: every section keeps the convention
+        ("T.\n" + SECTIONS, []),
+    ],
+)
+def test_separator_drift_folds_one_kind(text, expected):
+    ctx = RuleContext("p.md", frozenset({"PFX402"}))
+    found = source_module("p.md", text).check(text, ctx)
+    assert [
+        (d.code, d.span.line, d.span.column, tuple(d.extra["folded_lines"])) for d in found
+    ] == expected
+
+
 @pytest.mark.parametrize(
     ("text", "expected", "fixed"),
     [

@@ -10,6 +10,8 @@ same drift waiting to happen: code that assembles or reformats the prompt normal
 sections of its kind use (none counts: a missing blank line) is reported with a display-only
 fix, since which separator is right is the author's choice; where more than a quarter of them
 differ (one, for three or four sections), the spacing has no convention and nothing is said.
+The sections of one kind that break the convention are one finding, at the first of them, the
+others folded into it (as trailing whitespace is).
 """
 
 from __future__ import annotations
@@ -110,15 +112,20 @@ def _drift_in_kind(
     breaks = len(boundaries) - usual_count
     if usual_count * 2 <= len(boundaries) or usual == 0 or breaks > max(1, len(boundaries) // 4):
         return  # no convention to drift from: the spacing varies throughout
-    for start, blank, gap_start in boundaries:
-        if blank == usual:
-            continue
-        change = [(gap_start, start, "\n" * usual)]
-        fix = document.fix(change, Applicability.DISPLAY_ONLY, f"Use {usual} blank line(s) here")
+    gaps = {start: (blank, gap_start) for start, blank, gap_start in boundaries if blank != usual}
+    sites = [(start, document.line_bounds(start)[1] - 1) for start in gaps]
+    for group in fold_sites(document, CODE, sites):
+        changes = [(gaps[start][1], start, "\n" * usual) for start, _ in group]
+        where = "here" if len(group) == 1 else "before these sections"
+        message = f"Use {usual} blank line(s) {where}"
+        fix = document.fix(changes, Applicability.DISPLAY_ONLY, message)
+        lines_after = [document.span(*site).line for site in group[1:]]
         yield registry.diagnostic(
             CODE,
-            f"{blank} blank line(s) before this section but {usual} before {usual_count} others:"
-            " separators drift when the prompt is reassembled or reformatted",
-            document.span(start, document.line_bounds(start)[1] - 1),
+            f"{gaps[group[0][0]][0]} blank line(s) before this section but {usual} before"
+            f" {usual_count} others: separators drift when the prompt is reassembled or"
+            f" reformatted{folded_lines_text(lines_after)}",
+            document.span(*group[0]),
             fix=fix,
+            folded_lines=lines_after,
         )
