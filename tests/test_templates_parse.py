@@ -21,6 +21,7 @@ from prefixlint.sources.templates import (
         ("p.mustache", "{{x}}", MUSTACHE),
         ("p.txt", "Hello {{#people}}{{name}}{{/people}}", MUSTACHE),
         ("p.md", "Hello {{ name }}", JINJA),
+        ("p.md", "Session {{session-id}}", JINJA),
         ("p.md", "{% if x %}a{% endif %}", JINJA),
         ("p.txt", "Hello {name}", FORMAT),
         ("p.txt", 'Reply as JSON: {{"answer": "..."}} to {question}', FORMAT),
@@ -49,6 +50,11 @@ def test_syntax_for(path, text, syntax):
         ),
         ("{% set d = now() %}{{ d }}", [("now", (), ())]),
         ("{{ broken( }}", [("broken", (), ())]),
+        # a kebab-case name is one name; with spaces or a number it is a subtraction
+        ("{{session-id}}", [("session-id", (), ())]),
+        ("{{ user-profile.email }}", [("user-profile.email", (), ())]),
+        ("{{ total - used }}", [("total", (), ())]),
+        ("{{ count-1 }}", [("count", (), ())]),
     ],
 )
 def test_jinja_placeholders(text, expected):

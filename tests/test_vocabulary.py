@@ -92,6 +92,8 @@ def test_split_words(name, words):
         ("environment_variables", "PFX104"),
         ("runtime_info.available_hosts", "PFX104"),
         ("project_structure", "PFX104"),
+        ("session-id", "PFX102"),
+        ("user-name", "PFX103"),
         ("repository_info.repo_name", "PFX104"),
         ("repository_info.repo_directory", "PFX104"),
         ("repoPath", "PFX104"),

@@ -50,7 +50,7 @@ COMMENT = "comment"
 _JINJA_SUFFIXES = frozenset({".j2", ".jinja", ".jinja2"})
 _MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]|\{\{\s*\$\w")
 _JINJA_MARKERS = re.compile(
-    r"\{%|\{\{-?\s*[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
+    r"\{%|\{\{-?\s*[A-Za-z_][\w.-]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
 )
 _JINJA_OPEN = re.compile(r"\{([{%#])")
 _JINJA_TAG_BODY = re.compile(
@@ -111,6 +111,8 @@ _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# ``{{user-name}}``: one kebab-case name (as handlebars reads it), not a subtraction.
+_KEBAB = re.compile(r"[A-Za-z_]\w*(?:-[A-Za-z_]\w*)+(?:\.[A-Za-z_][\w-]*)*")
 _JINJA_CONSTANTS = frozenset({"true", "false", "none", "True", "False", "None"})
 _USER_SECTION = re.compile(
     r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
@@ -512,6 +514,8 @@ def _analyse_expression(
     plain = expression.strip()
     if _DOTTED.fullmatch(plain) and plain not in _JINJA_CONSTANTS:
         return (plain,), (), ()  # what parsing finds, without its cost (files of many names)
+    if _KEBAB.fullmatch(plain):
+        return (plain,), (), ()
     try:
         tree = _ENV.parse("{{ " + expression + " }}")
     except (TemplateSyntaxError, RecursionError):
