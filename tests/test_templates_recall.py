@@ -167,6 +167,31 @@ def test_pasted_current_dates(text, expected):
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "<env>\nWorking directory: /home/ana/app\nPlatform: linux\n</env>\n" + RULES,
+            [("PFX104", 2, 20)],
+        ),
+        ("- OS Version: Darwin 25.6.0\n" + RULES, [("PFX104", 1, 15)]),
+        ("Is directory a git repo: No\n" + RULES, [("PFX104", 1, 26)]),
+        ("The user's email address is ana@example.com. Greet her.\n" + RULES, [("PFX103", 1, 29)]),
+        ("User timezone: Europe/Oslo\n" + RULES, [("PFX103", 1, 16)]),
+        ("Session ID: 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b\n" + RULES, [("PFX102", 1, 13)]),
+        # quiet counterparts: a label before prose, someone else's address, a marked blank
+        ("Platform: use the web tool for this.\n" + RULES, []),
+        ("Support email: help@example.com\n" + RULES, []),
+        ("Shell: prefer short commands\n" + RULES, []),
+        ("Working directory: [project-dir]\n" + RULES, []),
+        ("Session ID: the id of the session\n" + RULES, []),
+        ("Example output:\n```\npid: 42\ncwd: /Users/me/proj\n```\n" + RULES, []),
+    ],
+)
+def test_pasted_values_of_the_machine_and_the_user(text, expected):
+    assert findings("p.txt", text) == expected
+
+
+@pytest.mark.parametrize(
     "text",
     [
         # every value in the final section, after the static text

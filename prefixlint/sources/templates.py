@@ -626,7 +626,7 @@ def _in_contexts(paths: tuple[str, ...], contexts: list[str]) -> tuple[str, ...]
 def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
-    fences = _fence_blocks(text) if "```" in text or "~~~" in text else []
+    fences = fence_blocks(text) if "```" in text or "~~~" in text else []
     brace_tags = _brace_tags(text)
     fields: list[tuple[re.Match[str], str]] = []
     shown: set[tuple[str, str, str] | str] = set()  # the patterns the prompt shows, and fields
@@ -721,7 +721,7 @@ def _in_markup_attribute(text: str, start: int) -> bool:
     return bool(edges) and edges[-1].group(0) in ("<", "&lt;")
 
 
-def _fence_blocks(text: str) -> list[tuple[int, int]]:
+def fence_blocks(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each fenced code block, from its opening fence line to the end of
     its closing one (or of the text). A fence closes at a bare fence line of its character,
     at least as long, so a shorter or labelled fence inside it (```` ```` ``` ````) is code."""
@@ -738,8 +738,8 @@ def _fence_blocks(text: str) -> list[tuple[int, int]]:
     return blocks
 
 
-def _fence_at(fences: list[tuple[int, int]], offset: int) -> tuple[int, int] | None:
-    """The fenced block (of ``_fence_blocks``) holding ``offset``, if any."""
+def fence_at(fences: list[tuple[int, int]], offset: int) -> tuple[int, int] | None:
+    """The fenced block (of ``fence_blocks``) holding ``offset``, if any."""
     index = bisect.bisect_right(fences, offset, key=lambda block: block[0]) - 1
     if index >= 0 and offset < fences[index][1]:
         return fences[index]
@@ -748,7 +748,7 @@ def _fence_at(fences: list[tuple[int, int]], offset: int) -> tuple[int, int] | N
 
 def _in_code(text: str, offset: int, fences: list[tuple[int, int]]) -> bool:
     """Whether ``offset`` is inside Markdown code: a fenced block, or a backtick span."""
-    return _fence_at(fences, offset) is not None or _code_span(text, offset) is not None
+    return fence_at(fences, offset) is not None or _code_span(text, offset) is not None
 
 
 def _own_braces(code: str) -> bool:
@@ -780,7 +780,7 @@ def _described(text: str, start: int, end: int, fences: list[tuple[int, int]]) -
     (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
     if _URL_BEFORE.search(text, max(start - 300, 0), start) or _in_markup_attribute(text, start):
         return True
-    block = _fence_at(fences, start)
+    block = fence_at(fences, start)
     if block is not None:
         if _own_braces(text[text.find("\n", block[0]) + 1 : block[1]]):
             return True  # ``{state.message}`` in a block of JSX: the code's own braces
