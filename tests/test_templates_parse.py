@@ -178,6 +178,10 @@ def test_mustache_tags():
         ("System.\nUser:\n{question}\n", 8),
         ("System.\n<|im_start|>user\nhi", 8),
         ("No marker here.\nThe user: is described.\n", 40),
+        # a system section after the user section: the user section after it counts
+        ("# User Message\nHi\n# System Prompt\nRules.\n", 41),
+        ("# User Message\nHi\n# System Prompt\nRules.\n## User\n{q}\n", 41),
+        ("System:\nRules.\nUser:\n{q}\n", 15),
     ],
 )
 def test_user_section_start(text, start):

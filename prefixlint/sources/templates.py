@@ -122,6 +122,14 @@ _USER_SECTION = re.compile(
     re.IGNORECASE | re.MULTILINE,
 )
 
+_SYSTEM_SECTION = re.compile(
+    r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:system|system prompt|system message)"
+    r"[ \t]*(?:\*\*|\])?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\r?$"
+    r"|^[ \t]*(?:<\|im_start\|>system|<\|system\|>|<system>)"
+    r"|^[ \t]*\{\{[#~]?\s*role\s+[\"']system[\"']\s*~?\}\}",
+    re.IGNORECASE | re.MULTILINE,
+)
+
 _MAPPING_VIEWS = frozenset({"values", "items", "keys"})
 
 _ENV = SandboxedEnvironment()
@@ -801,8 +809,13 @@ def _described(text: str, start: int, end: int, fences: list[tuple[int, int]]) -
 
 
 def user_section_start(text: str) -> int:
-    """Where a plain template's user section begins (``User:``, ``# INPUT``), else its end."""
-    match = _USER_SECTION.search(text)
+    """Where a plain template's user section begins (``User:``, ``# INPUT``), else its end.
+
+    A user section that a system section follows (a request written down user message first,
+    ``# User Message`` ... ``# System Prompt``) does not end the system text after it: the
+    first user section after the last system section counts."""
+    systems = list(_SYSTEM_SECTION.finditer(text))
+    match = _USER_SECTION.search(text, systems[-1].end() if systems else 0)
     return match.start() if match else len(text)
 
 
