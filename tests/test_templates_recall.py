@@ -143,6 +143,9 @@ def test_volatile_placeholders(path, text, expected):
         ),
         ("The current time (UTC) is 10:30.\n" + RULES, [("PFX101", 1, 27)]),
         ("The current date in Oslo is 2026-12-01.\n" + RULES, [("PFX101", 1, 29)]),
+        ("Remember the current actual time: Friday, April 03, 2026\n" + RULES, [("PFX101", 1, 35)]),
+        ("Current date: YYYY-MM-DD\n" + RULES, [("PFX101", 1, 15)]),
+        ("Write dates as YYYY-MM-DD.\n" + RULES, []),
         # quiet counterparts: no "now" noun, or a date that is not the current one
         ("The release date, which is 2024-05-01, is fixed.\n" + RULES, []),
         ("The current date format is ISO, as in 2024-01-15.\n" + RULES, []),

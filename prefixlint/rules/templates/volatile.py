@@ -70,17 +70,20 @@ _DATE_LITERAL = (
     r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?|\d{1,2}\s?[AaPp]\.?[Mm]\b\.?"
     r"|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
     r"|\d{10}(?:\d{3})?\b"
+    # a format mask written where the value goes: ``Current date: YYYY-MM-DD``
+    r"|YYYY-MM-DD(?:[T ]HH:MM(?::SS)?)?|(?:DD|MM)[-/.](?:DD|MM)[-/.]YYYY"
 )
 # A positional field (``{}``, ``{0}``, ``%s``) filled with the date: ``The current date is {}.``
 _POSITIONAL = r"\{\d?\}|%s\b"
 # A date or time given as "the current one": a rendering pasted into the file, or a line that
 # someone rewrites every day. A date alone ("since 2019", "released 2024-05-01") is static.
 _AND_TIME = r"(?:\s+and\s+(?:time|hour)|\s*/\s*time)?"
-# What says "now": today's date, the current date and time, ... A few words may qualify it
-# ("the current date and hour including timezone is", "the current time (UTC) is").
+# What says "now": today's date, the current (system, local, actual, ...) date and time. A
+# few words may qualify it ("the current date and hour including timezone is", "the current
+# time (UTC) is").
 _NOW_NOUN = (
     rf"(?:today(?:'s|’s)?(?:\s+date{_AND_TIME})?|the\s+date\s+today|(?:the\s+)?current\s+"
-    rf"(?:system\s+)?(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time))"
+    rf"(?:[a-z]+\s+)?(?:date{_AND_TIME}|time(?:stamp)?|datetime))"
     r"(?:\s+(?:in|including|with|for|of|at)(?:\s+[A-Za-z][\w-]*){1,2}|\s*\([^()\n]{1,20}\))?"
 )
 CURRENT_DATE_LINE = re.compile(
