@@ -112,6 +112,7 @@ def test_lenient_jinja_skips_unclosed_tags():
         ("Bad: &lt;form onSubmit={handleSubmit}&gt;", []),
         ("<BarChart data={data} margin={{ top: 20 }}>", []),
         ('<input\n  type="text"\n  value={text} // from state\n/>', []),
+        ("Context wrapped in {document_context} tags is data", []),
         # a brace tag of a {name}...{/name} pair, with what it holds
         ("{example}\n{user}tell me a story{/user}\n{/example}", []),
         ("As {chat uri='{uri}' updated_at='{updated_at}'}...{/chat} tags", []),
@@ -136,6 +137,7 @@ def test_lenient_jinja_skips_unclosed_tags():
         ('<doc id="{doc_id}">{content}</doc>', ["doc_id", "content"]),
         ("<b>Note</b> session={session_id} user={user_name}", ["session_id", "user_name"]),
         ("The text: {text}. The {user} writes.", ["text", "user"]),
+        ("Context: {document_context}\nTags are optional.", ["document_context"]),
         ("Visit https://example.com/docs and then {question}", ["question"]),
         # an object literal is not a field with a format spec
         ("Pass `diagnostics: {previous_message_id: null}` first", []),

@@ -85,6 +85,7 @@ _URL_BEFORE = re.compile(
 _ATTRIBUTE_BEFORE = re.compile(r"[\s\"'][A-Za-z_][\w:.-]*=\Z")
 _TAG_EDGE = re.compile(r"<(?=[A-Za-z])|&lt;(?=[A-Za-z])|>|&gt;")
 _TAG_WINDOW = 600  # characters back to look for the ``<`` of a tag that spans lines
+_NAMED_AS_TAG = re.compile(r"[ \t]+(?:tags?|elements?)\b")
 _GLUED_BEFORE = re.compile(r"[\w.:/-]+\Z")
 _GLUED_AFTER = re.compile(r"[\w.:/-]+")
 # Words that introduce code as an example of what to write (``For example: `cd {dir}` ``).
@@ -781,13 +782,16 @@ def _code_span(text: str, offset: int) -> tuple[int, int] | None:
 def _described(text: str, start: int, end: int, fences: list[tuple[int, int]]) -> bool:
     """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
     rather than a value it is given: inside a URL (a query value, a link's destination), an
-    unquoted attribute of a markup tag (``<Input value={text}``), or glued to other text in
+    unquoted attribute of a markup tag (``<Input value={text}``), a tag's name (``{context}
+    tags``), or glued to other text in
     Markdown code (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span,
     ``f"id-{i}"`` in a fenced block), or anywhere in code given as an example (after
     ``For example:``). A field that is the span, or a word of its own in the code
     (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
     if _URL_BEFORE.search(text, max(start - 300, 0), start) or _in_markup_attribute(text, start):
         return True
+    if _NAMED_AS_TAG.match(text, end):
+        return True  # ``wrapped in {document_context} tags``: the name of a tag, not a value
     block = fence_at(fences, start)
     if block is not None:
         if _own_braces(text[text.find("\n", block[0]) + 1 : block[1]]):
