@@ -96,6 +96,8 @@ _EXAMPLE_BEFORE = re.compile(
 )
 # The closing tag of a brace-delimited markup pair (``{example}...{/example}``).
 _BRACE_CLOSER = re.compile(r"\{/([A-Za-z_][\w-]*)\}")
+_BRACE_OPENER = re.compile(r"\{([A-Za-z_][\w-]*)(?=[\s}])")
+_BRACE_OR_NEWLINE = re.compile(r"[{}\n]")
 # What follows the name is an object or a style rule, not a format spec: a space and a word or
 # quote (``{key: value}``, not ``{x: >10}``), a word (``{type:self_hosted}``, not ``{x:.2f}``),
 # a semicolon or a comma list (``{font:600 13px;color:#111}``, ``{a:1, b:2}``).
@@ -636,6 +638,7 @@ def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
     fences = fence_blocks(text) if "```" in text or "~~~" in text else []
+    programs = {block for block in fences if _own_braces(text[block[0] : block[1]])}
     brace_tags = _brace_tags(text)
     fields: list[tuple[re.Match[str], str]] = []
     shown: set[tuple[str, str, str] | str] = set()  # the patterns the prompt shows, and fields
@@ -648,7 +651,7 @@ def _scan_format(text: str) -> ParsedTemplate:
         if (match.group(4) or match.group(1)) and _in_code(text, match.start(), fences):
             continue  # ``$HOME`` or ``${name}`` in a shell or JavaScript example is text
         braced = match.group(1) or match.group(2)
-        if braced and _described(text, match.start(), match.end(), fences):
+        if braced and _described(text, match.start(), match.end(), fences, programs):
             if pattern := _glued_pattern(text, match.start(), match.end()):
                 shown.update((pattern, match.group(0)))
             continue  # ``/v1/sessions/{session_id}``: a pattern the prompt describes
@@ -683,14 +686,17 @@ def _brace_tags(text: str) -> list[tuple[int, int]]:
     openers before them, each to its matching brace), sorted and without overlaps."""
     if "{/" not in text:
         return []
+    last_closer: dict[str, int] = {}
     spans = []
     for closer in _BRACE_CLOSER.finditer(text):
         spans.append(closer.span())
-        opener = re.compile(r"\{" + re.escape(closer.group(1)) + r"(?=[\s}])")
-        for match in opener.finditer(text, 0, closer.start()):
-            end = _matching_brace(text, match.start())
-            if end is not None:
-                spans.append((match.start(), end))
+        last_closer[closer.group(1)] = closer.start()
+    matching = _matching_braces(text)
+    for opener in _BRACE_OPENER.finditer(text):
+        closes = last_closer.get(opener.group(1))
+        end = matching.get(opener.start())
+        if closes is not None and opener.start() < closes and end is not None:
+            spans.append((opener.start(), end))
     spans.sort()
     merged: list[tuple[int, int]] = []
     for start, end in spans:
@@ -701,17 +707,18 @@ def _brace_tags(text: str) -> list[tuple[int, int]]:
     return merged
 
 
-def _matching_brace(text: str, start: int) -> int | None:
-    """Offset just past the ``}`` that closes the ``{`` at ``start`` on its line."""
-    depth = 0
-    for index in range(start, min(len(text), start + _MAX_TAG_LENGTH)):
-        char = text[index]
+def _matching_braces(text: str) -> dict[int, int]:
+    """For each ``{`` closed on its line, the offset just past its ``}`` (one pass)."""
+    matching, open_at = {}, []
+    for brace in _BRACE_OR_NEWLINE.finditer(text):
+        char = brace.group(0)
         if char == "\n":
-            return None
-        depth += (char == "{") - (char == "}")
-        if depth == 0:
-            return index + 1
-    return None
+            open_at.clear()
+        elif char == "{":
+            open_at.append(brace.start())
+        elif open_at:
+            matching[open_at.pop()] = brace.end()
+    return matching
 
 
 def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
@@ -779,22 +786,29 @@ def _code_span(text: str, offset: int) -> tuple[int, int] | None:
     return (before[-1], after.start()) if after else None
 
 
-def _described(text: str, start: int, end: int, fences: list[tuple[int, int]]) -> bool:
+def _described(
+    text: str,
+    start: int,
+    end: int,
+    fences: list[tuple[int, int]],
+    programs: set[tuple[int, int]],
+) -> bool:
     """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
     rather than a value it is given: inside a URL (a query value, a link's destination), an
     unquoted attribute of a markup tag (``<Input value={text}``), a tag's name (``{context}
     tags``), or glued to other text in
     Markdown code (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span,
-    ``f"id-{i}"`` in a fenced block), or anywhere in code given as an example (after
-    ``For example:``). A field that is the span, or a word of its own in the code
-    (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
+    ``f"id-{i}"`` in a fenced block), anywhere in a fenced block of a program (one of
+    ``programs``) or in code given as an example (after ``For example:``). A field that is
+    the span, or a word of its own in the code (```cd {cwd}```, ``{code}`` alone on a fenced
+    line), is still substituted."""
     if _URL_BEFORE.search(text, max(start - 300, 0), start) or _in_markup_attribute(text, start):
         return True
     if _NAMED_AS_TAG.match(text, end):
         return True  # ``wrapped in {document_context} tags``: the name of a tag, not a value
     block = fence_at(fences, start)
     if block is not None:
-        if _own_braces(text[text.find("\n", block[0]) + 1 : block[1]]):
+        if block in programs:
             return True  # ``{state.message}`` in a block of JSX: the code's own braces
         line_start = text.rfind("\n", 0, start) + 1
         line_end = text.find("\n", end)
