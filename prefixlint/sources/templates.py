@@ -709,7 +709,8 @@ def _brace_tags(text: str) -> list[tuple[int, int]]:
 
 def _matching_braces(text: str) -> dict[int, int]:
     """For each ``{`` closed on its line, the offset just past its ``}`` (one pass)."""
-    matching, open_at = {}, []
+    matching: dict[int, int] = {}
+    open_at: list[int] = []
     for brace in _BRACE_OR_NEWLINE.finditer(text):
         char = brace.group(0)
         if char == "\n":
