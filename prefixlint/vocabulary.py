@@ -103,7 +103,9 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         structure, file structure, project files, home dir, home directory, detected tools,
         installed tools, installed packages, current file, active file, open file,
         editor state, repo map, repomap, repository map, file map, code map, recent files,
-        environment details, system information, current url, page url, browser state
+        environment details, system information, current url, page url, browser state, repo
+        name, repository name, repo directory, repository directory, repo dir, repo path,
+        repository path, repo folder, project directory, project dir, project path
         """
     ),
 }

@@ -125,6 +125,33 @@ PHI3 = """\
 {%- if add_generation_prompt %}{{- '<|assistant|>\\n' }}{%- else %}{{- eos_token }}{%- endif %}
 """
 
+# DeepSeek style: the system prompt first, full-width bar tags per turn.
+_DEEPSEEK_TURNS = """\
+{{- bos_token }}{%- set ns = namespace(system_prompt='') -%}
+{%- for message in messages -%}
+    {%- if message['role'] == 'system' -%}
+        {%- set ns.system_prompt = message['content'] -%}
+    {%- endif -%}
+{%- endfor -%}
+{{- ns.system_prompt }}
+{%- for message in messages -%}
+    {%- if message['role'] == 'user' -%}{{- '<\uff5cUser\uff5c>' + message['content'] }}
+    {%- elif message['role'] == 'assistant' and message['content'] -%}
+        {%- set content = message['content'] -%}
+        ANSWER
+        {{- '<\uff5cAssistant\uff5c>' + content + '<\uff5cend\u2581of\u2581sentence\uff5c>' }}
+    {%- endif -%}
+{%- endfor -%}
+{%- if add_generation_prompt %}{{- '<\uff5cAssistant\uff5c>' }}{%- endif %}
+"""
+DEEPSEEK_V3 = _DEEPSEEK_TURNS.replace("ANSWER\n", "")
+# DeepSeek R1 style: an earlier answer's reasoning is cut from the next request.
+DEEPSEEK_R1 = _DEEPSEEK_TURNS.replace(
+    "ANSWER",
+    "{%- if '</think>' in content -%}{%- set content = content.split('</think>')[-1] -%}"
+    "{%- endif -%}",
+)
+
 # A prompt template that renders a history is not a chat template: the template rules apply.
 HISTORY_PROMPT = (
     "You are the support assistant of Example Corp. Today is {{ current_date }}.\n"
@@ -153,9 +180,15 @@ def test_templates_that_move_parts_to_the_last_user_turn(text, moved):
     assert found.stable_prefix_tokens is not None and found.unstable_tokens > 0
 
 
-@pytest.mark.parametrize("text", [LLAMA2, GEMMA, PHI3])
+@pytest.mark.parametrize("text", [LLAMA2, GEMMA, PHI3, DEEPSEEK_V3])
 def test_templates_that_keep_earlier_turns_are_quiet(text):
     assert check("chat.jinja", text) == []
+
+
+def test_a_template_that_cuts_earlier_reasoning_breaks_the_next_request():
+    (found,) = check("chat.jinja", DEEPSEEK_R1)
+    assert found.code == "PFX503"
+    assert "reasoning" in found.message
 
 
 def test_a_prompt_template_over_a_history_is_checked_as_a_prompt():

@@ -24,8 +24,8 @@ EXPECTED = {
     "pfx101_now_filter.md": [("PFX101", 3)],
     # the branch on line 4 breaks the prefix; the branch again, the working directory, the
     # hosts and the date after it are folded into that finding
-    "pfx104_openhands_additional_info.j2": [("PFX104", 4)],
-    "pfx104_openhands_readonly_additional_info.j2": [("PFX104", 4)],
+    "pfx104_openhands_additional_info.j2": [("PFX104", 3)],
+    "pfx104_openhands_readonly_additional_info.j2": [("PFX104", 3)],
     "pfx102_request_id.json": [("PFX102", 6)],
     "pfx102_session_id.mustache": [("PFX102", 2)],
     "pfx103_locale.toml": [("PFX103", 5)],

@@ -21,6 +21,7 @@ from prefixlint.sources.templates import (
         ("p.mustache", "{{x}}", MUSTACHE),
         ("p.txt", "Hello {{#people}}{{name}}{{/people}}", MUSTACHE),
         ("p.md", "Hello {{ name }}", JINJA),
+        ("p.md", "Session {{session-id}}", JINJA),
         ("p.md", "{% if x %}a{% endif %}", JINJA),
         ("p.txt", "Hello {name}", FORMAT),
         ("p.txt", 'Reply as JSON: {{"answer": "..."}} to {question}', FORMAT),
@@ -49,6 +50,11 @@ def test_syntax_for(path, text, syntax):
         ),
         ("{% set d = now() %}{{ d }}", [("now", (), ())]),
         ("{{ broken( }}", [("broken", (), ())]),
+        # a kebab-case name is one name; with spaces or a number it is a subtraction
+        ("{{session-id}}", [("session-id", (), ())]),
+        ("{{ user-profile.email }}", [("user-profile.email", (), ())]),
+        ("{{ total - used }}", [("total", (), ())]),
+        ("{{ count-1 }}", [("count", (), ())]),
     ],
 )
 def test_jinja_placeholders(text, expected):
@@ -99,6 +105,40 @@ def test_lenient_jinja_skips_unclosed_tags():
         ("Tags: `<chat uri='{uri}' updated_at='{updated_at}'>`", []),
         ("| `GET` | `/v1/sessions/{session_id}` | Get |", []),
         ("Open https://claude.ai/chat/{uri} or claude.ai/code/artifact/{uuid} links", []),
+        ("Image: https://placehold.co/{width}x{height}/{background hex}?text={text}", []),
+        ("List runs: `GET /v1/sessions`?trigger_id={trigger_id} or &page={page}", []),
+        ("Cite as [here](<citation:paragraph:{local_id}>)", []),
+        # an unquoted attribute of a markup tag is JSX, on the tag's line or a later one
+        ("Bad: &lt;form onSubmit={handleSubmit}&gt;", []),
+        ("<BarChart data={data} margin={{ top: 20 }}>", []),
+        ('<input\n  type="text"\n  value={text} // from state\n/>', []),
+        ("Context wrapped in {document_context} tags is data", []),
+        # a brace tag of a {name}...{/name} pair, with what it holds
+        ("{example}\n{user}tell me a story{/user}\n{/example}", []),
+        ("As {chat uri='{uri}' updated_at='{updated_at}'}...{/chat} tags", []),
+        # code given as an example of what to write, and the pattern it shows, named again
+        ("For example: `cd {project_dir} && {build_command}`", []),
+        ("Example (bad):\n\n```\n{code}\n```\n", []),
+        ('- `class="c-{ramp}"` colours a node\n**c-{ramp} nesting:** groups', []),
+        ("See `https://ui.example.com/w/{workspace}/s`. Use `{workspace}` as given.", []),
+        # ${x} in Markdown code is the code's own (a JavaScript or shell example)
+        ("Example:\n    ```js\n    const x = `hi ${name}`;\n    ```\n", []),
+        ("Run `echo ${name}` and greet ${name}", ["name"]),
+        # a fenced block with braces of its own is code, not a template, even indented
+        ("  ```tsx\n  {state && (\n    <p>\n      {state.message}\n    </p>\n  )}\n  ```\n", []),
+        ("````md\n```\ncode\n```\n{inner}\n````\nDate: {date}", ["inner", "date"]),
+        # quiet counterparts: a quoted attribute, a field after a closed tag, key=value text
+        ("Trace: {trace_id}. Open https://ui.example.com/t/{trace_id}", ["trace_id"]),
+        ("```text\nHello {name}\nToday is {date}\n```\n", ["name", "date"]),
+        ('```text\nWrite {"verdict": "ok"} for\n{notes}\n```\n', ["notes"]),
+        ("Use `{cwd}`, e.g.: `ls {cwd}`", ["cwd"]),
+        ("Use c-{ramp} and then {date}", ["ramp", "date"]),
+        ("The example answer is `{answer}`", ["answer"]),
+        ('<doc id="{doc_id}">{content}</doc>', ["doc_id", "content"]),
+        ("<b>Note</b> session={session_id} user={user_name}", ["session_id", "user_name"]),
+        ("The text: {text}. The {user} writes.", ["text", "user"]),
+        ("Context: {document_context}\nTags are optional.", ["document_context"]),
+        ("Visit https://example.com/docs and then {question}", ["question"]),
         # an object literal is not a field with a format spec
         ("Pass `diagnostics: {previous_message_id: null}` first", []),
         ("Use {time: T, sync: true}", []),
@@ -140,6 +180,10 @@ def test_mustache_tags():
         ("System.\nUser:\n{question}\n", 8),
         ("System.\n<|im_start|>user\nhi", 8),
         ("No marker here.\nThe user: is described.\n", 40),
+        # a system section after the user section: the user section after it counts
+        ("# User Message\nHi\n# System Prompt\nRules.\n", 41),
+        ("# User Message\nHi\n# System Prompt\nRules.\n## User\n{q}\n", 41),
+        ("System:\nRules.\nUser:\n{q}\n", 15),
     ],
 )
 def test_user_section_start(text, start):

@@ -135,6 +135,20 @@ def test_volatile_placeholders(path, text, expected):
         ("**Current date**: 2025-09-03\n" + RULES, [("PFX101", 1, 19)]),
         ("Today's date is: 04/30/2024\n" + RULES, [("PFX101", 1, 18)]),
         ("The current system time is 2025-08-24.\n" + RULES, [("PFX101", 1, 28)]),
+        ("Always use today's date, which is November 9, 2025.\n" + RULES, [("PFX101", 1, 35)]),
+        (
+            "The current date and hour including timezone is Thu May 14 2026 19:00:00 GMT.\n"
+            + RULES,
+            [("PFX101", 1, 49)],
+        ),
+        ("The current time (UTC) is 10:30.\n" + RULES, [("PFX101", 1, 27)]),
+        ("The current date in Oslo is 2026-12-01.\n" + RULES, [("PFX101", 1, 29)]),
+        ("Remember the current actual time: Friday, April 03, 2026\n" + RULES, [("PFX101", 1, 35)]),
+        ("Current date: YYYY-MM-DD\n" + RULES, [("PFX101", 1, 15)]),
+        ("Write dates as YYYY-MM-DD.\n" + RULES, []),
+        # quiet counterparts: no "now" noun, or a date that is not the current one
+        ("The release date, which is 2024-05-01, is fixed.\n" + RULES, []),
+        ("The current date format is ISO, as in 2024-01-15.\n" + RULES, []),
         # a positional field filled with the date
         ("The current date is {}. Be kind.\n" + RULES, [("PFX101", 1, 21)]),
         ("Current date: %s\n" + RULES, [("PFX101", 1, 15)]),
@@ -152,6 +166,31 @@ def test_volatile_placeholders(path, text, expected):
     ],
 )
 def test_pasted_current_dates(text, expected):
+    assert findings("p.txt", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "<env>\nWorking directory: /home/ana/app\nPlatform: linux\n</env>\n" + RULES,
+            [("PFX104", 2, 20)],
+        ),
+        ("- OS Version: Darwin 25.6.0\n" + RULES, [("PFX104", 1, 15)]),
+        ("Is directory a git repo: No\n" + RULES, [("PFX104", 1, 26)]),
+        ("The user's email address is ana@example.com. Greet her.\n" + RULES, [("PFX103", 1, 29)]),
+        ("User timezone: Europe/Oslo\n" + RULES, [("PFX103", 1, 16)]),
+        ("Session ID: 3f2a9c1e-8b7d-4e6f-9a0b-1c2d3e4f5a6b\n" + RULES, [("PFX102", 1, 13)]),
+        # quiet counterparts: a label before prose, someone else's address, a marked blank
+        ("Platform: use the web tool for this.\n" + RULES, []),
+        ("Support email: help@example.com\n" + RULES, []),
+        ("Shell: prefer short commands\n" + RULES, []),
+        ("Working directory: [project-dir]\n" + RULES, []),
+        ("Session ID: the id of the session\n" + RULES, []),
+        ("Example output:\n```\npid: 42\ncwd: /Users/me/proj\n```\n" + RULES, []),
+    ],
+)
+def test_pasted_values_of_the_machine_and_the_user(text, expected):
     assert findings("p.txt", text) == expected
 
 

@@ -197,12 +197,40 @@ def test_whitespace_drift(text, expected, fixed):
     assert fix("p.md", text, {"PFX402"}) == fixed
 
 
+SECTIONS = "".join(f"\n## S{n}\nText {n}.\n" for n in range(8))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # two sections of one kind break the convention: one finding, the second folded in
+        ("T.\n" + SECTIONS + "## X\nx\n## Y\ny\n", [("PFX402", 26, 1, (28,))]),
+        # breaks of two kinds are a finding each
+        (
+            "T.\n" + SECTIONS + "## X\nx\n\n<A>\n\n<A>\n\n<A>\n\n<A>\n<A>\n",
+            [("PFX402", 26, 1, ()), ("PFX402", 36, 1, ())],
+        ),
+        # quiet counterpart: every section keeps the convention
+        ("T.\n" + SECTIONS, []),
+    ],
+)
+def test_separator_drift_folds_one_kind(text, expected):
+    ctx = RuleContext("p.md", frozenset({"PFX402"}))
+    found = source_module("p.md", text).check(text, ctx)
+    assert [
+        (d.code, d.span.line, d.span.column, tuple(d.extra["folded_lines"])) for d in found
+    ] == expected
+
+
 @pytest.mark.parametrize(
     ("text", "expected", "fixed"),
     [
         ("\ufeffHello\n", [("PFX403", 1, 1)], "Hello\n"),
         ("a\u00a0b\u200bc\n", [("PFX403", 1, 2), ("PFX403", 1, 4)], "a bc\n"),
         ("Cafe\u0301\n", [("PFX403", 1, 4)], "Café\n"),
+        # one character written many times is one finding, fixed everywhere
+        ("a\u00a0b\u00a0c\nd\u00a0e\n\nf\u00a0g\n", [("PFX403", 1, 2)], "a b c\nd e\n\nf g\n"),
+        ("a\u200bb\n\u00a0c\u200b\n", [("PFX403", 1, 2), ("PFX403", 2, 1)], "ab\n c\n"),
         ("👩\u200d💻 and \u0645\u200c\u06cc\n", [], "👩\u200d💻 and \u0645\u200c\u06cc\n"),
         ("plain ascii\n", [], "plain ascii\n"),
     ],
@@ -210,6 +238,16 @@ def test_whitespace_drift(text, expected, fixed):
 def test_invisible_characters(text, expected, fixed):
     assert findings("p.txt", text, {"PFX403"}) == expected
     assert fix("p.txt", text, {"PFX403"}) == fixed
+
+
+def test_invisible_character_folds_its_later_lines_and_names_them():
+    ctx = RuleContext("p.txt", frozenset({"PFX403"}))
+    text = "a\u00a0b\nc\u00a0d\u00a0e\nf\u00a0g\n"
+    (found,) = source_module("p.txt", text).check(text, ctx)
+    assert found.extra["folded_lines"] == [2, 3]
+    assert "4 times in the file; and on 2 more lines after it (2, 3)" in found.message
+    assert found.fix is not None
+    assert found.fix.message == "Write a plain space for the no-break spaces (U+00A0)"
 
 
 @pytest.mark.parametrize(
@@ -221,10 +259,20 @@ def test_invisible_characters(text, expected, fixed):
         ("Ticket ({{ id }}).\n", []),
         ("End {{ x }}.\n", []),
         ("Then the {{ status }}ed ones.\n", []),
+        # the same seam again is folded into the first; another seam is its own finding
+        ("A: n={{ c }}\nB: n={{ c }}\nC: n={{ c }}\n", [("PFX404", 1, 6)]),
+        ("A: n={{ c }}\nB: k={{ c }}\n", [("PFX404", 1, 6), ("PFX404", 2, 6)]),
+        ("A: n={{ c }}\nB: n={{ d }}\n", [("PFX404", 1, 6), ("PFX404", 2, 6)]),
     ],
 )
 def test_glued_placeholder(text, expected):
     assert findings("p.j2", text, {"PFX404"}) == expected
+
+
+def test_glued_placeholder_names_the_lines_it_folds():
+    (finding,) = check("p.j2", "A: n={{ c }}\nB: n={{ c }}\nC: n={{ c }}\n", {"PFX404"})
+    assert finding.extra["folded_lines"] == [2, 3]
+    assert finding.message.endswith("; and on 2 more lines after it (2, 3)")
 
 
 def test_glued_placeholder_message_shows_both_tokenizations():

@@ -29,6 +29,7 @@ YAML_STYLES = [
     ("double quoted", 'system: "Tab\\there \\u00e9 {{ x }}\\n and\n  folded  \n\n  line"\n'),
     ("single quoted", "system: 'It''s {{ x }}\n  folded'\n"),
     ("plain", "system: plain {{ x }} text\n  continued\n"),
+    ("literal block with CRLF", "system: |\r\n  Line one.\r\n  b {{ x }}\r\n  c\r\n"),
 ]
 
 

@@ -92,6 +92,12 @@ def test_split_words(name, words):
         ("environment_variables", "PFX104"),
         ("runtime_info.available_hosts", "PFX104"),
         ("project_structure", "PFX104"),
+        ("session-id", "PFX102"),
+        ("user-name", "PFX103"),
+        ("repository_info.repo_name", "PFX104"),
+        ("repository_info.repo_directory", "PFX104"),
+        ("repoPath", "PFX104"),
+        ("project_dir", "PFX104"),
     ],
 )
 def test_volatile_names(name, code):
@@ -137,6 +143,9 @@ def test_volatile_names(name, code):
         "runtime",
         "runtime_info",
         "repository_info",
+        "repository_url",
+        "project_name",
+        "repo_owner_type",
         "macros",
         "managed_agents",
         "timeline",

@@ -323,6 +323,9 @@ def _yaml_literal_block(text: str, start: int, end: int) -> SourceMap | None:
         line_end = end if newline == -1 else newline
         content = min(position + indent, line_end)
         builder.other("indent", content)
+        if newline != -1 and line_end > content and text[line_end - 1] == "\r":
+            builder.literal(line_end - 1)
+            builder.other("line-ending", line_end)  # YAML reads a CRLF as "\n"
         builder.literal(line_end + 1 if newline != -1 else line_end)
         position = line_end + 1
     return builder.build()

@@ -12,8 +12,9 @@ words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{``
 escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
 ``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
 ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
-pattern example are text). A field that is part of a pattern the prompt describes (in a URL,
-or glued to other text in an inline code span) is text too.
+pattern example are text). A field that is part of a pattern or code the prompt shows (in a
+URL or a link, an unquoted attribute of a markup tag as JSX writes them, glued to other text
+in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}`` pair.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ COMMENT = "comment"
 
 _MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]|\{\{\s*\$\w")
 _JINJA_MARKERS = re.compile(
-    r"\{%|\{\{-?\s*[A-Za-z_][\w.]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
+    r"\{%|\{\{-?\s*[A-Za-z_][\w.-]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
 )
 _JINJA_OPEN = re.compile(r"\{([{%#])")
 _JINJA_TAG_BODY = re.compile(
@@ -74,25 +75,61 @@ _FORMAT_FIELD = re.compile(
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
 _BACKTICK = re.compile(r"(?<!\\)`")
+# A URL up to the field (its other fields may hold spaces: ``/{background color}/``), a query
+# parameter's value (``?text=``, ``&id=``), or a Markdown link's destination (``](<...``).
 _URL_BEFORE = re.compile(
-    r"(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/)[^\s'\"<>()`]*\Z"
+    r"(?:(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/)"
+    r"(?:[^\s'\"<>()`{}]|\{[^{}\n]{0,80}\})*|[?&][\w.-]+=|\]\(<?[^\s()<>]*)\Z"
 )
+# An unquoted attribute value in a markup tag (``<Input onChange={handle} />``): JSX, not a field.
+_ATTRIBUTE_BEFORE = re.compile(r"[\s\"'][A-Za-z_][\w:.-]*=\Z")
+_TAG_EDGE = re.compile(r"<(?=[A-Za-z])|&lt;(?=[A-Za-z])|>|&gt;")
+_TAG_WINDOW = 600  # characters back to look for the ``<`` of a tag that spans lines
+_NAMED_AS_TAG = re.compile(r"[ \t]+(?:tags?|elements?)\b")
+_GLUED_BEFORE = re.compile(r"[\w.:/-]+\Z")
+_GLUED_AFTER = re.compile(r"[\w.:/-]+")
+# Words that introduce code as an example of what to write (``For example: `cd {dir}` ``).
+_EXAMPLE_BEFORE = re.compile(
+    r"(?:\be\.g\.|\bfor\s+(?:example|instance)|\bexamples?(?:\s*\([^()\n]{0,30}\))?|\bsuch\s+as)"
+    r"\s*[:,]?[\s*]*\Z",
+    re.IGNORECASE,
+)
+# The closing tag of a brace-delimited markup pair (``{example}...{/example}``).
+_BRACE_CLOSER = re.compile(r"\{/([A-Za-z_][\w-]*)\}")
+_BRACE_OPENER = re.compile(r"\{([A-Za-z_][\w-]*)(?=[\s}])")
+_BRACE_OR_NEWLINE = re.compile(r"[{}\n]")
 # What follows the name is an object or a style rule, not a format spec: a space and a word or
 # quote (``{key: value}``, not ``{x: >10}``), a word (``{type:self_hosted}``, not ``{x:.2f}``),
 # a semicolon or a comma list (``{font:600 13px;color:#111}``, ``{a:1, b:2}``).
 _OBJECT_SPEC = re.compile(r":(?:\s+[\w'\"<]|[A-Za-z_]{2,}\w*\}|[^{}]*(?:;|,\s))")
-_FENCE_LINE = re.compile(r"^[ \t]{0,3}(?:```|~~~)", re.MULTILINE)
+# A fence line, indented or not (prompts indent code inside lists and tag blocks).
+_FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$", re.MULTILINE)
+# What a template may hold in braces: fields, escaped braces, and the objects of a JSON or
+# placeholder example (``{"a": 1}``, ``{<name>}``). Code that opens other braces (``f() {``,
+# ``({ src })``, ``{state && (``) is a program's, not a template's.
+_TEMPLATE_BRACES = re.compile(r"\{\{|\}\}|\$?\{[A-Za-z_][\w.\[\]'\"]*(?:![rsa])?(?::[^{}\n]*)?\}")
+_CODE_BRACE = re.compile(r"\{(?![ \t]*[\"'<\[])")
 _INDENT_LIKE = " \t\ufeff\u200b\u200c\u200d\u2060\u00ad"
 _NON_ASCII = re.compile(r"[^\x00-\x7f]")
 _DELIMITERS = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|\$\{|\{(?=[A-Za-z_])|\}")
 _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
+# ``{{user-name}}``: one kebab-case name (as handlebars reads it), not a subtraction.
+_KEBAB = re.compile(r"[A-Za-z_]\w*(?:-[A-Za-z_]\w*)+(?:\.[A-Za-z_][\w-]*)*")
 _JINJA_CONSTANTS = frozenset({"true", "false", "none", "True", "False", "None"})
 _USER_SECTION = re.compile(
     r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
     r"user prompt|user query)[ \t]*(?:\*\*|\])?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\r?$"
     r"|^[ \t]*(?:<\|im_start\|>user|<\|user\|>|<user>|<human>)"
     r"|^[ \t]*\{\{[#~]?\s*role\s+[\"']user[\"']\s*~?\}\}",
+    re.IGNORECASE | re.MULTILINE,
+)
+
+_SYSTEM_SECTION = re.compile(
+    r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:system|system prompt|system message)"
+    r"[ \t]*(?:\*\*|\])?[ \t]*:?[ \t]*(?:\*\*)?[ \t]*\r?$"
+    r"|^[ \t]*(?:<\|im_start\|>system|<\|system\|>|<system>)"
+    r"|^[ \t]*\{\{[#~]?\s*role\s+[\"']system[\"']\s*~?\}\}",
     re.IGNORECASE | re.MULTILINE,
 )
 
@@ -488,6 +525,8 @@ def _analyse_expression(
     plain = expression.strip()
     if _DOTTED.fullmatch(plain) and plain not in _JINJA_CONSTANTS:
         return (plain,), (), ()  # what parsing finds, without its cost (files of many names)
+    if _KEBAB.fullmatch(plain):
+        return (plain,), (), ()
     try:
         tree = _ENV.parse("{{ " + expression + " }}")
     except (TemplateSyntaxError, RecursionError):
@@ -598,18 +637,32 @@ def _in_contexts(paths: tuple[str, ...], contexts: list[str]) -> tuple[str, ...]
 def _scan_format(text: str) -> ParsedTemplate:
     builder = SourceMapBuilder(text)
     placeholders: list[Placeholder] = []
-    fences = [m.start() for m in _FENCE_LINE.finditer(text)] if "`" in text or "~" in text else []
+    fences = fence_blocks(text) if "```" in text or "~~~" in text else []
+    programs = {block for block in fences if _own_braces(text[block[0] : block[1]])}
+    brace_tags = _brace_tags(text)
+    fields: list[tuple[re.Match[str], str]] = []
+    shown: set[tuple[str, str, str] | str] = set()  # the patterns the prompt shows, and fields
     for match in _FORMAT_FIELD.finditer(text):
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
-        if match.group(4) and _in_code(text, match.start(), fences):
-            continue  # ``$HOME`` in a shell example is text
+        if _inside(brace_tags, match.start()):
+            continue  # ``{user}`` of ``{user}...{/user}``: a markup tag, not a field
+        if (match.group(4) or match.group(1)) and _in_code(text, match.start(), fences):
+            continue  # ``$HOME`` or ``${name}`` in a shell or JavaScript example is text
         braced = match.group(1) or match.group(2)
-        if braced and _described(text, match.start(), match.end(), fences):
+        if braced and _described(text, match.start(), match.end(), fences, programs):
+            if pattern := _glued_pattern(text, match.start(), match.end()):
+                shown.update((pattern, match.group(0)))
             continue  # ``/v1/sessions/{session_id}``: a pattern the prompt describes
         if match.group(2) and _OBJECT_SPEC.match(match.group(0), len(match.group(2)) + 1):
             continue  # ``{previous_message_id: null}``: an object literal, not a field
+        fields.append((match, name))
+    for match, name in fields:
+        if _glued_pattern(text, match.start(), match.end()) in shown:
+            continue  # ``c-{ramp}`` in prose, where the code shows ``class="c-{ramp}"``
+        if match.group(0) in shown and _in_code(text, match.start(), fences):
+            continue  # ```{workspace}``` naming a part of the URL pattern it is in
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
@@ -618,13 +671,107 @@ def _scan_format(text: str) -> ParsedTemplate:
     return ParsedTemplate(FORMAT, tuple(placeholders), (), builder.build())
 
 
-def _in_code(text: str, offset: int, fences: list[int]) -> bool:
-    """Whether ``offset`` is inside Markdown code: a backtick span, or a fenced block (after
-    an odd number of the ``fences`` lines, given by where they start)."""
-    if _code_span(text, offset) is not None:
-        return True
-    line_start = text.rfind("\n", 0, offset) + 1
-    return bisect.bisect_left(fences, line_start) % 2 == 1
+def _glued_pattern(text: str, start: int, end: int) -> tuple[str, str, str] | None:
+    """The field ``text[start:end]`` with the word characters glued to it on its line
+    (``("c-", "{ramp}", "")``), or ``None`` when nothing is glued to it. A field the prompt
+    shows as a pattern in code is the same pattern where its prose names it again."""
+    before = _GLUED_BEFORE.search(text, max(start - 40, 0), start)
+    after = _GLUED_AFTER.match(text, end, end + 40)
+    left, right = before.group(0) if before else "", after.group(0) if after else ""
+    return (left, text[start:end], right) if left or right else None
+
+
+def _brace_tags(text: str) -> list[tuple[int, int]]:
+    """Where the brace tags of ``{name ...}...{/name}`` pairs are (their closers and the
+    openers before them, each to its matching brace), sorted and without overlaps."""
+    if "{/" not in text:
+        return []
+    last_closer: dict[str, int] = {}
+    spans = []
+    for closer in _BRACE_CLOSER.finditer(text):
+        spans.append(closer.span())
+        last_closer[closer.group(1)] = closer.start()
+    matching = _matching_braces(text)
+    for opener in _BRACE_OPENER.finditer(text):
+        closes = last_closer.get(opener.group(1))
+        end = matching.get(opener.start())
+        if closes is not None and opener.start() < closes and end is not None:
+            spans.append((opener.start(), end))
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start < merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _matching_braces(text: str) -> dict[int, int]:
+    """For each ``{`` closed on its line, the offset just past its ``}`` (one pass)."""
+    matching: dict[int, int] = {}
+    open_at: list[int] = []
+    for brace in _BRACE_OR_NEWLINE.finditer(text):
+        char = brace.group(0)
+        if char == "\n":
+            open_at.clear()
+        elif char == "{":
+            open_at.append(brace.start())
+        elif open_at:
+            matching[open_at.pop()] = brace.end()
+    return matching
+
+
+def _inside(spans: list[tuple[int, int]], offset: int) -> bool:
+    """Whether ``offset`` is inside one of the sorted, disjoint ``spans``."""
+    index = bisect.bisect_right(spans, offset, key=lambda span: span[0]) - 1
+    return index >= 0 and spans[index][0] <= offset < spans[index][1]
+
+
+def _in_markup_attribute(text: str, start: int) -> bool:
+    """Whether the field at ``start`` is an unquoted attribute value inside a markup tag,
+    ``<Input value={text}`` (the tag may span lines): JSX or a template language's own
+    expression, shown as code."""
+    if not _ATTRIBUTE_BEFORE.search(text, max(start - 80, 0), start):
+        return False
+    edges = list(_TAG_EDGE.finditer(text, max(start - _TAG_WINDOW, 0), start))
+    return bool(edges) and edges[-1].group(0) in ("<", "&lt;")
+
+
+def fence_blocks(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each fenced code block, from its opening fence line to the end of
+    its closing one (or of the text). A fence closes at a bare fence line of its character,
+    at least as long, so a shorter or labelled fence inside it (```` ```` ``` ````) is code."""
+    blocks, opener = [], None
+    for line in _FENCE_LINE.finditer(text):
+        run = line.group(1)
+        if opener is None:
+            opener = (line.start(), run)
+        elif run[0] == opener[1][0] and len(run) >= len(opener[1]) and not line.group(2).strip():
+            blocks.append((opener[0], line.end()))
+            opener = None
+    if opener is not None:
+        blocks.append((opener[0], len(text)))
+    return blocks
+
+
+def fence_at(fences: list[tuple[int, int]], offset: int) -> tuple[int, int] | None:
+    """The fenced block (of ``fence_blocks``) holding ``offset``, if any."""
+    index = bisect.bisect_right(fences, offset, key=lambda block: block[0]) - 1
+    if index >= 0 and offset < fences[index][1]:
+        return fences[index]
+    return None
+
+
+def _in_code(text: str, offset: int, fences: list[tuple[int, int]]) -> bool:
+    """Whether ``offset`` is inside Markdown code: a fenced block, or a backtick span."""
+    return fence_at(fences, offset) is not None or _code_span(text, offset) is not None
+
+
+def _own_braces(code: str) -> bool:
+    """Whether ``code`` opens braces that are neither template fields nor a JSON example
+    (``if (x) {``): a program, whose fields are its own."""
+    return _CODE_BRACE.search(_TEMPLATE_BRACES.sub("", code)) is not None
 
 
 def _code_span(text: str, offset: int) -> tuple[int, int] | None:
@@ -640,29 +787,54 @@ def _code_span(text: str, offset: int) -> tuple[int, int] | None:
     return (before[-1], after.start()) if after else None
 
 
-def _described(text: str, start: int, end: int, fences: list[int]) -> bool:
+def _described(
+    text: str,
+    start: int,
+    end: int,
+    fences: list[tuple[int, int]],
+    programs: set[tuple[int, int]],
+) -> bool:
     """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
-    rather than a value it is given: inside a URL, or glued to other text in Markdown code
-    (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span, ``f"id-{i}"`` or
-    ``onClick={handler}`` in a fenced block). A field that is the span, or a word of its own in
-    the code (```cd {cwd}```, ``{code}`` alone on a fenced line), is still substituted."""
-    if _URL_BEFORE.search(text, max(start - 300, 0), start):
+    rather than a value it is given: inside a URL (a query value, a link's destination), an
+    unquoted attribute of a markup tag (``<Input value={text}``), a tag's name (``{context}
+    tags``), or glued to other text in
+    Markdown code (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span,
+    ``f"id-{i}"`` in a fenced block), anywhere in a fenced block of a program (one of
+    ``programs``) or in code given as an example (after ``For example:``). A field that is
+    the span, or a word of its own in the code (```cd {cwd}```, ``{code}`` alone on a fenced
+    line), is still substituted."""
+    if _URL_BEFORE.search(text, max(start - 300, 0), start) or _in_markup_attribute(text, start):
         return True
-    span = _code_span(text, start)
-    if span is None:
+    if _NAMED_AS_TAG.match(text, end):
+        return True  # ``wrapped in {document_context} tags``: the name of a tag, not a value
+    block = fence_at(fences, start)
+    if block is not None:
+        if block in programs:
+            return True  # ``{state.message}`` in a block of JSX: the code's own braces
         line_start = text.rfind("\n", 0, start) + 1
-        if bisect.bisect_left(fences, line_start) % 2 == 0:
-            return False
         line_end = text.find("\n", end)
         span = (line_start, len(text) if line_end == -1 else line_end)
+        code_start = block[0]
+    else:
+        code_span = _code_span(text, start)
+        if code_span is None:
+            return False
+        span, code_start = code_span, code_span[0] - 1
+    if _EXAMPLE_BEFORE.search(text, max(code_start - 80, 0), code_start):
+        return True  # ``For example: `cd {project_dir} && make` ``: code to write, not filled
     glued_before = start > span[0] and not text[start - 1].isspace()
     glued_after = end < span[1] and not text[end].isspace()
     return glued_before or glued_after
 
 
 def user_section_start(text: str) -> int:
-    """Where a plain template's user section begins (``User:``, ``# INPUT``), else its end."""
-    match = _USER_SECTION.search(text)
+    """Where a plain template's user section begins (``User:``, ``# INPUT``), else its end.
+
+    A user section that a system section follows (a request written down user message first,
+    ``# User Message`` ... ``# System Prompt``) does not end the system text after it: the
+    first user section after the last system section counts."""
+    systems = list(_SYSTEM_SECTION.finditer(text))
+    match = _USER_SECTION.search(text, systems[-1].end() if systems else 0)
     return match.start() if match else len(text)
 
 

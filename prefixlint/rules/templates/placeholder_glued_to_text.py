@@ -10,7 +10,8 @@ word and the placeholder counts as glued too (``Ticket#{{ n }}``, ``Region:{{ co
 quotes, URL and path separators, and punctuation that is not glued to a word (``({{ x }})``,
 ``{{ x }}.``, ``https://host/{{ path }}``) are not reported, and neither is a volatile value
 (a date, an id): everything after it is recomputed anyway, which PFX101-PFX104 report. There
-is no fix: whether a space belongs there is the author's call.
+is no fix: whether a space belongs there is the author's call. The same placeholder glued the
+same way again on later lines is folded into the first finding.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Iterator
 
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
+from prefixlint.rules.templates.folding import fold_sites, folded_lines_text
 from prefixlint.rules.templates.volatile import extra_names, placeholder_code
 from prefixlint.sourcemap import LITERAL
 from prefixlint.sources.templates import Placeholder, TemplateDocument
@@ -34,22 +36,41 @@ _JOINING_MARKS = frozenset("#:=-")
 
 @registry.register(CODE, "template")
 def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
+    """One finding per glued seam: the same placeholder glued the same way on later lines
+    (``Confidence={{ c }}`` in every example) is folded into the first."""
+    seams: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    merges: dict[tuple[str, str], tuple[str, str, str]] = {}
+    for placeholder, merge in _glued(document, ctx):
+        key = (document.text[placeholder.start : placeholder.end], merge[0])
+        seams.setdefault(key, []).append((placeholder.start, placeholder.end))
+        merges.setdefault(key, merge)
+    found = [
+        _finding(document, group, merges[key])
+        for key, sites in seams.items()
+        for group in fold_sites(document, CODE, sites)
+    ]
+    yield from sorted(found, key=lambda d: (d.span.line, d.span.column))
+
+
+def _glued(
+    document: TemplateDocument, ctx: RuleContext
+) -> Iterator[tuple[Placeholder, tuple[str, str, str]]]:
+    """Each placeholder whose seam merges, with ``_merge``'s account of it."""
     extra = extra_names(ctx)
     for placeholder in document.placeholders:
         if placeholder_code(placeholder, extra):
             continue  # a volatile value: PFX101-PFX104 already count what it costs
         left = _static_run(document, placeholder.start, -1)
         right = _static_run(document, placeholder.end, 1)
-        glued_left = _glued(left[::-1])
-        glued_right = _glued(right)
+        glued_left = _glued_run(left[::-1])
+        glued_right = _glued_run(right)
         if not (glued_left or glued_right):
             continue
         left, right = (left if glued_left else ""), (right if glued_right else "")
         values = SAMPLE_VALUES if _next_to_word(left, right) else MARK_SAMPLE_VALUES
         merge = _merge(ctx, left, right, values)
-        if merge is None:
-            continue
-        yield _finding(document, placeholder, merge)
+        if merge is not None:
+            yield placeholder, merge
 
 
 def _static_run(document: TemplateDocument, offset: int, direction: int) -> str:
@@ -65,7 +86,7 @@ def _static_run(document: TemplateDocument, offset: int, direction: int) -> str:
     return run.split("\n", 1)[0]
 
 
-def _glued(run: str) -> bool:
+def _glued_run(run: str) -> bool:
     """Whether ``run`` (read away from the placeholder) starts with a letter or digit, or with
     a label mark (``#``, ``:``, ``=``, ``-``) followed by one. Brackets and quotes wrap the
     value (``f({{ x }})``); ``/``, ``.`` and ``@`` in URLs, paths and addresses, and ``_`` in
@@ -111,13 +132,18 @@ def _merge(
 
 
 def _finding(
-    document: TemplateDocument, placeholder: Placeholder, merge: tuple[str, str, str]
+    document: TemplateDocument, sites: list[tuple[int, int]], merge: tuple[str, str, str]
 ) -> Diagnostic:
     text, glued, separate = merge
-    shown = document.text[placeholder.start : placeholder.end]
+    start, end = sites[0]
+    later = (document.span(*site).line for site in sites[1:])
+    first_line = document.span(start, end).line
+    lines_after = [line for line in dict.fromkeys(later) if line != first_line]
     return registry.diagnostic(
         CODE,
-        f"`{shown}` is glued to static text: with a value like {text!r} the tokens are"
-        f" `{glued}`, not `{separate}`, so the static text's tokens depend on the value",
-        document.span(placeholder.start, placeholder.end),
+        f"`{document.text[start:end]}` is glued to static text: with a value like {text!r} the"
+        f" tokens are `{glued}`, not `{separate}`, so the static text's tokens depend on the"
+        f" value{folded_lines_text(lines_after)}",
+        document.span(start, end),
+        folded_lines=lines_after,
     )

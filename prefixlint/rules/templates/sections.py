@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 
 _SECTION_START = re.compile(r"(#{1,6})[ \t]+\S|[ \t]*<[A-Za-z_][\w-]*(?:\s[^<>]*)?>[ \t]*$")
-_FENCE = re.compile(r"[ \t]{0,3}(```|~~~)")
+_FENCE = re.compile(r"[ \t]*(```|~~~)")
 
 
 def lines(text: str) -> Iterator[tuple[int, int]]:

@@ -33,7 +33,14 @@ from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.linting.noqa import find_directives
 from prefixlint.rules.templates.sections import last_section_start
-from prefixlint.sources.templates import BLOCK, Placeholder, TemplateDocument, tokens
+from prefixlint.sources.templates import (
+    BLOCK,
+    Placeholder,
+    TemplateDocument,
+    fence_at,
+    fence_blocks,
+    tokens,
+)
 from prefixlint.types import Applicability, Diagnostic, Fix, Severity
 from prefixlint.vocabulary import classify_call, classify_filter, classify_name
 
@@ -63,16 +70,25 @@ _DATE_LITERAL = (
     r"|\d{1,2}:\d{2}(?::\d{2})?(?:\s?[AaPp]\.?[Mm]\.?)?|\d{1,2}\s?[AaPp]\.?[Mm]\b\.?"
     r"|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b"
     r"|\d{10}(?:\d{3})?\b"
+    # a format mask written where the value goes: ``Current date: YYYY-MM-DD``
+    r"|YYYY-MM-DD(?:[T ]HH:MM(?::SS)?)?|(?:DD|MM)[-/.](?:DD|MM)[-/.]YYYY"
 )
 # A positional field (``{}``, ``{0}``, ``%s``) filled with the date: ``The current date is {}.``
 _POSITIONAL = r"\{\d?\}|%s\b"
 # A date or time given as "the current one": a rendering pasted into the file, or a line that
 # someone rewrites every day. A date alone ("since 2019", "released 2024-05-01") is static.
-_AND_TIME = r"(?:\s+and\s+time|\s*/\s*time)?"
+_AND_TIME = r"(?:\s+and\s+(?:time|hour)|\s*/\s*time)?"
+# What says "now": today's date, the current (system, local, actual, ...) date and time. A
+# few words may qualify it ("the current date and hour including timezone is", "the current
+# time (UTC) is").
+_NOW_NOUN = (
+    rf"(?:today(?:'s|’s)?(?:\s+date{_AND_TIME})?|the\s+date\s+today|(?:the\s+)?current\s+"
+    rf"(?:[a-z]+\s+)?(?:date{_AND_TIME}|time(?:stamp)?|datetime))"
+    r"(?:\s+(?:in|including|with|for|of|at)(?:\s+[A-Za-z][\w-]*){1,2}|\s*\([^()\n]{1,20}\))?"
+)
 CURRENT_DATE_LINE = re.compile(
-    rf"(?:\b(?:today(?:'s|’s)?(?:\s+date{_AND_TIME})?|the\s+date\s+today|(?:the\s+)?current\s+"
-    rf"(?:system\s+)?(?:date{_AND_TIME}|time(?:stamp)?|datetime|local\s+time|utc\s+time)|"
-    r"(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\**\s*(?:is\s*:?|:|=)\s*\**\s*"
+    rf"(?:\b(?:{_NOW_NOUN}|(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\**\s*"
+    r"(?:,?\s*which\s+is\s*:?|is\s*:?|:|=)\s*\**\s*"
     r"(?:currently\s+)?|\bit['’]s\s+(?:currently\s+|now\s+)?)"
     rf"(?P<date>{_DATE_LITERAL}|{_POSITIONAL})",
     re.IGNORECASE,
@@ -82,6 +98,34 @@ CURRENT_DATE_LINE = re.compile(
 CURRENT_DATE_BARE = re.compile(
     rf"\b(?:the\s+current|today['’]s(?:\s+current)?)\s+date\s+(?P<date>{_WEEKDAY}{_MONTH}\.?\s\d{{1,2}}"
     rf"(?:st|nd|rd|th)?,?\s\d{{4}}|{_WEEKDAY}\d{{1,2}}\s{_MONTH}\.?,?\s\d{{4}})",
+    re.IGNORECASE,
+)
+
+# A "Label: value" line that pastes a value of the machine or the user: a label the vocabulary
+# reads as volatile (``Working directory``, ``OS Version``, ``User email``) and a value of the
+# shape that label holds (a path, an OS or shell name, yes/no; an email address, a time zone, a
+# locale; an id). A label with free text after it (``Platform: use the web tool``) is prose.
+_PASTED_FIELD = re.compile(
+    r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?P<label>[A-Za-z][A-Za-z' ]{1,40}?)(?:\*\*)?[ \t]*:[ \t]*"
+    r"(?:\*\*)?`?(?P<value>[^\s`*][^\n`*]{0,80}?)`?(?:\*\*)?[ \t]*\r?$",
+    re.MULTILINE,
+)
+_PASTED_VALUES = {
+    codes.ENVIRONMENT: re.compile(
+        r"(?:~|/|[A-Za-z]:\\)[^\s]*|(?:darwin|linux|windows|macos|win32|ubuntu|debian)\b[\w .-]*"
+        r"|(?:bash|zsh|fish|powershell|pwsh|cmd\.exe)|yes|no|true|false",
+        re.IGNORECASE,
+    ),
+    codes.PER_USER: re.compile(
+        r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+|[A-Z][a-z]+/[A-Z][A-Za-z_]+(?:/[A-Z][A-Za-z_]+)?"
+        r"|[a-z]{2}[-_][A-Z]{2}"
+    ),
+    codes.UNIQUE_ID: re.compile(r"[0-9a-f]{8}(?:-[0-9a-f]{4}){3}-[0-9a-f]{12}|[0-9a-f]{12,}", re.I),
+}
+# "The user's email address is a@b.c": a pasted value said in a sentence.
+_PASTED_SENTENCE = re.compile(
+    r"\b(?:the\s+)?user(?:'s|’s)\s+(?P<label>email(?:\s+address)?|time\s*zone|locale)\s+is\s+"
+    r"(?P<value>\S+?)[.,;]?(?=\s|$)",
     re.IGNORECASE,
 )
 
@@ -152,7 +196,27 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
             continue  # "if today is Friday, ...": a rule about dates, not a date
         if static.is_literal(match.start(), end):
             places.append(Volatile(start, end, codes.TIMESTAMP, match.group(0)))
+    places.extend(_pasted_values(document, extra))
     return sorted(places, key=lambda v: v.start)
+
+
+def _pasted_values(document: TemplateDocument, extra: dict[str, list[str]]) -> Iterator[Volatile]:
+    """Values of the machine or the user pasted after a label that names them (outside fenced
+    code, where such lines are examples of output)."""
+    text, static = document.text, document.parsed.static
+    matches = [*_PASTED_FIELD.finditer(text), *_PASTED_SENTENCE.finditer(text)]
+    fences = fence_blocks(text) if matches else []
+    for match in matches:
+        if fence_at(fences, match.start()) is not None:
+            continue  # ``cwd: /Users/me/proj`` in an example of a tool's output
+        code = classify_name("_".join(match.group("label").split()), extra)
+        shape = _PASTED_VALUES.get(code or "")
+        start, end = match.span("value")
+        if code is None or shape is None or not shape.fullmatch(match.group("value")):
+            continue
+        if static.is_literal(match.start(), match.end()):
+            shown = match.group(0).strip()
+            yield Volatile(start, end, code, shown)
 
 
 def stable_limit(document: TemplateDocument, ctx: RuleContext) -> int:

@@ -10,6 +10,8 @@ same drift waiting to happen: code that assembles or reformats the prompt normal
 sections of its kind use (none counts: a missing blank line) is reported with a display-only
 fix, since which separator is right is the author's choice; where more than a quarter of them
 differ (one, for three or four sections), the spacing has no convention and nothing is said.
+The sections of one kind that break the convention are one finding, at the first of them, the
+others folded into it (as trailing whitespace is).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import PurePath
 
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
-from prefixlint.linting.noqa import find_directives
+from prefixlint.rules.templates.folding import fold_sites, folded_fix, folded_lines_text
 from prefixlint.rules.templates.sections import lines, section_lines
 from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Applicability, Diagnostic
@@ -38,19 +40,9 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
 
 def _trailing_whitespace(document: TemplateDocument) -> Iterator[Diagnostic]:
     """One finding for the file's trailing whitespace, at its first line, the later lines
-    folded into it and its fix removing all of it. As for volatile values, ``noqa`` on the
-    finding's line suppresses it with what it folds; a later line that waives PFX402 is
-    reported on its own, for its directive to suppress."""
-    sites = list(_trailing_sites(document))
-    if not sites:
-        return
-    directives = find_directives(document.file_text, document.path)
-    waived = {d.line for d in directives if d.covers(CODE) and not d.file_level}
-    first, *later = sites
-    alone = [site for site in later if document.span(*site).line in waived]
-    yield _trailing_finding(document, [first, *(site for site in later if site not in alone)])
-    for site in alone:
-        yield _trailing_finding(document, [site])
+    folded into it and its fix removing all of it."""
+    for group in fold_sites(document, CODE, list(_trailing_sites(document))):
+        yield _trailing_finding(document, group)
 
 
 def _trailing_sites(document: TemplateDocument) -> Iterator[tuple[int, int]]:
@@ -71,16 +63,10 @@ def _trailing_sites(document: TemplateDocument) -> Iterator[tuple[int, int]]:
 def _trailing_finding(document: TemplateDocument, sites: list[tuple[int, int]]) -> Diagnostic:
     first, *rest = sites
     changes = [(start, end, "") for start, end in sites]
-    fix = document.fix(changes, Applicability.SAFE, "Remove trailing whitespace")
-    if fix is None and rest:  # one line the file's syntax cannot edit: fix the others alone
-        fixes = [document.fix([change], Applicability.SAFE, "") for change in changes]
-        kept = [change for change, one in zip(changes, fixes, strict=True) if one is not None]
-        fix = document.fix(kept, Applicability.SAFE, "Remove trailing whitespace") if kept else None
+    fix = folded_fix(document, changes, "Remove trailing whitespace")
     lines_after = [document.span(*site).line for site in rest]
     message = "trailing whitespace: invisible bytes that editors strip, changing the prompt"
-    if lines_after:
-        shown = ", ".join(map(str, lines_after[:8])) + (", ..." if len(lines_after) > 8 else "")
-        message += f"; and on {len(lines_after)} more lines after it ({shown})"
+    message += folded_lines_text(lines_after)
     return registry.diagnostic(
         CODE, message, document.span(*first), fix=fix, folded_lines=lines_after
     )
@@ -126,15 +112,20 @@ def _drift_in_kind(
     breaks = len(boundaries) - usual_count
     if usual_count * 2 <= len(boundaries) or usual == 0 or breaks > max(1, len(boundaries) // 4):
         return  # no convention to drift from: the spacing varies throughout
-    for start, blank, gap_start in boundaries:
-        if blank == usual:
-            continue
-        change = [(gap_start, start, "\n" * usual)]
-        fix = document.fix(change, Applicability.DISPLAY_ONLY, f"Use {usual} blank line(s) here")
+    gaps = {start: (blank, gap_start) for start, blank, gap_start in boundaries if blank != usual}
+    sites = [(start, document.line_bounds(start)[1] - 1) for start in gaps]
+    for group in fold_sites(document, CODE, sites):
+        changes = [(gaps[start][1], start, "\n" * usual) for start, _ in group]
+        where = "here" if len(group) == 1 else "before these sections"
+        message = f"Use {usual} blank line(s) {where}"
+        fix = document.fix(changes, Applicability.DISPLAY_ONLY, message)
+        lines_after = [document.span(*site).line for site in group[1:]]
         yield registry.diagnostic(
             CODE,
-            f"{blank} blank line(s) before this section but {usual} before {usual_count} others:"
-            " separators drift when the prompt is reassembled or reformatted",
-            document.span(start, document.line_bounds(start)[1] - 1),
+            f"{gaps[group[0][0]][0]} blank line(s) before this section but {usual} before"
+            f" {usual_count} others: separators drift when the prompt is reassembled or"
+            f" reformatted{folded_lines_text(lines_after)}",
+            document.span(*group[0]),
             fix=fix,
+            folded_lines=lines_after,
         )
