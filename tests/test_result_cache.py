@@ -168,3 +168,19 @@ def test_worker_processes_keep_and_read_results(project):
     assert first.output == second.output
     assert codes(second) == ["PFX101", "PFX101"]
     assert [entry.stat().st_mtime_ns for entry in entries] == stamps
+
+
+def test_without_a_project_results_are_kept_where_prefixlint_runs(tmp_path, monkeypatch):
+    checked, here = tmp_path / "third_party", tmp_path / "here"
+    checked.mkdir()
+    here.mkdir()
+    (checked / "app.py").write_text(PROMPT)
+    monkeypatch.chdir(here)
+    monkeypatch.delenv(ENVIRONMENT_VARIABLE, raising=False)
+    assert codes(run(str(checked))) == ["PFX101"]
+    assert not (checked / DEFAULT_FOLDER).exists()
+    assert (here / DEFAULT_FOLDER / prefixlint.__version__).is_dir()
+    # A project keeps them in its root.
+    (checked / "pyproject.toml").write_text("[tool.prefixlint]\n")
+    run(str(checked))
+    assert (checked / DEFAULT_FOLDER).is_dir()

@@ -30,7 +30,7 @@ from prefixlint.linting.engine import (
     unreadable_diagnostics,
 )
 from prefixlint.linting.files import collect_files
-from prefixlint.linting.result_cache import ResultCache, cache_folder
+from prefixlint.linting.result_cache import DEFAULT_FOLDER, ResultCache, cache_folder
 from prefixlint.linting.workers import map_isolated
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import wants_color
@@ -167,7 +167,11 @@ def _load(paths: tuple[str, ...], options: dict[str, Any]) -> Settings:
     local = [os.path.realpath(p) for p in paths if p != "-"]  # realpath: loops do not raise
     start = Path(os.path.commonpath(local)) if local else Path.cwd()
     config = Path(options["config"]) if options["config"] else None
-    settings, _ = load_settings(start, config)
+    settings, pyproject = load_settings(start, config)
+    if pyproject is None and settings.cache_dir is None:
+        # No project: results are kept where prefixlint runs (as ruff does), never in a
+        # checked folder that may belong to someone else.
+        settings = dataclasses.replace(settings, cache_dir=str(Path.cwd() / DEFAULT_FOLDER))
     settings = with_overrides(
         settings,
         select=_codes(options["select"]),
