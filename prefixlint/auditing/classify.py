@@ -43,6 +43,8 @@ from prefixlint.sequences import common_prefix_length
 RESYNC_CHARS = 40
 # The most text, besides its volatile value, of a line that holds one labelled value.
 MAX_LABEL_CHARS = 48
+# The most text of a labelled value inserted into a line (label, value and punctuation).
+MAX_INSERTED_CHARS = 160
 _WHITESPACE_RUN = re.compile(r"\s+")
 # What may separate two values that change together (a date and its time).
 _VALUE_GAP = re.compile(r"[ \t,]{1,2}(?:(?:at|on)[ \t])?")
@@ -119,7 +121,9 @@ def _value_run_end(text: str, end: int) -> int:
     (``05 Mar 2025, 14:57 UTC``, ``03/05/2025 11:44 AM``) change together."""
     while True:
         gap = _VALUE_GAP.match(text, end)
-        following = value_at(text, gap.end()) if gap else None
+        if gap is None:
+            return end
+        following = value_at(text, gap.end())
         if following is None or following.start != gap.end() or following.end <= end:
             return end
         end = following.end
@@ -174,16 +178,31 @@ def _kept_lines(lines: list[str]) -> list[str]:
     return [line for line in lines if line.strip() and volatile_lines_code(line) is None]
 
 
+def inserted_value_code(a: str, b: str, offset: int) -> str | None:
+    """PFX101-104 when ``b`` is ``a`` with a short labelled value inserted at ``offset``, or
+    with one removed there, and the texts agree again after it for :data:`RESYNC_CHARS`
+    characters (or to the end): ``Find flights. Current date: 2026-03-02`` in a sentence or a
+    tool description, where there is no line of its own."""
+    shorter, longer = (a, b) if len(a) < len(b) else (b, a)
+    probe = shorter[offset : offset + RESYNC_CHARS]
+    end = longer.find(probe, offset) if probe else len(longer)
+    if end <= offset or end - offset > MAX_INSERTED_CHARS:
+        return None
+    return volatile_lines_code(longer[offset:end].strip(" \t.,;"))
+
+
 def text_change_code(a: str, b: str, *, system: bool = False) -> str | None:
     """The code for how text ``a`` became ``b``: whitespace drift, a volatile value replaced,
-    or a line holding one added or removed. In a ``system`` prompt a short opaque token that
-    changed (a host or replica name, a hex id) is a value of the serving environment too."""
+    a line holding one added or removed, or a labelled value inserted into a line or removed
+    from it. In a ``system`` prompt a short opaque token that changed (a host or replica name,
+    a hex id) is a value of the serving environment too."""
     offset = common_prefix_length(a, b)
     return (
         whitespace_code(a, b, offset)
         or (opaque_code(a, b, offset, RESYNC_CHARS) if system else None)
         or volatile_code(a, b, offset)
         or changed_lines_code(a, b, offset)
+        or inserted_value_code(a, b, offset)
     )
 
 
