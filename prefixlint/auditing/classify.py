@@ -181,14 +181,15 @@ def _kept_lines(lines: list[str]) -> list[str]:
 def inserted_value_code(a: str, b: str, offset: int) -> str | None:
     """PFX101-104 when ``b`` is ``a`` with a short labelled value inserted at ``offset``, or
     with one removed there, and the texts agree again after it for :data:`RESYNC_CHARS`
-    characters (or to the end): ``Find flights. Current date: 2026-03-02`` in a sentence or a
-    tool description, where there is no line of its own."""
+    characters (or to the end), all within a line: ``Find flights. Current date: 2026-03-02``
+    in a sentence or a tool description, where the value has no line of its own."""
     shorter, longer = (a, b) if len(a) < len(b) else (b, a)
     probe = shorter[offset : offset + RESYNC_CHARS]
-    end = longer.find(probe, offset) if probe else len(longer)
-    if end <= offset or end - offset > MAX_INSERTED_CHARS:
-        return None
-    return volatile_lines_code(longer[offset:end].strip(" \t.,;"))
+    end = longer.find(probe, offset + 1) if probe else len(longer)
+    inserted = longer[offset:end] if end > offset else ""
+    if not inserted or len(inserted) > MAX_INSERTED_CHARS or "\n" in inserted:
+        return None  # whole lines are :func:`changed_lines_code`'s, which compares the rest
+    return volatile_lines_code(inserted.strip(" \t.,;"))
 
 
 def text_change_code(a: str, b: str, *, system: bool = False) -> str | None:
