@@ -6,6 +6,8 @@ knows, from the data, which requests break and why. Every break must get its bre
 and every other request ``first-seen``, in OpenAI and in Anthropic form.
 """
 
+import json
+
 import pytest
 from audit_logs import BREAKERS, breaker, log_line, plan
 
@@ -253,3 +255,66 @@ def test_cause_for_no_breakpoint_names_cache_control():
         "cache_control",
         False,
     )
+
+
+POLICY = "\n".join(
+    ["# Support policy", ""]
+    + [f"- Rule {n}: answer questions about topic {n} from the handbook only." for n in range(30)]
+    + ["Be brief and kind."]
+)
+
+
+def first_request_causes(tmp_path, sessions):
+    """The cause of each session's only request; ``sessions`` are ``(system, model)``."""
+    lines = [
+        json.dumps(
+            {
+                "timestamp": f"2026-03-02T09:00:{index:02d}Z",
+                "session_id": f"s{index}",
+                "request": {
+                    "model": model,
+                    "messages": [
+                        {"role": "system", "content": system},
+                        {"role": "user", "content": f"Question {index}?"},
+                    ],
+                },
+            }
+        )
+        for index, (system, model) in enumerate(sessions)
+    ]
+    path = tmp_path / "sessions.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = run_audit([str(path)], AuditOptions(caches=("vllm",), what_if=False))
+    return [record.cause for record in report.records]
+
+
+@pytest.mark.parametrize(
+    ("sessions", "expected"),
+    [
+        # What a prefix shared by conversations carries: a volatile value is named.
+        ([(POLICY, "m"), (with_line("Current date: 2026-03-02", POLICY), "m")], "PFX101"),
+        (
+            [(with_line("Session: 5aaa2b25628e", POLICY), "m"), (POLICY, "m")],
+            "PFX102",
+        ),
+        # Another prompt or another model is another conversation's, not a change of this one.
+        ([(POLICY, "m"), (POLICY.replace("Rule 3:", "Rule three:"), "m")], "first-seen"),
+        ([(POLICY, "m"), (POLICY, "other-model")], "first-seen"),
+        # The request with the same head is the one to compare with, not a later one that
+        # shares as many whole blocks (its prompt ends in a value line).
+        (
+            [(POLICY, "m"), (POLICY + "\nSession: 5aaa2b25628e", "m"), (POLICY, "m")],
+            "first-seen",
+        ),
+        (
+            [
+                (POLICY, "m"),
+                (POLICY + "\nSession: 5aaa2b25628e", "m"),
+                (POLICY + "\nSession: 91c0d3e4f5a6", "m"),
+            ],
+            "PFX102",
+        ),
+    ],
+)
+def test_a_session_first_request_against_other_sessions(tmp_path, sessions, expected):
+    assert first_request_causes(tmp_path, sessions)[-1] == expected
