@@ -102,6 +102,8 @@ def with_line(line, text=SYSTEM, at=2):
         ),
         (SYSTEM, with_line("Running on ip-10-0-3-17"), "PFX104"),
         (SYSTEM, with_line("pid 4123 on replica 3"), "PFX104"),
+        (SYSTEM, with_line("Environment: python 3.11.4 on linux, node 20"), "PFX104"),
+        (SYSTEM, with_line("Git branch: main (HEAD d953174), 8 files modified"), "PFX104"),
         # A date and the time after it changed together, in one line of text.
         (
             "Find flights. Now: 03/05/2026 11:44 AM. Be brief.",
@@ -126,6 +128,7 @@ def with_line(line, text=SYSTEM, at=2):
         (with_line("Tone: formal"), with_line("Tone: casual"), None),
         (SYSTEM, with_line("- Offer a voucher."), None),
         (SYSTEM, with_line("You have 5 turns left of 10."), None),
+        (SYSTEM, with_line("Rules: see 3.2 and 4.1"), None),
         # A rule that holds an address, rewritten; a date whose sentence changed after it.
         (
             with_line("- Write to support@example.com when a refund is above the limit of a plan."),

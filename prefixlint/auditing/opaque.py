@@ -29,7 +29,7 @@ ENVIRONMENT_WORDS = frozenset(
     {
         "host", "hostname", "server", "node", "replica", "pod", "instance", "machine",
         "worker", "region", "zone", "cluster", "shard", "datacenter", "container", "runner",
-        "deployment", "backend", "pid",
+        "deployment", "backend", "pid", "environment", "env",
     }
 )  # fmt: skip
 ID_WORDS = frozenset(
@@ -97,7 +97,8 @@ def opaque_code(a: str, b: str, offset: int, resync: int) -> str | None:
 def opaque_line_code(line: str, max_label: int) -> str | None:
     """PFX102/PFX104 when ``line`` is short labels and opaque tokens (``Served by host:
     api-1.prod.internal``, ``Replica: billing-2``, ``pid 4123 on replica 3``), each token named
-    by the words before it or else by its shape; the code of the first."""
+    by the words before it, else by the line's label (``Environment: python 3.11.4``), else
+    by its shape; the code of the first."""
     spans = []
     for token in _TOKEN_RUN.finditer(line):
         if not _OPAQUE.search(token.group()):
@@ -110,8 +111,10 @@ def opaque_line_code(line: str, max_label: int) -> str | None:
         return None
     if len(line) - sum(end - start for start, end in spans) > max_label:
         return None
+    colon = line.find(":", 0, spans[0][0])
+    labelled = context_code(line[:colon]) if colon > 0 else None
     found = [
-        context_code(line[previous:start]) or shape_code(line[start:end])
+        context_code(line[previous:start]) or labelled or shape_code(line[start:end])
         for previous, (start, end) in zip([0, *(end for _, end in spans)], spans, strict=False)
     ]
     return found[0] if all(found) else None
