@@ -4,13 +4,16 @@ The predecessor is, in order of preference: the last request of the same session
 (``session_id`` or the ``--session-key`` field); without a session, the last request whose
 whole conversation (its non-system messages, at least two) begins this one's (a session
 inferred from a shared conversation head); otherwise the earlier request that shares the
-longest token prefix. The first differing token is mapped back to a component and classified
-(:mod:`prefixlint.auditing.classify`). The cost is what the predecessor would have supplied
-minus what the cache model actually served.
+longest token prefix or, when that one does not share the whole head (system prompt and
+tools), the latest with the same head or one that differs from it only in volatile values.
+The first differing token is mapped back to a component and classified
+(:mod:`prefixlint.auditing.classify`); a session's first request, compared with another
+session's, keeps only the causes a prefix shared by conversations can carry. The cost is what
+the predecessor would have supplied minus what the cache model actually served.
 
 State stays small: a bounded, least-recently-used set of snapshots (the last request of each
 session plus recent ones), a bounded index of chained block hashes for the longest-prefix
-search, and a bounded index of conversation hashes.
+search, and bounded indexes of conversation and head hashes.
 """
 
 from __future__ import annotations
@@ -200,9 +203,10 @@ class Attributor:
         """When ``predecessor`` (the longest shared prefix) does not share the request's whole
         head (system prompt and tools), the latest request with the same head, else the latest
         whose head differs only in volatile values (``heads``: :func:`exact_head` and
-        :func:`head_key`), if remembered: that is what the request should have reused when it
-        shares as much, or when ``predecessor`` went to another model or cache key. (Block
-        keys name only the latest request of a shared block, which may end inside the head.)"""
+        :func:`head_key`), if remembered: that is what the request should have reused, unless
+        ``predecessor``'s head too differs only in volatile values and it shares more. (Block
+        keys name only the latest request of a shared block, which may end inside the head;
+        a longer shared prefix with another prompt, or another model, says nothing.)"""
         if heads is None or rendered is None or shared >= _head_tokens(request, rendered):
             return predecessor, shared
         for seq in (self.exact_heads.get(heads[0]), self.heads.get(heads[1])):
@@ -210,7 +214,7 @@ class Attributor:
             if alike is None or alike is predecessor:
                 continue
             shared_alike = _shared_units(alike, units, rendered)
-            if shared_alike >= shared or _routed_apart(predecessor, request):
+            if shared_alike >= shared or not _alike_heads(predecessor, request, heads[1]):
                 return alike, shared_alike
         return predecessor, shared
 
@@ -319,12 +323,13 @@ class Attributor:
         return divergence
 
 
-def _routed_apart(snapshot: Snapshot | None, request: ChatRequest) -> bool:
-    """Whether ``snapshot``'s request went to another model or cache key than ``request``."""
-    if snapshot is None:
+def _alike_heads(snapshot: Snapshot | None, request: ChatRequest, key: Hashable) -> bool:
+    """Whether ``snapshot``'s request has the head ``key`` of ``request`` (:func:`head_key`,
+    which holds the model) and the same cache key."""
+    if snapshot is None or head_key(snapshot.request) != key:
         return False
     changed = classify.changed_params(snapshot.request, request)
-    return any(p in ROUTING_PARAMS for p in changed)
+    return not any(p in ROUTING_PARAMS for p in changed)
 
 
 def as_session_opening(divergence: Divergence) -> None:
