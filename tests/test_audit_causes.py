@@ -317,6 +317,16 @@ def first_request_causes(tmp_path, sessions):
             ],
             "PFX102",
         ),
+        # A prompt that differs only in a value is compared with before another prompt that
+        # happens to share more tokens.
+        (
+            [
+                ("Current date: 2026-03-01\n" + POLICY, "m"),
+                (POLICY.replace("Rule 29:", "Rule twenty-nine:"), "m"),
+                (with_line("Current date: 2026-03-02", POLICY, at=3), "m"),
+            ],
+            "PFX101",
+        ),
     ],
 )
 def test_a_session_first_request_against_other_sessions(tmp_path, sessions, expected):
