@@ -18,7 +18,9 @@ from prefixlint.auditing.attribution import (
     Divergence,
     Snapshot,
     _shared_units,
+    as_session_opening,
     block_keys,
+    exact_head,
     head_key,
     index_block,
 )
@@ -69,14 +71,14 @@ class ReferenceAttributor(Attributor):
         block = index_block(unit_tokens)
         predecessor = self._predecessor(session, talk)
         same_conversation = predecessor is not None
-        head = head_key(request) if rendered is not None else None
+        heads = None if rendered is None else (exact_head(request, rendered), head_key(request))
         if predecessor is None:
             keys = block_keys(units, block)
             for seq in self.keys.holders(keys):
                 predecessor = self.snapshots.get(seq) or predecessor
             shared = common_prefix_length(predecessor.units, units) if predecessor else 0
             predecessor, shared = self._alike_head(
-                head, request, rendered, units, predecessor, shared
+                heads, request, rendered, units, predecessor, shared
             )
         else:
             shared = common_prefix_length(predecessor.units, units)
@@ -87,6 +89,8 @@ class ReferenceAttributor(Attributor):
             divergence = self._diverge(
                 predecessor, request, rendered, units, shared, unit_tokens, same_conversation
             )
+            if session is not None and not same_conversation:
+                as_session_opening(divergence)
             conversation = predecessor.conversation if same_conversation else self.seq
         snapshot = Snapshot(
             self.seq, request.line, conversation, request, rendered, units, keys, None
@@ -97,8 +101,9 @@ class ReferenceAttributor(Attributor):
         if talk:
             self.conversations.remember(talk[-1], self.seq)
         self.keys.put_all(keys, self.seq)
-        if head is not None:
-            self.heads.remember(head, self.seq)
+        if heads is not None:
+            self.exact_heads.remember(heads[0], self.seq)
+            self.heads.remember(heads[1], self.seq)
         return divergence, conversation
 
     def _predecessor(self, session, talk):

@@ -6,6 +6,8 @@ knows, from the data, which requests break and why. Every break must get its bre
 and every other request ``first-seen``, in OpenAI and in Anthropic form.
 """
 
+import json
+
 import pytest
 from audit_logs import BREAKERS, breaker, log_line, plan
 
@@ -78,6 +80,44 @@ def with_line(line, text=SYSTEM, at=2):
         ),
         (with_line("Session token 9f3ab2 ok"), with_line("Session token c41d07 ok"), "PFX102"),
         (with_line("Build 9f3ab2 ok"), with_line("Build c41d07 ok"), "PFX102"),
+        # A value line added or removed with the blank line that sets it apart, at the top
+        # or the end, or left behind as a blank line.
+        (SYSTEM, "Current date: 2026-03-07\n\n" + SYSTEM, "PFX101"),
+        ("Current date: 2026-03-07\n\n" + SYSTEM, "\n\n" + SYSTEM, "PFX101"),
+        (SYSTEM, SYSTEM + "\n\nSession: 312f5cbd9388ebacb551c7762785c31f", "PFX102"),
+        (SYSTEM + "\n\nSession: 312f5cbd9388ebacb551c7762785c31f", SYSTEM, "PFX102"),
+        # An e-mail address is the user's: its line added or changed elsewhere.
+        (SYSTEM, with_line("You are talking to Dana (dana@example.com), plan: pro"), "PFX103"),
+        (
+            with_line("You are talking to Dana (dana@example.com), plan: pro"),
+            with_line("You are talking to Dana (dana@example.com), plan: team"),
+            "PFX103",
+        ),
+        (SYSTEM, with_line("User: Dana Whitfield <dana@example.com>"), "PFX103"),
+        # Machine names with several numbers, lines of several labelled tokens.
+        (
+            with_line("Running on ip-10-0-3-17"),
+            with_line("Running on ip-10-0-4-22"),
+            "PFX104",
+        ),
+        (SYSTEM, with_line("Running on ip-10-0-3-17"), "PFX104"),
+        (SYSTEM, with_line("pid 4123 on replica 3"), "PFX104"),
+        (SYSTEM, with_line("Environment: python 3.11.4 on linux, node 20"), "PFX104"),
+        (SYSTEM, with_line("Git branch: main (HEAD d953174), 8 files modified"), "PFX104"),
+        # A date and the time after it changed together, in one line of text.
+        (
+            "Find flights. Now: 03/05/2026 11:44 AM. Be brief.",
+            "Find flights. Now: 03/06/2026 12:51 PM. Be brief.",
+            "PFX101",
+        ),
+        (
+            "Read a file. The time is 05 Mar 2026, 15:51 UTC.",
+            "Read a file. The time is 06 Mar 2026, 16:58 UTC.",
+            "PFX101",
+        ),
+        # A labelled value inserted into a line, or removed from it.
+        ("List a directory.", "List a directory. Request id: be17fe45d7334b5e.", "PFX102"),
+        ("Find flights. Current date: 2026-03-05", "Find flights.", "PFX101"),
         # Not a value: a rule added or rewritten, a counter, a word changed.
         (
             SYSTEM,
@@ -87,6 +127,23 @@ def with_line(line, text=SYSTEM, at=2):
         (with_line("You have 5 turns left."), with_line("You have 4 turns left."), None),
         (with_line("Tone: formal"), with_line("Tone: casual"), None),
         (SYSTEM, with_line("- Offer a voucher."), None),
+        (SYSTEM, with_line("You have 5 turns left of 10."), None),
+        (SYSTEM, with_line("Rules: see 3.2 and 4.1"), None),
+        # A rule that holds an address, rewritten; a date whose sentence changed after it.
+        (
+            with_line("- Write to support@example.com when a refund is above the limit of a plan."),
+            with_line("- Write to support@example.com when a refund is above what a plan allows."),
+            None,
+        ),
+        (
+            "Find flights. Now: 03/05/2026 11:44 AM, be brief.",
+            "Find flights. Now: 03/06/2026 12:51 PM, be kind.",
+            None,
+        ),
+        # A sentence without a value inserted into a line; a value line added while other
+        # lines changed too (another prompt, not a value added).
+        ("List a directory.", "List a directory. Use it often.", None),
+        (SYSTEM, "Replica: billing-2\n" + SYSTEM.replace("Be brief", "Be kind"), None),
     ],
 )
 def test_system_prompt_change_code(before, after, expected):
@@ -111,6 +168,8 @@ def test_context_code(label, expected):
     [
         ("api-1.prod.internal", "PFX104"),
         ("billing-2", "PFX104"),
+        ("ip-10-0-3-17", "PFX104"),
+        ("dana@example.com", None),
         ("c41d07", "PFX102"),
         ("req_8fJ2kL9x", "PFX102"),
         ("formal", None),
@@ -199,3 +258,76 @@ def test_cause_for_no_breakpoint_names_cache_control():
         "cache_control",
         False,
     )
+
+
+POLICY = "\n".join(
+    ["# Support policy", ""]
+    + [f"- Rule {n}: answer questions about topic {n} from the handbook only." for n in range(30)]
+    + ["Be brief and kind."]
+)
+
+
+def first_request_causes(tmp_path, sessions):
+    """The cause of each session's only request; ``sessions`` are ``(system, model)``."""
+    lines = [
+        json.dumps(
+            {
+                "timestamp": f"2026-03-02T09:00:{index:02d}Z",
+                "session_id": f"s{index}",
+                "request": {
+                    "model": model,
+                    "messages": [
+                        {"role": "system", "content": system},
+                        {"role": "user", "content": f"Question {index}?"},
+                    ],
+                },
+            }
+        )
+        for index, (system, model) in enumerate(sessions)
+    ]
+    path = tmp_path / "sessions.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = run_audit([str(path)], AuditOptions(caches=("vllm",), what_if=False))
+    return [record.cause for record in report.records]
+
+
+@pytest.mark.parametrize(
+    ("sessions", "expected"),
+    [
+        # What a prefix shared by conversations carries: a volatile value is named.
+        ([(POLICY, "m"), (with_line("Current date: 2026-03-02", POLICY), "m")], "PFX101"),
+        (
+            [(with_line("Session: 5aaa2b25628e", POLICY), "m"), (POLICY, "m")],
+            "PFX102",
+        ),
+        # Another prompt or another model is another conversation's, not a change of this one.
+        ([(POLICY, "m"), (POLICY.replace("Rule 3:", "Rule three:"), "m")], "first-seen"),
+        ([(POLICY, "m"), (POLICY, "other-model")], "first-seen"),
+        # The request with the same head is the one to compare with, not a later one that
+        # shares as many whole blocks (its prompt ends in a value line).
+        (
+            [(POLICY, "m"), (POLICY + "\nSession: 5aaa2b25628e", "m"), (POLICY, "m")],
+            "first-seen",
+        ),
+        (
+            [
+                (POLICY, "m"),
+                (POLICY + "\nSession: 5aaa2b25628e", "m"),
+                (POLICY + "\nSession: 91c0d3e4f5a6", "m"),
+            ],
+            "PFX102",
+        ),
+        # A prompt that differs only in a value is compared with before another prompt that
+        # happens to share more tokens.
+        (
+            [
+                ("Current date: 2026-03-01\n" + POLICY, "m"),
+                (POLICY.replace("Rule 29:", "Rule twenty-nine:"), "m"),
+                (with_line("Current date: 2026-03-02", POLICY, at=3), "m"),
+            ],
+            "PFX101",
+        ),
+    ],
+)
+def test_a_session_first_request_against_other_sessions(tmp_path, sessions, expected):
+    assert first_request_causes(tmp_path, sessions)[-1] == expected

@@ -122,6 +122,7 @@ CALL = m(
     tool_calls=[{"id": "c1", "function": {"name": "f", "arguments": '{"a": 1, "b": 2}'}}],
 )
 RESULT = m("tool", '{"x": 1, "y": 2}', tool_call_id="c1")
+NOTE = m("user", "(earlier turns left out)")
 
 
 def call(arguments):
@@ -137,8 +138,15 @@ def call(arguments):
     [
         # A sliding window drops turns from the front and keeps the rest.
         ([SYSTEM, U1, A1, U2, A2], [SYSTEM, U2, A2, U3], 1, True, "PFX502"),
+        # ... or puts a note in place of the turns it drops; a note in place of the first
+        # message alone is that message edited.
+        ([SYSTEM, U1, A1, U2, A2, U3], [SYSTEM, NOTE, A2, U3, A1], 1, True, "PFX502"),
+        ([SYSTEM, U1, A1, U2, A2], [SYSTEM, NOTE, A1, U2, A2, U3], 1, True, "PFX501"),
         # An earlier message removed, inserted or edited.
         ([SYSTEM, U1, A1, U2, A2], [SYSTEM, U1, U2, A2, U3], 2, True, "PFX501"),
+        # A turn removed or inserted with its tool results.
+        ([SYSTEM, U1, CALL, RESULT, A2, U2], [SYSTEM, U1, A2, U2, A1], 2, True, "PFX501"),
+        ([SYSTEM, U1, A1, U2], [SYSTEM, U1, CALL, RESULT, A1, U2], 2, True, "PFX501"),
         ([SYSTEM, U1, A1, U2], [SYSTEM, U1, m("user", "extra"), A1, U2], 2, True, "PFX501"),
         ([SYSTEM, U1, A1, U2, A2], [SYSTEM, U1, m("assistant", "hey"), U2, A2], 2, True, "PFX501"),
         # Tool results rewritten, or re-serialised with another key order.

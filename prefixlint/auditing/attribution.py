@@ -4,13 +4,16 @@ The predecessor is, in order of preference: the last request of the same session
 (``session_id`` or the ``--session-key`` field); without a session, the last request whose
 whole conversation (its non-system messages, at least two) begins this one's (a session
 inferred from a shared conversation head); otherwise the earlier request that shares the
-longest token prefix. The first differing token is mapped back to a component and classified
-(:mod:`prefixlint.auditing.classify`). The cost is what the predecessor would have supplied
-minus what the cache model actually served.
+longest token prefix or, when that one does not share the whole head (system prompt and
+tools), the latest with the same head or one that differs from it only in volatile values.
+The first differing token is mapped back to a component and classified
+(:mod:`prefixlint.auditing.classify`); a session's first request, compared with another
+session's, keeps only the causes a prefix shared by conversations can carry. The cost is what
+the predecessor would have supplied minus what the cache model actually served.
 
 State stays small: a bounded, least-recently-used set of snapshots (the last request of each
 session plus recent ones), a bounded index of chained block hashes for the longest-prefix
-search, and a bounded index of conversation hashes.
+search, and bounded indexes of conversation and head hashes.
 """
 
 from __future__ import annotations
@@ -42,6 +45,19 @@ PACKED_WIDTH = 8
 NEAR_END = 512
 _DIGIT_TOKEN = re.compile(r"[\w.\-]*\d[\w.\-]*")
 ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
+# Causes that only a conversation's own earlier request can show.
+CONVERSATION_ONLY = frozenset(
+    {
+        codes.CONTENT_CHANGED,
+        codes.TOOL_SET,
+        codes.PARAMETER_CHANGE,
+        codes.HISTORY_EDIT,
+        codes.SLIDING_WINDOW,
+        codes.TOOL_OUTPUT,
+        codes.ARGUMENTS_RESERIALISED,
+        codes.NON_MONOTONIC,
+    }
+)
 
 
 @dataclass(slots=True)
@@ -115,6 +131,8 @@ class Attributor:
         self.openings: LRU[Hashable, int] = LRU(max_snapshots * 4)
         # A request's head with its volatile values masked -> the latest request with it.
         self.heads: LRU[Hashable, int] = LRU(max_snapshots * 4)
+        # A hash of a request's head as rendered, and its model -> the latest request with it.
+        self.exact_heads: LRU[int, int] = LRU(max_snapshots * 4)
         self.seq = 0
 
     def observe(
@@ -139,13 +157,13 @@ class Attributor:
             predecessor = self._inferred_predecessor(talk)
         same_conversation = predecessor is not None
         block = index_block(unit_tokens)
-        head = head_key(request) if rendered is not None else None
+        heads = None if rendered is None else (exact_head(request, rendered), head_key(request))
         if predecessor is None:
             keys = block_keys(units, block)
             predecessor = self._longest_prefix(keys)
             shared = _shared_units(predecessor, units, rendered) if predecessor else 0
             predecessor, shared = self._alike_head(
-                head, request, rendered, units, predecessor, shared
+                heads, request, rendered, units, predecessor, shared
             )
         else:
             shared = _shared_units(predecessor, units, rendered)
@@ -156,6 +174,8 @@ class Attributor:
             divergence = self._diverge(
                 predecessor, request, rendered, units, shared, unit_tokens, same_conversation
             )
+            if session is not None and not same_conversation:
+                as_session_opening(divergence)
             conversation = predecessor.conversation if same_conversation else self.seq
         snapshot = Snapshot(
             self.seq, request.line, conversation, request, rendered, units, keys, chain
@@ -166,13 +186,14 @@ class Attributor:
         if talk:
             self.conversations.remember(talk[-1], self.seq)
         self.prefixes.put(keys, self.seq)
-        if head is not None:
-            self.heads.remember(head, self.seq)
+        if heads is not None:
+            self.exact_heads.remember(heads[0], self.seq)
+            self.heads.remember(heads[1], self.seq)
         return divergence, conversation
 
     def _alike_head(
         self,
-        head: Hashable | None,
+        heads: tuple[int, Hashable] | None,
         request: ChatRequest,
         rendered: Rendered | None,
         units: tuple[int, ...],
@@ -180,19 +201,22 @@ class Attributor:
         shared: int,
     ) -> tuple[Snapshot | None, int]:
         """When ``predecessor`` (the longest shared prefix) does not share the request's whole
-        head (system prompt and tools), the latest request whose head differs only in volatile
-        values (:func:`head_key`), if remembered: that is what the request should have reused."""
-        seq = self.heads.get(head) if head is not None else None
-        alike = self.snapshots.get(seq) if seq is not None else None
-        if (
-            alike is None
-            or rendered is None
-            or alike is predecessor
-            or shared >= _head_tokens(request, rendered)
-        ):
+        head (system prompt and tools), the latest request with the same head, else the latest
+        whose head differs only in volatile values (``heads``: :func:`exact_head` and
+        :func:`head_key`), if remembered: that is what the request should have reused, unless
+        ``predecessor``'s head too differs only in volatile values and it shares more. (Block
+        keys name only the latest request of a shared block, which may end inside the head;
+        a longer shared prefix with another prompt, or another model, says nothing.)"""
+        if heads is None or rendered is None or shared >= _head_tokens(request, rendered):
             return predecessor, shared
-        shared_alike = _shared_units(alike, units, rendered)
-        return (alike, shared_alike) if shared_alike >= shared else (predecessor, shared)
+        for seq in (self.exact_heads.get(heads[0]), self.heads.get(heads[1])):
+            alike = self.snapshots.get(seq) if seq is not None else None
+            if alike is None or alike is predecessor:
+                continue
+            shared_alike = _shared_units(alike, units, rendered)
+            if shared_alike >= shared or not _alike_heads(predecessor, request, heads[1]):
+                return alike, shared_alike
+        return predecessor, shared
 
     def _session_predecessor(self, session: str | None) -> Snapshot | None:
         """The last request of a known session, if remembered: the session is the
@@ -299,6 +323,25 @@ class Attributor:
         return divergence
 
 
+def _alike_heads(snapshot: Snapshot | None, request: ChatRequest, key: Hashable) -> bool:
+    """Whether ``snapshot``'s request has the head ``key`` of ``request`` (:func:`head_key`,
+    which holds the model) and the same cache key."""
+    if snapshot is None or head_key(snapshot.request) != key:
+        return False
+    changed = classify.changed_params(snapshot.request, request)
+    return not any(p in ROUTING_PARAMS for p in changed)
+
+
+def as_session_opening(divergence: Divergence) -> None:
+    """A known session's first request, compared with another session's: only what a prefix
+    shared by conversations can carry is a cause (a volatile value, an order, whitespace);
+    another tool set, history or text is another conversation's, and another model's or cache
+    key's request could never have been reused, so those are first-seen."""
+    if divergence.code in CONVERSATION_ONLY or divergence.routing_changed:
+        divergence.code = codes.FIRST_SEEN
+    divergence.routing_changed = None
+
+
 def example_views(divergence: Divergence, full_text: bool = False) -> tuple[str, str]:
     """Escaped windows of both requests at the divergence or, with ``full_text``, the whole
     components there."""
@@ -321,6 +364,12 @@ def _component_at(rendered: Rendered, char: int) -> str | None:
     return component.name if component else None
 
 
+def exact_head(request: ChatRequest, rendered: Rendered) -> int:
+    """A hash of the request's head (system prompt and tools) as rendered tokens and of its
+    model (a hint only: the tokens a candidate shares are counted before it is chosen)."""
+    return hash((rendered.packed[: _head_tokens(request, rendered) * PACKED_WIDTH], request.model))
+
+
 def head_key(request: ChatRequest) -> Hashable:
     """The request's system prompt masked (:func:`masked_system`), its tool names and its
     model: equal for requests whose heads differ only in volatile values."""
@@ -335,10 +384,11 @@ def head_key(request: ChatRequest) -> Hashable:
 
 @lru_cache(maxsize=1024)
 def masked_system(text: str) -> str:
-    """``text`` without its volatile-value lines (``Current date and time: ...``), with
-    dates, ids and every token holding a digit masked in the other lines."""
+    """``text`` without its volatile-value lines (``Current date and time: ...``) and blank
+    lines (a value line goes with the blank line that sets it apart), with dates, ids and
+    every token holding a digit masked in the other lines."""
     masked = [_masked_line(line) for line in text.split("\n")]
-    return "\n".join([line for line in masked if line is not None])
+    return "\n".join([line for line in masked if line])
 
 
 @lru_cache(maxsize=65_536)

@@ -43,7 +43,11 @@ from prefixlint.sequences import common_prefix_length
 RESYNC_CHARS = 40
 # The most text, besides its volatile value, of a line that holds one labelled value.
 MAX_LABEL_CHARS = 48
+# The most text of a labelled value inserted into a line (label, value and punctuation).
+MAX_INSERTED_CHARS = 160
 _WHITESPACE_RUN = re.compile(r"\s+")
+# What may separate two values that change together (a date and its time).
+_VALUE_GAP = re.compile(r"[ \t,]{1,2}(?:(?:at|on)[ \t])?")
 
 
 def _unicode_normal(text: str) -> str:
@@ -106,9 +110,23 @@ def volatile_code(a: str, b: str, offset: int) -> str | None:
         return None
     if value_a.start != value_b.start or value_a.code != value_b.code:
         return None
-    if a[value_a.end : value_a.end + RESYNC_CHARS] != b[value_b.end : value_b.end + RESYNC_CHARS]:
+    end_a, end_b = _value_run_end(a, value_a.end), _value_run_end(b, value_b.end)
+    if a[end_a : end_a + RESYNC_CHARS] != b[end_b : end_b + RESYNC_CHARS]:
         return None
     return value_b.code
+
+
+def _value_run_end(text: str, end: int) -> int:
+    """Where the run of values that ends one at ``end`` ends: a date and the time after it
+    (``05 Mar 2025, 14:57 UTC``, ``03/05/2025 11:44 AM``) change together."""
+    while True:
+        gap = _VALUE_GAP.match(text, end)
+        if gap is None:
+            return end
+        following = value_at(text, gap.end())
+        if following is None or following.start != gap.end() or following.end <= end:
+            return end
+        end = following.end
 
 
 @lru_cache(maxsize=65_536)
@@ -138,34 +156,54 @@ def changed_lines_code(a: str, b: str, offset: int) -> str | None:
     lines_a, lines_b = a.split("\n"), b.split("\n")
     if _kept_lines(lines_a) != _kept_lines(lines_b):
         return None
-    # The line holding the first difference, or the next one when that difference is a line
-    # break (a line added or removed after it).
+    # The line holding the first difference, or the next line that is not blank when that
+    # difference is a line break (a line added or removed after it).
     first = b.count("\n", 0, offset)
-    for index in (first, first + 1):
-        code_b = volatile_lines_code(lines_b[index]) if index < len(lines_b) else None
-        code_a = volatile_lines_code(lines_a[index]) if index < len(lines_a) else None
+    for index in range(first, max(len(lines_a), len(lines_b))):
+        line_a = lines_a[index] if index < len(lines_a) else ""
+        line_b = lines_b[index] if index < len(lines_b) else ""
+        code_a, code_b = volatile_lines_code(line_a), volatile_lines_code(line_b)
         if code_a and code_b and len(lines_a) == 1:
             return None
         if code_b or code_a:
             return code_b or code_a
+        if index > first and (line_a.strip() or line_b.strip()):
+            return None
     return None
 
 
 def _kept_lines(lines: list[str]) -> list[str]:
-    """The lines that are not volatile-value lines."""
-    return [line for line in lines if volatile_lines_code(line) is None]
+    """The lines that are not volatile-value lines, blank lines aside (a value line added or
+    removed with the blank line that set it apart)."""
+    return [line for line in lines if line.strip() and volatile_lines_code(line) is None]
+
+
+def inserted_value_code(a: str, b: str, offset: int) -> str | None:
+    """PFX101-104 when ``b`` is ``a`` with a short labelled value inserted at ``offset``, or
+    with one removed there, and the texts agree again after it for :data:`RESYNC_CHARS`
+    characters (or to the end), all within a line: ``Find flights. Current date: 2026-03-02``
+    in a sentence or a tool description, where the value has no line of its own."""
+    shorter, longer = (a, b) if len(a) < len(b) else (b, a)
+    probe = shorter[offset : offset + RESYNC_CHARS]
+    end = longer.find(probe, offset + 1) if probe else len(longer)
+    inserted = longer[offset:end] if end > offset else ""
+    if not inserted or len(inserted) > MAX_INSERTED_CHARS or "\n" in inserted:
+        return None  # whole lines are :func:`changed_lines_code`'s, which compares the rest
+    return volatile_lines_code(inserted.strip(" \t.,;"))
 
 
 def text_change_code(a: str, b: str, *, system: bool = False) -> str | None:
     """The code for how text ``a`` became ``b``: whitespace drift, a volatile value replaced,
-    or a line holding one added or removed. In a ``system`` prompt a short opaque token that
-    changed (a host or replica name, a hex id) is a value of the serving environment too."""
+    a line holding one added or removed, or a labelled value inserted into a line or removed
+    from it. In a ``system`` prompt a short opaque token that changed (a host or replica name,
+    a hex id) is a value of the serving environment too."""
     offset = common_prefix_length(a, b)
     return (
         whitespace_code(a, b, offset)
         or (opaque_code(a, b, offset, RESYNC_CHARS) if system else None)
         or volatile_code(a, b, offset)
         or changed_lines_code(a, b, offset)
+        or inserted_value_code(a, b, offset)
     )
 
 
@@ -246,11 +284,20 @@ def is_sliding_window(
     before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], min_overlap: int = 2
 ) -> bool:
     """Whether ``after`` drops ``s >= 1`` conversation messages from the front of ``before``
-    and keeps the next ones unchanged (at least ``min_overlap`` of them)."""
+    and keeps the next ones unchanged (at least ``min_overlap`` of them), or puts one message
+    (a summary, a note that turns were left out; none of those dropped, else one was removed
+    from the middle) in place of ``s >= 2`` of them and keeps at least two."""
     old, new = _non_system(before), _non_system(after)
     for shift in range(1, len(old) - min_overlap + 1):
         kept = old[shift:]
         if new[: len(kept)] == kept:
+            return True
+        if (
+            shift >= 2
+            and len(kept) >= 2
+            and new[1 : 1 + len(kept)] == kept
+            and new[0] not in old[:shift]
+        ):
             return True
     return False
 
@@ -315,16 +362,28 @@ def messages_code(
     if old.get("role") in SYSTEM_ROLES and new.get("role") in SYSTEM_ROLES:
         old_text, new_text = content_text(old.get("content")), content_text(new.get("content"))
         return text_change_code(old_text, new_text, system=True) or CONTENT_CHANGED
+    if _removed_or_inserted(before, after, index):
+        return HISTORY_EDIT
     if old.get("role") == new.get("role"):
         code = _edited_message_code(old, new)
         if code:
             return code
-    tail = min(3, len(before) - index - 1)
-    removed = _starts_with(after, index, before[index + 1 : index + 1 + tail])
-    inserted = _starts_with(after, index + 1, before[index : index + tail + 1])
-    if removed or inserted:
-        return HISTORY_EDIT
     return _rewrite_code(before, after, index)
+
+
+def _removed_or_inserted(
+    before: Sequence[dict[str, Any]], after: Sequence[dict[str, Any]], index: int
+) -> bool:
+    """Whether messages were removed from ``before`` at ``index`` (a turn and its tool results)
+    or inserted there, the messages after them kept (the next three, or all there are)."""
+    removed = any(
+        _starts_with(after, index, before[index + run : index + run + 3])
+        for run in range(1, len(before) - index)
+    )
+    return removed or any(
+        _starts_with(after, index + run, before[index : index + 3])
+        for run in range(1, len(after) - index)
+    )
 
 
 def _volatile_system_message_code(

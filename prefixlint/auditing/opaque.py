@@ -14,13 +14,14 @@ import re
 from prefixlint import codes, vocabulary
 
 MAX_TOKEN_CHARS = 64
-_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_.\-]")
+# ``@`` keeps an e-mail address one token: its domain is not a host that served the request.
+_TOKEN_CHAR = re.compile(r"[A-Za-z0-9_.\-@]")
 _HOST = re.compile(r"(?=.*[A-Za-z])[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9-]+)+")
-_NUMBERED_NAME = re.compile(r"[A-Za-z][A-Za-z_]*[-_]\d+")
+_NUMBERED_NAME = re.compile(r"[A-Za-z][A-Za-z_]*(?:[-_]\d+)+")
 _HEX = re.compile(r"(?=.*\d)(?=.*[a-fA-F])[0-9a-fA-F]{6,}")
 _ID = re.compile(r"(?=(?:.*\d){3})(?=.*[A-Za-z])[A-Za-z0-9][\w-]{5,}")
 _LABEL_WORD = re.compile(r"[A-Za-z]+")
-_TOKEN_RUN = re.compile(r"[A-Za-z0-9_.\-]+")
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_.\-@]+")
 # A token worth a look holds a digit, or is dotted like a host name.
 _OPAQUE = re.compile(r"\d|[A-Za-z]\.[A-Za-z]")
 # Words before a token that say it names the machine or deployment that served the request.
@@ -28,7 +29,7 @@ ENVIRONMENT_WORDS = frozenset(
     {
         "host", "hostname", "server", "node", "replica", "pod", "instance", "machine",
         "worker", "region", "zone", "cluster", "shard", "datacenter", "container", "runner",
-        "deployment", "backend",
+        "deployment", "backend", "pid", "environment", "env",
     }
 )  # fmt: skip
 ID_WORDS = frozenset(
@@ -37,7 +38,7 @@ ID_WORDS = frozenset(
 
 
 def token_span(text: str, offset: int) -> tuple[int, int]:
-    """The run of token characters (letters, digits, ``_.-``) around ``offset``, without
+    """The run of token characters (letters, digits, ``_.-@``) around ``offset``, without
     trailing punctuation."""
     start = offset
     while start > 0 and _TOKEN_CHAR.match(text[start - 1]):
@@ -65,7 +66,8 @@ def context_code(label: str) -> str | None:
 
 
 def shape_code(token: str) -> str | None:
-    """PFX104 for a host name or a numbered name (``web-3``), PFX102 for a hex or mixed id."""
+    """PFX104 for a host name or a numbered name (``web-3``, ``ip-10-0-3-17``), PFX102 for a
+    hex or mixed id."""
     if _HOST.fullmatch(token) or _NUMBERED_NAME.fullmatch(token):
         return codes.ENVIRONMENT
     if _HEX.fullmatch(token) or _ID.fullmatch(token):
@@ -93,15 +95,26 @@ def opaque_code(a: str, b: str, offset: int, resync: int) -> str | None:
 
 
 def opaque_line_code(line: str, max_label: int) -> str | None:
-    """PFX102/PFX104 when ``line`` is a short label and one opaque token (``Served by host:
-    api-1.prod.internal``, ``Replica: billing-2``), by the label or else the token's shape."""
-    tokens = [m for m in _TOKEN_RUN.finditer(line) if _OPAQUE.search(m.group())]
-    if len(tokens) != 1:
+    """PFX102/PFX104 when ``line`` is short labels and opaque tokens (``Served by host:
+    api-1.prod.internal``, ``Replica: billing-2``, ``pid 4123 on replica 3``), each token named
+    by the words before it, else by the line's label (``Environment: python 3.11.4``), else
+    by its shape; the code of the first."""
+    spans = []
+    for token in _TOKEN_RUN.finditer(line):
+        if not _OPAQUE.search(token.group()):
+            continue
+        start, end = token.start(), token.end()
+        while end > start and line[end - 1] in ".-_":
+            end -= 1
+        spans.append((start, end))
+    if not spans or any(end - start > MAX_TOKEN_CHARS for start, end in spans):
         return None
-    token = tokens[0]
-    start, end = token.start(), token.end()
-    while end > start and line[end - 1] in ".-_":
-        end -= 1
-    if len(line) - (end - start) > max_label or end - start > MAX_TOKEN_CHARS:
+    if len(line) - sum(end - start for start, end in spans) > max_label:
         return None
-    return context_code(line[:start]) or shape_code(line[start:end])
+    colon = line.find(":", 0, spans[0][0])
+    labelled = context_code(line[:colon]) if colon > 0 else None
+    found = [
+        context_code(line[previous:start]) or labelled or shape_code(line[start:end])
+        for previous, (start, end) in zip([0, *(end for _, end in spans)], spans, strict=False)
+    ]
+    return found[0] if all(found) else None

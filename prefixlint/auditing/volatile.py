@@ -1,4 +1,5 @@
-"""Values that change between requests: dates and times, ids, and labelled per-user values.
+"""Values that change between requests: dates and times, ids, e-mail addresses, and labelled
+per-user values.
 
 Shared by the miss attribution (is the first differing character inside such a value?) and
 the what-if canonicaliser (move such values out of the stable part of the prompt).
@@ -50,6 +51,8 @@ UNIQUE_ID = re.compile(
         ]
     )
 )
+# An e-mail address names the person the request is for.
+EMAIL = re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b")
 # "label: value" or "label = value" (optionally quoted, as in JSON), value up to the line end.
 _LABELLED = re.compile(
     r"""["']?(?P<label>[A-Za-z][\w .-]{0,40}?)["']?[ \t]*[:=][ \t]*["']?"""
@@ -67,7 +70,8 @@ class VolatileValue:
 
 
 def find_values(text: str) -> Iterator[VolatileValue]:
-    """Every date/time, id and labelled volatile value in ``text``, in order of start."""
+    """Every date/time, id, e-mail address and labelled volatile value in ``text``, in order
+    of start."""
     offset = 0
     for line in text.split("\n"):
         for code, start, end in _line_values(line):
@@ -80,7 +84,11 @@ def _line_values(line: str) -> tuple[tuple[str, int, int], ...]:
     """The values of one line as ``(code, start, end)``, in order of start (widest first)."""
     found = [
         (code, m.start(), m.end())
-        for code, pattern in ((codes.TIMESTAMP, DATE_TIME), (codes.UNIQUE_ID, UNIQUE_ID))
+        for code, pattern in (
+            (codes.TIMESTAMP, DATE_TIME),
+            (codes.UNIQUE_ID, UNIQUE_ID),
+            (codes.PER_USER, EMAIL),
+        )
         for m in pattern.finditer(line)
     ]
     for match in _LABELLED.finditer(line):
