@@ -208,12 +208,15 @@ _FILTERS = _by_code(
     unique_id="random, uuid",
 )
 
+_POSSESSIVE = re.compile(r"['\u2019]s\b")
 _CHECK_ORDER = (UNIQUE_ID, PER_USER, ENVIRONMENT, TIMESTAMP)
 
 
 def split_words(name: str) -> tuple[str, ...]:
-    """Lowercase words of an identifier or dotted path (camelCase, snake_case, dots, calls)."""
-    return tuple(word.lower() for word in _WORD.findall(name))
+    """Lowercase words of an identifier or dotted path (camelCase, snake_case, dots, calls),
+    or of a label in prose (a possessive is its noun: ``the user's name`` is ``the user
+    name``)."""
+    return tuple(word.lower() for word in _WORD.findall(_POSSESSIVE.sub("", name)))
 
 
 def _phrase_codes(lists: Iterable[tuple[str, Iterable[str]]]) -> dict[tuple[str, ...], str]:

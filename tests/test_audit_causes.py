@@ -115,6 +115,13 @@ def with_line(line, text=SYSTEM, at=2):
             "Read a file. The time is 06 Mar 2026, 16:58 UTC.",
             "PFX101",
         ),
+        # A per-user value in prose: "the user's name is ...", changed or added.
+        (
+            with_line("The user's name is Dana and they are on the pro plan."),
+            with_line("The user's name is Mateo and they are on the team plan."),
+            "PFX103",
+        ),
+        (SYSTEM, with_line("The user's timezone is Europe/Oslo."), "PFX103"),
         # A labelled value inserted into a line, or removed from it.
         ("List a directory.", "List a directory. Request id: be17fe45d7334b5e.", "PFX102"),
         ("Find flights. Current date: 2026-03-05", "Find flights.", "PFX101"),
@@ -126,6 +133,7 @@ def with_line(line, text=SYSTEM, at=2):
         ),
         (with_line("You have 5 turns left."), with_line("You have 4 turns left."), None),
         (with_line("Tone: formal"), with_line("Tone: casual"), None),
+        (with_line("The tone is formal."), with_line("The tone is casual."), None),
         (SYSTEM, with_line("- Offer a voucher."), None),
         (SYSTEM, with_line("You have 5 turns left of 10."), None),
         (SYSTEM, with_line("Rules: see 3.2 and 4.1"), None),

@@ -1,6 +1,7 @@
 """Volatile values are found line by line, each distinct line scanned once, exactly as a scan
 of the whole text finds them."""
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,3 +96,23 @@ def test_value_at_looks_at_the_line_of_the_offset_only(lines, offset):
     text = "\n".join(lines)
     offset = min(offset, len(text))
     assert value_at(text, offset) == _value_at_by_scan(text, offset)
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    (
+        # Prose labels: "label is value", the possessive read as its noun.
+        ("The user's name is Dana and they are on the pro plan.",
+         [("PFX103", "Dana and they are on the pro plan")]),
+        ("The user\u2019s timezone is Europe/Oslo", [("PFX103", "Europe/Oslo")]),
+        ("The working directory is /srv/app.", [("PFX104", "/srv/app")]),
+        # A value ends with its sentence, not at a dot inside it.
+        ("User locale: en-GB.v2. Be brief.", [("PFX103", "en-GB.v2")]),
+        # Quiet: labels that name nothing that changes per request.
+        ("The answer is 42.", []),
+        ("Your name is Claude.", []),
+        ("Tools are listed below.", []),
+    ),
+)  # fmt: skip
+def test_labelled_values_in_prose(line, expected):
+    assert [(v.code, line[v.start : v.end]) for v in find_values(line)] == expected

@@ -238,3 +238,9 @@ def test_is_request_input(name, expected):
 def test_is_request_input_extra_names():
     assert not is_request_input("ticket_body")
     assert is_request_input("ticket_body", ["ticket body"])
+
+
+def test_a_possessive_is_its_noun():
+    assert split_words("the user's name") == ("the", "user", "name")
+    assert classify_name("The user\u2019s timezone") == "PFX103"
+    assert split_words("user_s") == ("user", "s")  # identifiers are unchanged

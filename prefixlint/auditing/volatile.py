@@ -53,10 +53,13 @@ UNIQUE_ID = re.compile(
 )
 # An e-mail address names the person the request is for.
 EMAIL = re.compile(r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+\b")
-# "label: value" or "label = value" (optionally quoted, as in JSON), value up to the line end.
+# "label: value", "label = value" (optionally quoted, as in JSON) or, in prose, "label is
+# value" (``The user's name is Dana``), value up to the end of its sentence or line (a dot
+# followed by a space ends it; ``v1.2.3`` does not).
 _LABELLED = re.compile(
-    r"""["']?(?P<label>[A-Za-z][\w .-]{0,40}?)["']?[ \t]*[:=][ \t]*["']?"""
-    r"""(?P<value>[^\n"',;]*[^\s"',;])"""
+    r"""["']?(?P<label>[A-Za-z][\w .'\u2019-]{0,40}?)["']?"""
+    r"""(?:[ \t]*[:=][ \t]*|[ \t]+(?:is|are)[ \t]+)["']?"""
+    r"""(?P<value>(?:[^\n"',;.]|\.(?=\S))*[^\s"',;.])"""
 )
 
 
