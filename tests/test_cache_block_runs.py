@@ -139,3 +139,14 @@ def test_a_run_is_cut_where_eviction_stops_and_the_rest_stays():
     assert pool.admit(b, 4, 4) == (0, 0)
     assert [h in pool for h in range(10, 14)] == [True, True, False, False]
     assert pool.admit(a, 4, 4) == (2, 4)
+
+
+def test_a_hit_that_ends_where_the_match_does_branches_there():
+    # B shares A's first block and diverges: the hit cuts A's run where B's new run hangs.
+    pool = RunPool(capacity=10)
+    a = Chain(list(range(10, 14)), 1, 4, 4)
+    b = Chain([10, 20], 1, 2, 2)
+    assert pool.admit(a, 4, 4) == (0, 0)
+    assert pool.admit(b, 2, 2) == (1, 1)
+    assert pool.admit(a, 4, 4) == (4, 4)
+    assert pool.admit(b, 2, 2) == (2, 2)

@@ -18,7 +18,7 @@ from prefixlint.cache import CACHE_MODELS, CacheQuery, InvalidQuery, make_cache_
 from prefixlint.cache.base import unit_bytes
 from prefixlint.cache.belady import BeladyCache
 from prefixlint.cache.chain_memo import ChainHashMemo
-from prefixlint.cache.radix import RadixTree
+from prefixlint.cache.radix import RadixTree, SeenTree
 from prefixlint.cache.vllm import block_contents, block_hashes, chain_hashes
 
 tokens = st.integers(0, 3)
@@ -172,6 +172,25 @@ def test_radix_match_up_to_end_equals_matching_the_cut_key(keys, cuts):
         in_place.insert(data, weights)
         sliced.insert(data, weights)
         assert in_place.tokens == sliced.tokens
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(st.lists(tokens, min_size=1, max_size=12), min_size=1, max_size=12),
+    cuts=st.lists(st.integers(0, 12), min_size=12, max_size=12),
+)
+def test_seen_tree_add_equals_a_match_then_an_insert(keys, cuts):
+    added, walked = SeenTree(8), SeenTree(8)
+
+    def weights(units):
+        return units
+
+    for key, cut in zip(keys, cuts, strict=False):
+        data, end = unit_bytes(key), min(cut, len(key)) * 8
+        expected = walked.match(data, weights, end=end).units
+        walked.insert(data, weights)
+        assert added.add(data, weights, end) == expected
+        assert added.tokens == walked.tokens
 
 
 @settings(max_examples=150, deadline=None)

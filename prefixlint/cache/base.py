@@ -155,7 +155,7 @@ class CacheQuery:
         return tuple(self.output_tokens)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CacheResult:
     """What a model says about one request; see the module docstring for the fields."""
 

@@ -63,9 +63,10 @@ class Chain:
         """What names block ``depth``: equal keys, equal blocks (under a common prefix)."""
         if depth >= self.known:
             return (self.tag, depth)
-        if self.per_unit == 1:
+        size = self.per_unit
+        if size == 1:
             return self.units[depth]
-        return (self.units[depth // self.per_unit], depth % self.per_unit)
+        return self.units[depth // size] * size + depth % size  # (unit, offset), packed
 
 
 class _Entry:
@@ -121,7 +122,7 @@ class _Run(_Entry):
         size = self.per_unit
         if size == 1:
             return self.units[depth - self.base]
-        return (self.units[depth // size - self.base], depth % size)
+        return self.units[depth // size - self.base] * size + depth % size
 
     def hashes(self, lo: int, hi: int) -> Sequence[int]:
         """The block hashes of ``[lo, hi)`` (chains with one unit per block)."""
@@ -187,7 +188,10 @@ def shared_end(chain: Chain, run: _Run, depth: int) -> int:
     if chain.known < end:
         end = chain.known
     size = chain.per_unit
-    first, last = depth // size, -(-end // size)
+    first = depth // size
+    if end <= first * size + size:  # within the unit whose key matched
+        return end
+    last = -(-end // size)
     mine = chain.units[first:last]
     theirs = run.units[first - run.base : last - run.base]
     if mine == theirs:
@@ -241,25 +245,22 @@ class RunPool:
         """Run one request: hit its cached leading blocks (at most ``lookup``), make room
         for the ``held`` blocks it takes, cache its full blocks and free them all. Returns
         the hit and what an infinite cache would have hit, in blocks."""
-        runs, seen = self._descend(chain)
-        hit = min(cached_end(runs, seen), lookup)
-        runs = self._cut(runs, hit)
+        runs, seen, cached = self._descend(chain)
+        hit = cached if cached < lookup else lookup
         capacity = self.capacity
         if capacity is not None:
-            for run in runs:  # taken off the free queue while the request runs
-                if run.lo >= hit:
-                    break
-                _unlink(run)
-            self._queued -= hit
+            self._take(runs, hit)
             excess = held - capacity + self._queued
-            if excess > 0 and self._evict(excess) and runs:
-                runs = path_to(runs[-1], seen)  # runs along the chain were split
-        cached = cached_end(runs, seen)
+            if excess > 0:
+                split = self._evict(excess)
+                if cached > hit:  # blocks along the chain were queued: some may be gone
+                    if split:
+                        runs = path_to(runs[-1], seen)
+                    cached = cached_end(runs, seen)
         runs, leaf = self._insert(chain, runs, cached, seen)
         if capacity is not None:
             self._free(chain, runs, leaf, hit, cached)
-            self._queued += chain.length
-        return hit, min(seen, lookup)
+        return hit, seen if seen < lookup else lookup
 
     def _root(self, chain: Chain) -> _Run:
         root = self._roots.get(chain.space)
@@ -268,28 +269,44 @@ class RunPool:
             root = self._roots[chain.space] = _Run(empty, 0, 0, None)
         return root
 
-    def _descend(self, chain: Chain) -> tuple[list[_Run], int]:
-        """The runs along ``chain`` (the last one possibly in part), cached or evicted, and
-        the blocks matched."""
+    def _descend(self, chain: Chain) -> tuple[list[_Run], int, int]:
+        """The runs along ``chain`` (the last one possibly in part), cached or evicted, the
+        blocks matched and where the cached ones among them end."""
         runs: list[_Run] = []
         node = self._root(chain)
-        depth = 0
-        while depth < chain.known:
-            child = node.children.get(chain.key(depth))
+        depth, evicted = 0, -1
+        units, size, known = chain.units, chain.per_unit, chain.known
+        while depth < known:
+            key = units[depth] if size == 1 else units[depth // size] * size + depth % size
+            child = node.children.get(key)  # (what chain.key(depth) gives, without a call)
             if child is None:
                 break
             runs.append(child)
+            if evicted < 0 and child.end < child.hi:
+                evicted = child.end
             depth = shared_end(chain, child, depth)
             if depth < child.hi:
                 break
             node = child
-        return runs, depth
+        return runs, depth, depth if evicted < 0 or evicted > depth else evicted
+
+    def _take(self, runs: list[_Run], hit: int) -> None:
+        """Take the hit blocks off the free queue while the request runs, splitting the
+        run across ``hit`` (in ``runs`` too)."""
+        for index, run in enumerate(runs):
+            if run.lo >= hit:
+                break
+            if run.hi > hit:
+                run = run.split(hit)
+                runs.insert(index, run)
+                _unlink(run)
+                break
+            _unlink(run)
+        self._queued -= hit
 
     @staticmethod
     def _cut(runs: list[_Run], depth: int) -> list[_Run]:
         """``runs`` with the one across ``depth`` split there."""
-        if not runs or depth >= runs[-1].hi:
-            return runs
         for index, run in enumerate(runs):
             if run.lo < depth < run.hi:
                 return [*runs[:index], run.split(depth), *runs[index:]]
@@ -300,89 +317,106 @@ class RunPool:
     ) -> tuple[list[_Run], _Run | None]:
         """Cache the blocks after ``cached``: the evicted ones up to ``seen`` again, the rest
         as a new run. Returns the chain's runs up to ``seen`` and the new run, if any."""
-        runs = self._cut(self._cut(runs, seen), cached)
-        above = runs[:-1] if runs and runs[-1].lo >= seen else runs
-        for run in reversed(above):
-            if run.lo < cached:
-                break
-            run.end = run.hi
+        if runs and runs[-1].hi > seen:  # the last run is matched in part, or not at all
+            if runs[-1].lo < seen:
+                runs[-1] = runs[-1].split(seen)
+            else:
+                runs.pop()  # the part after a hit that ends where the match does
         tracked = self.on_evict is not None and chain.space == 1
-        if tracked and seen > cached:
-            self._resident.update(chain.units[cached:seen])
+        if cached < seen:
+            runs = self._cut(runs, cached)
+            for run in reversed(runs):
+                if run.lo < cached:
+                    break
+                run.end = run.hi
+            if tracked:
+                self._resident.update(chain.units[cached:seen])
         if seen >= chain.length:
-            return above, None
-        parent = above[-1] if above else self._root(chain)
+            return runs, None
+        parent = runs[-1] if runs else self._root(chain)
         leaf = _Run(chain, seen, chain.length, parent)
         parent.children[chain.key(seen)] = leaf
         if tracked:
             self._resident.update(leaf.hashes(seen, chain.length))
-        return above, leaf
+        return runs, leaf
 
-    def _append(self, entry: _Entry) -> None:
+    def _append(self, entries: list[_Entry]) -> None:
+        """Link ``entries`` to the tail of the free queue, in order."""
         ends = self._ends
         tail = ends.prev
-        entry.prev, entry.next, tail.next, ends.prev = tail, ends, entry, entry
+        for entry in entries:
+            tail.next, entry.prev = entry, tail
+            tail = entry
+        tail.next, ends.prev = ends, tail
 
     def _free(
         self, chain: Chain, runs: list[_Run], leaf: _Run | None, hit: int, cached: int
     ) -> None:
         """Queue the request's blocks, its deepest first: the new run, the runs it cached
         again, copies of the cached blocks ``[hit, cached)`` it computed again, the hit.
-        (Cached blocks are a prefix of every chain: a block's copies are queued behind a
-        copy or hit of its parent, so the parent outlives them.)"""
-        if leaf is not None:
-            self._append(leaf)
+        ``runs`` are cut at ``hit`` and ``cached``. (Cached blocks are a prefix of every
+        chain: a block's copies are queued behind a copy or hit of its parent, so the parent
+        outlives them.)"""
+        freed: list[_Entry] = [] if leaf is None else [leaf]
         for run in reversed(runs):
-            if run.lo < cached:
-                break
-            self._append(run)
-        for run in reversed(runs):
-            if run.lo < hit:
-                self._append(run)
-            elif run.lo < cached:
-                self._queue_copies(chain, run, max(run.lo, hit), min(run.hi, cached))
+            if hit <= run.lo < cached:
+                freed.extend(self._copies_of(chain, run))
+            else:
+                freed.append(run)
+        self._append(freed)
+        self._queued += chain.length
 
-    def _queue_copies(self, chain: Chain, run: _Run, lo: int, hi: int) -> None:
-        """Queue copies of the cached blocks ``[lo, hi)`` of ``run``, the deepest first."""
+    def _copies_of(self, chain: Chain, run: _Run) -> list[_Copy]:
+        """New copies of the cached blocks of ``run``, the deepest first, to be queued."""
         run.copied = True
-        for depth in range(hi - 1, lo - 1, -1):
-            copy = _Copy((chain.space, chain.key(depth)))
+        copies = [
+            _Copy((chain.space, chain.key(depth))) for depth in range(run.hi - 1, run.lo - 1, -1)
+        ]
+        for copy in copies:
             self._copies.setdefault(copy.key, deque()).append(copy)
-            self._append(copy)
+        return copies
 
     def _evict(self, count: int) -> bool:
         """Evict ``count`` blocks from the head of the free queue; say whether runs were split."""
         self._queued -= count
         ends, split = self._ends, False
+        tracked = self.on_evict is not None
         while count > 0:
-            entry = ends.next
-            if type(entry) is _Copy:
-                copies = self._copies[entry.key]
-                copies.popleft()  # the oldest copy: copies never move in the queue
-                if not copies:
-                    del self._copies[entry.key]
-                _unlink(entry)
+            run = ends.next
+            if not isinstance(run, _Run):
+                self._drop_copy(cast(_Copy, run))
                 count -= 1
                 continue
-            run = cast(_Run, entry)
             if run.copied:
                 done, cut = self._evict_copied(run, count)
                 count -= done
                 split = split or cut
                 continue
             end = run.end
-            if end - run.lo > count:
+            lo = run.lo
+            if end - lo > count:
                 run.end = end - count
-                self._forget(run, end - count, end)
+                if tracked:
+                    self._forget(run, end - count, end)
                 break
             _unlink(run)
-            run.end = run.lo
-            self._forget(run, run.lo, end)
-            count -= end - run.lo
+            run.end = lo
+            if tracked:
+                self._forget(run, lo, end)
+            count -= end - lo
         return split
 
+    def _drop_copy(self, copy: _Copy) -> None:
+        """Evict the copy at the head of the queue: the oldest of its block's copies, as
+        copies never move in the queue."""
+        copies = self._copies[copy.key]
+        copies.popleft()
+        if not copies:
+            del self._copies[copy.key]
+        _unlink(copy)
+
     def _forget(self, run: _Run, lo: int, hi: int) -> None:
-        """Blocks ``[lo, hi)`` of ``run`` are evicted."""
+        """Blocks ``[lo, hi)`` of ``run`` are evicted (a pool with ``on_evict``)."""
         if self.on_evict is not None and run.space == 1:
             hashes = run.hashes(lo, hi)
             self._resident.difference_update(hashes)

@@ -121,6 +121,10 @@ class RadixTree:
 
     def insert(self, key: bytes, weights: Weights, now: float | None = None) -> _Node:
         """Add ``key``: touch the shared path, split where it diverges, hang the rest as a leaf."""
+        return self._insert(key, weights, now)[0]
+
+    def _insert(self, key: bytes, weights: Weights, now: float | None) -> tuple[_Node, int]:
+        """:meth:`insert`, also giving the units of ``key`` the tree held before."""
         tick = self._next_tick()
         node, units, offset, width = self.root, 0, 0, self.width
         while offset < len(key):
@@ -133,7 +137,7 @@ class RadixTree:
                 child = self._split(child, common, units, weights)
                 self._touch(child, tick, now)
             units, offset, node = child.depth, child.depth * width, child
-        total = len(key) // width
+        total, held = len(key) // width, units
         if units < total:
             leaf = _Node(key[offset:], total, node, next(self._serials))
             leaf.tokens = weights(total) - weights(units)
@@ -142,7 +146,7 @@ class RadixTree:
             self._nodes += 1
             self._touch(leaf, tick, now)
             node = leaf
-        return node
+        return node, held
 
     def add_marks(self, key: bytes, depths: set[int]) -> None:
         """Record unit ``depths`` (each within ``key``'s existing path) as persisted prefixes."""
@@ -254,6 +258,11 @@ class SeenTree(RadixTree):
 
     def _touch(self, node: _Node, tick: int, now: float | None) -> None:
         pass
+
+    def add(self, key: bytes, weights: Weights, end: int) -> int:
+        """Insert ``key``; the units of ``key[:end]`` (``end`` a byte offset at a unit
+        boundary) the tree held before: what :meth:`match` would give, in the same walk."""
+        return min(self._insert(key, weights, None)[1], end // self.width)
 
 
 @dataclass(frozen=True)

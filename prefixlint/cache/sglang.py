@@ -57,16 +57,16 @@ class SglangCache:
         self.reset()
 
     def reset(self) -> None:
-        self._trees: dict[tuple[bool, int], tuple[RadixTree, RadixTree]] = {}
+        self._trees: dict[tuple[bool, int], tuple[RadixTree, SeenTree]] = {}
         self._unknown_outputs = itertools.count()
 
-    def _pair(self, query: CacheQuery, width: int) -> tuple[RadixTree, RadixTree]:
+    def _pair(self, query: CacheQuery, width: int) -> tuple[RadixTree, SeenTree]:
         """The cache tree and its never-evicting twin, one pair per key layout; without a
         capacity nothing is evicted and the tree is its own twin."""
         layout = (query.tokens is None, width)
         if layout not in self._trees:
-            tree = SeenTree(width) if self.capacity_tokens is None else RadixTree(width)
-            twin = tree if self.capacity_tokens is None else SeenTree(width)
+            twin = SeenTree(width)
+            tree = twin if self.capacity_tokens is None else RadixTree(width)
             self._trees[layout] = (tree, twin)
         return self._trees[layout]
 
@@ -82,8 +82,7 @@ class SglangCache:
         hit = min(keys.weights(match.units), cap)
         available = hit
         if seen is not tree:
-            found = seen.match(keys.full, keys.weights, end=keys.lookup_end)
-            available = min(keys.weights(found.units), cap)
+            available = min(keys.weights(seen.add(keys.full, keys.weights, keys.lookup_end)), cap)
 
         if self.capacity_tokens is not None:
             private = prompt - hit + max(query.output_count - 1, 0)
@@ -96,8 +95,6 @@ class SglangCache:
             if excess > 0:
                 tree.evict(excess, protect=match.node)
         tree.insert(keys.full, keys.weights)
-        if seen is not tree:
-            seen.insert(keys.full, keys.weights)
         return CacheResult(
             prompt_tokens=prompt,
             cached_tokens=hit,

@@ -32,7 +32,7 @@ class TimedPrefixCache:
         self.reset()
 
     def reset(self) -> None:
-        self._trees: dict[bool, tuple[RadixTree, RadixTree]] = {}
+        self._trees: dict[bool, tuple[RadixTree, SeenTree]] = {}
 
     def process(
         self, query: CacheQuery, idle_seconds: float | None = None, minimum: int | None = None
@@ -50,14 +50,11 @@ class TimedPrefixCache:
         match = tree.match(keys.full, keys.weights, now, idle, keys.lookup_end)
         longest = keys.weights(match.units)
         hit = self._round(longest) if longest >= minimum else 0
-        available = self._round(
-            keys.weights(seen.match(keys.full, keys.weights, end=keys.lookup_end).units)
-        )
+        available = self._round(keys.weights(seen.add(keys.full, keys.weights, keys.lookup_end)))
         if prompt >= minimum:
             if self.capacity_tokens is not None:
                 tree.evict(tree.tokens + prompt - longest - self.capacity_tokens, match.node)
             tree.insert(keys.full, keys.weights, now)
-        seen.insert(keys.full, keys.weights)
 
         lost: MissReason = "ttl-expired"
         if available < minimum:

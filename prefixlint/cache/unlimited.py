@@ -9,7 +9,7 @@ share nothing, as in every engine and provider that takes such a key.
 from __future__ import annotations
 
 from prefixlint.cache.base import CacheQuery, CacheResult, miss_reason, register
-from prefixlint.cache.radix import RadixTree, SeenTree, query_keys
+from prefixlint.cache.radix import SeenTree, query_keys
 
 
 @register
@@ -23,15 +23,14 @@ class UnlimitedCache:
         self.reset()
 
     def reset(self) -> None:
-        self._trees: dict[bool, RadixTree] = {}
+        self._trees: dict[bool, SeenTree] = {}
 
     def process(self, query: CacheQuery) -> CacheResult:
         keys = query_keys(query)
         tree = self._trees.get(query.tokens is None)
         if tree is None:
             tree = self._trees[query.tokens is None] = SeenTree(keys.width)
-        hit = keys.weights(tree.match(keys.full, keys.weights, end=keys.lookup_end).units)
-        tree.insert(keys.full, keys.weights)
+        hit = keys.weights(tree.add(keys.full, keys.weights, keys.lookup_end))
         prompt = query.prompt_tokens
         return CacheResult(
             prompt_tokens=prompt,

@@ -174,7 +174,8 @@ def request_chain(
         return Chain(units, 1, len(units), length)
     per_id = trace_block // block_size
     known = prompt // block_size
-    ids = list(trace_ids[: -(-known // per_id)])  # compared with other chains' lists
+    # compared with other trace chains' tuples (of ints only, which the collector untracks)
+    ids = tuple(trace_ids[: -(-known // per_id)])
     space = ("trace", per_id, query.extra_keys, query.cache_key)
     return Chain(ids, per_id, known, length, space)
 
@@ -219,14 +220,15 @@ class VllmCache:
     def process(self, query: CacheQuery) -> CacheResult:
         size = self.block_size
         prompt = query.prompt_tokens
-        kept = prompt + max(query.output_count - 1, 0)
+        output = query.output_count
+        kept = prompt + output - 1 if output > 1 else prompt  # the last output token: no KV
         held = -(-kept // size)
         if self.capacity_blocks is not None and held > self.capacity_blocks:
             raise InvalidQuery(
                 f"request needs {held} KV blocks; the cache holds {self.capacity_blocks}"
             )
         chain = request_chain(query, size, self._memo, prompt, kept)
-        lookup = max(prompt - 1, 0) // size
+        lookup = (prompt - 1) // size if prompt > 1 else 0
         hit, available = self._pool.admit(chain, lookup, held)
 
         cached = hit * size
