@@ -11,8 +11,7 @@ from prefixlint.auditing.partition import (
     exclusions,
     partition_key,
     partitioned,
-    stream_models,
-    stream_name,
+    split_models,
 )
 from prefixlint.auditing.pipeline import Auditor
 from prefixlint.auditing.results import ReplicaLoad
@@ -43,14 +42,10 @@ def test_which_models_are_simulated_per_partition(name, capacity, expected):
 
 def test_the_partitioned_models_share_streams_and_every_other_model_has_its_own():
     options = AuditOptions(caches=("vllm", "openai", "unlimited", "sglang"))
-    assert stream_models(options) == {
-        "partition:": ("openai", "unlimited"),
-        "model:vllm": ("vllm",),
-        "model:sglang": ("sglang",),
-    }
-    assert stream_name("partition:", 7) == "partition:7"
-    assert stream_name("model:vllm", 7) == "model:vllm"
-    assert stream_models(AuditOptions(caches=("vllm",))) == {"model:vllm": ("vllm",)}
+    assert split_models(options) == (("openai", "unlimited"), ("vllm", "sglang"))
+    assert split_models(AuditOptions(caches=("vllm",))) == ((), ("vllm",))
+    capped = AuditOptions(caches=("openai", "anthropic"), capacity_tokens=100)
+    assert split_models(capped) == (("anthropic",), ("openai",))
 
 
 def test_the_partition_is_the_namespace_and_the_first_unit():

@@ -21,6 +21,8 @@ Ray is imported here only, and this module only by ``audit --executor ray``.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import logging
 import os
 from collections.abc import Callable, Generator, Iterator, Sequence
@@ -29,12 +31,7 @@ from typing import Any
 
 from prefixlint.auditing.hash_trace import TRACE_COLUMNS, trace_query, trace_row, trace_schema
 from prefixlint.auditing.options import AuditError, AuditOptions, new_cache_model
-from prefixlint.auditing.partition import (
-    PARTITION_STREAM,
-    exclusions,
-    stream_models,
-    stream_name,
-)
+from prefixlint.auditing.partition import exclusions, split_models
 from prefixlint.auditing.pipeline import (
     Outcome,
     Prepared,
@@ -56,6 +53,7 @@ MISSING_RAY = "--executor ray needs Ray: pip install 'prefixlint[ray]' (or make 
 BATCH_ROWS = 256
 # The columns that carry a rendering from a trace task to the driver (never in the trace).
 RENDERING_COLUMNS = (
+    "shard",
     "kind",
     "reason",
     "text",
@@ -158,7 +156,7 @@ def trace_rows(
         session = session_of(item, options.session_key)
         if shard_of(item, session, shards) != shard:
             continue
-        batch.append(_row(preparer, file_index, item, session))
+        batch.append(_row(preparer, file_index, shard, item, session))
         if len(batch) == BATCH_ROWS:
             yield batch
             batch = []
@@ -166,11 +164,15 @@ def trace_rows(
 
 
 def _row(
-    preparer: RequestPreparer, file_index: int, request: ChatRequest, session: str | None
+    preparer: RequestPreparer,
+    file_index: int,
+    shard: int,
+    request: ChatRequest,
+    session: str | None,
 ) -> dict[str, Any]:
     """One request's trace row and rendering (or why it has none; a request whose query
     cannot be built has no trace columns, and the driver skips it as a local run does)."""
-    row: dict[str, Any] = {"file_index": file_index, "line": request.line}
+    row: dict[str, Any] = {"file_index": file_index, "line": request.line, "shard": shard}
     row["kind"] = HASHES if request.hash_ids is not None else TEXT
     rendered: Rendered | str | None = None
     if request.hash_ids is None:
@@ -226,6 +228,7 @@ def _rows_schema() -> Any:
     strings = pa.list_(pa.string())
     integers = pa.list_(pa.int64())
     for name, kind in (
+        ("shard", pa.int64()),
         ("kind", pa.string()),
         ("reason", pa.string()),
         ("text", pa.string()),
@@ -257,23 +260,35 @@ class TraceTask:
 
 
 def simulate_stream(
-    group: Any,
+    tables: Sequence[Any],
+    models: Sequence[str],
     options: AuditOptions,
-    kinds: dict[str, tuple[str, ...]],
     excluded: dict[str, set[tuple[int, int]]],
 ) -> Any:
-    """One ordered stream (an Arrow table of trace rows) through fresh models of its kind,
-    leaving out each model's ``excluded`` requests: a table of outcomes."""
+    """One ordered stream (Arrow tables of trace rows, in any order) through fresh
+    ``models``, leaving out each model's ``excluded`` requests: a table of outcomes."""
     import pyarrow as pa
 
-    rows = group.sort_by([("file_index", "ascending"), ("line", "ascending")]).to_pylist()
-    name = rows[0]["stream"] if rows else ""
-    kind = PARTITION_STREAM if name.startswith(PARTITION_STREAM) else name
+    schema = trace_schema()
+    parts = [t.select(list(TRACE_COLUMNS)).cast(schema) for t in tables if t.num_rows]
+    table = pa.concat_tables(parts) if parts else schema.empty_table()
+    rows = table.sort_by([("file_index", "ascending"), ("line", "ascending")]).to_pylist()
     queries = [trace_query(row) for row in rows]
     out = []
-    for model_name in kinds.get(kind, ()):
-        out += _replay_model(model_name, options, rows, queries, excluded.get(model_name, set()))
+    for name in models:
+        out += _replay_model(name, options, rows, queries, excluded.get(name, set()))
     return pa.Table.from_pylist(out, schema=_outcome_schema())
+
+
+def simulate_blocks(
+    models: Sequence[str],
+    options: AuditOptions,
+    excluded: dict[str, set[tuple[int, int]]],
+    *tables: Any,
+) -> Any:
+    """:func:`simulate_stream` of the trace blocks a task was given (Ray resolves each block
+    passed as an argument of its own)."""
+    return simulate_stream(tables, models, options, excluded)
 
 
 def _replay_model(
@@ -327,23 +342,6 @@ def _outcome_schema() -> Any:
     )
 
 
-class StreamNames:
-    """Ray Data's batch function that puts every trace row into each kind of stream."""
-
-    def __init__(self, kinds: Sequence[str]) -> None:
-        self.kinds = tuple(kinds)
-
-    def __call__(self, table: Any) -> Any:
-        import pyarrow as pa
-
-        partitions = table.column("partition").to_pylist()
-        copies = []
-        for kind in self.kinds:
-            names = pa.array([stream_name(kind, p) for p in partitions], pa.string())
-            copies.append(table.append_column("stream", names))
-        return pa.concat_tables(copies)
-
-
 def _trace_only(table: Any) -> Any:
     """The trace columns of the rows that have a query."""
     import pyarrow.compute as pc
@@ -360,10 +358,35 @@ def _texts(table: Any) -> Any:
     return table.filter(pc.equal(table.column("kind"), TEXT)).select(columns)
 
 
-def _rows(dataset: Any) -> Generator[dict[str, Any], None, None]:
-    """A dataset's rows as plain Python values, in its order."""
-    for batch in dataset.iter_batches(batch_format="pyarrow", batch_size=BATCH_ROWS):
-        yield from batch.to_pylist()
+def _row_count(table: Any) -> int:
+    return int(table.num_rows)
+
+
+def block_start(table: Any) -> tuple[int, int, int] | None:
+    """Where a block of trace-task rows starts: its log, shard and first line (``None``: no
+    rows). A block holds rows of one task, in log order."""
+    if table.num_rows == 0:
+        return None
+    first = table.slice(0, 1).to_pylist()[0]
+    return first["file_index"], first["shard"], first["line"]
+
+
+def _found(
+    found: dict[tuple[int, int], tuple[dict[str, CacheResult], dict[str, str]]],
+    row: dict[str, Any],
+) -> None:
+    """Add one outcome row of a stream to ``found``."""
+    results, reasons = found.setdefault((row["file_index"], row["line"]), ({}, {}))
+    if row["rejected"] is not None:
+        reasons[row["model"]] = row["rejected"]
+        return
+    results[row["model"]] = CacheResult(
+        prompt_tokens=row["prompt_tokens"],
+        cached_tokens=row["cached_tokens"],
+        cache_write_tokens=row["cache_write_tokens"],
+        miss_reason=row["miss_reason"],
+        longest_available=row["longest_available"],
+    )
 
 
 class RayPrecomputed:
@@ -386,17 +409,34 @@ class RayPrecomputed:
         if trace_out is not None:
             trace.sort(["file_index", "line"]).write_parquet(trace_out)
         self.outcomes = self._simulate(trace)
-        texts = rows.map_batches(_texts, batch_format="pyarrow").sort(["file_index", "line"])
-        self.renderings: Generator[dict[str, Any], None, None] = _rows(texts)
+        self.renderings = self._in_log_order(rows.to_arrow_refs(), len(files))
+
+    def _in_log_order(self, blocks: list[Any], files: int) -> Generator[dict[str, Any], None, None]:
+        """The rows with renderings, in log order: each log's shards merged by line, a block
+        fetched from the cluster only when its turn comes."""
+        starts = self.ray.get([self.ray.remote(block_start).remote(block) for block in blocks])
+        chains: dict[tuple[int, int], list[tuple[int, Any]]] = {}
+        for block, start in zip(blocks, starts, strict=True):
+            if start is not None:
+                chains.setdefault(start[:2], []).append((start[2], block))
+        for file_index in range(files):
+            shards = [
+                sorted(chains.get((file_index, s), []), key=lambda c: c[0])
+                for s in range(self.shards)
+            ]
+            yield from heapq.merge(*map(self._chain_rows, shards), key=lambda row: row["line"])
+
+    def _chain_rows(self, chain: list[tuple[int, Any]]) -> Iterator[dict[str, Any]]:
+        for _, block in chain:
+            yield from _texts(self.ray.get(block)).to_pylist()
 
     def _simulate(self, trace: Any) -> dict[tuple[int, int], Outcome]:
         """Every request's outcome, leaving out of each model's streams the requests an
         earlier model rejects (a second round only when a model rejects some)."""
         caches = self.options.caches
-        kinds = stream_models(self.options)
         excluded: dict[str, set[tuple[int, int]]] = {name: set() for name in caches}
         while True:
-            found = self._run_streams(trace, kinds, excluded)
+            found = self._run_streams(trace, excluded)
             rejected = {key: set(reasons) for key, (_, reasons) in found.items() if reasons}
             needed = exclusions(caches, rejected)
             if all(needed[name] <= excluded[name] for name in caches):
@@ -412,33 +452,34 @@ class RayPrecomputed:
         return outcomes
 
     def _run_streams(
-        self,
-        trace: Any,
-        kinds: dict[str, tuple[str, ...]],
-        excluded: dict[str, set[tuple[int, int]]],
+        self, trace: Any, excluded: dict[str, set[tuple[int, int]]]
     ) -> dict[tuple[int, int], tuple[dict[str, CacheResult], dict[str, str]]]:
-        """Each request's results and rejections, by model, over one simulation round."""
-        streams = trace.map_batches(StreamNames(list(kinds)), batch_format="pyarrow")
-        options = self.options
+        """Each request's results and rejections, by model, over one simulation round: the
+        partitioned models grouped by partition, each other model one task over the whole
+        trace, all at once."""
+        shared, alone = split_models(self.options)
+        options, ray = self.options, self.ray
+        refs = trace.to_arrow_refs()
+        sizes = ray.get([ray.remote(_row_count).remote(ref) for ref in refs])
+        blocks = [ref for ref, size in zip(refs, sizes, strict=True) if size]
+        whole = ray.remote(simulate_blocks)
+        pending = [whole.remote((name,), options, excluded, *blocks) for name in alone]
+        tables: Iterator[Any] = iter(())
+        if shared and blocks:
+            # Empty blocks are left out: Ray Data may give them no columns, which its
+            # shuffle cannot join with the others.
+            trace = ray.data.from_arrow_refs(blocks)
 
-        def run_stream(group: Any) -> Any:
-            return simulate_stream(group, options, kinds, excluded)
+            def run_partition(group: Any) -> Any:
+                return simulate_stream([group], shared, options, excluded)
 
-        grouped = streams.groupby("stream", num_partitions=self.shards)
-        done = grouped.map_groups(run_stream, batch_format="pyarrow")
+            grouped = trace.groupby("partition", num_partitions=self.shards)
+            done = grouped.map_groups(run_partition, batch_format="pyarrow")
+            tables = done.iter_batches(batch_format="pyarrow", batch_size=None)
         found: dict[tuple[int, int], tuple[dict[str, CacheResult], dict[str, str]]] = {}
-        for row in _rows(done):
-            results, reasons = found.setdefault((row["file_index"], row["line"]), ({}, {}))
-            if row["rejected"] is not None:
-                reasons[row["model"]] = row["rejected"]
-                continue
-            results[row["model"]] = CacheResult(
-                prompt_tokens=row["prompt_tokens"],
-                cached_tokens=row["cached_tokens"],
-                cache_write_tokens=row["cache_write_tokens"],
-                miss_reason=row["miss_reason"],
-                longest_available=row["longest_available"],
-            )
+        for table in itertools.chain(tables, ray.get(pending)):
+            for row in table.to_pylist():
+                _found(found, row)
         return found
 
     def close(self) -> None:

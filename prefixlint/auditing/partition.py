@@ -25,10 +25,6 @@ from prefixlint.cache.base import CacheQuery, stable_int
 
 # The provider caches and the ceiling: exact by namespace and first unit when uncapped.
 PARTITIONED_MODELS = frozenset({"openai", "anthropic", "deepseek", "gemini", "unlimited"})
-# Stream names: the partitioned models' share a name per partition; every other model's
-# stream is named after the model.
-PARTITION_STREAM = "partition:"
-MODEL_STREAM = "model:"
 
 
 def partitioned(name: str, options: AuditOptions) -> bool:
@@ -46,21 +42,11 @@ def partition_key(query: CacheQuery) -> int:
     return stable_int((namespace, first))
 
 
-def stream_models(options: AuditOptions) -> dict[str, tuple[str, ...]]:
-    """Each kind of stream, by name prefix, and the models it runs, in ``--cache`` order:
-    ``partition:`` streams run the partitioned models together, ``model:NAME`` one other
-    model over the whole log."""
+def split_models(options: AuditOptions) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ``--cache`` models that run per partition, and those that run as one stream of
+    the whole log each, both in ``--cache`` order."""
     shared = tuple(name for name in options.caches if partitioned(name, options))
-    kinds = {PARTITION_STREAM: shared} if shared else {}
-    for name in options.caches:
-        if name not in shared:
-            kinds[MODEL_STREAM + name] = (name,)
-    return kinds
-
-
-def stream_name(kind: str, partition: int) -> str:
-    """The stream a request with ``partition`` goes to among those of ``kind``."""
-    return f"{kind}{partition}" if kind == PARTITION_STREAM else kind
+    return shared, tuple(name for name in options.caches if name not in shared)
 
 
 def exclusions(
