@@ -49,6 +49,16 @@ def test_standard_input_is_refused_before_ray_is_needed(monkeypatch):
     assert "reads log files, not standard input" in result.output
 
 
+def test_an_unreadable_log_is_a_one_line_error_before_ray_is_needed(monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "ray", None)
+    gone = tmp_path / "gone.jsonl"
+    result = CliRunner().invoke(audit, [str(gone), "--executor", "ray"])
+    assert result.exit_code == 2
+    assert result.output == (
+        f"prefixlint audit: {gone}: cannot read log: No such file or directory\n"
+    )
+
+
 def test_check_and_a_local_audit_never_import_ray(tmp_path):
     code = (
         "import sys\n"

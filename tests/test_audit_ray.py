@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -110,6 +111,19 @@ def test_a_request_a_model_rejects_is_kept_from_the_later_models_as_locally(loca
     local = run_audit([str(log)], options)
     assert any("rejects the request" in s.reason for s in local.skipped)
     _assert_same(local, run_distributed([str(log)], options))
+
+
+def test_a_log_that_breaks_inside_a_task_is_the_local_one_line_error(local_ray, logs, tmp_path):
+    # The first line reads; the gzip stream ends early further on, in a trace task.
+    data = gzip.compress(Path(logs[0]).read_bytes())
+    broken = tmp_path / "broken.jsonl.gz"
+    broken.write_bytes(data[: len(data) // 2])
+    args = [str(broken), "--cache", "vllm", "--no-what-if"]
+    local = CliRunner().invoke(audit, args)
+    distributed = CliRunner().invoke(audit, [*args, "--executor", "ray"])
+    assert local.exit_code == distributed.exit_code == 2
+    assert "not a valid gzip stream" in local.output
+    assert distributed.output == local.output
 
 
 def test_the_command_reads_file_urls_and_keeps_the_trace(local_ray, logs, tmp_path):

@@ -46,7 +46,7 @@ from prefixlint.auditing.source_link import SourceIndex
 from prefixlint.auditing.sweep import DEFAULT_BLOCK_SIZE
 from prefixlint.cache.base import CacheQuery, CacheResult, InvalidQuery
 from prefixlint.request import ChatRequest, Rendered
-from prefixlint.sources.logs import SkippedLine, read_log
+from prefixlint.sources.logs import LogReadError, SkippedLine, read_log
 
 MISSING_RAY = "--executor ray needs Ray: pip install 'prefixlint[ray]' (or make ray)"
 # Trace rows per Arrow table a trace task yields.
@@ -93,6 +93,8 @@ def run_distributed(
     process is used as it is."""
     if "-" in files:
         raise AuditError("--executor ray reads log files, not standard input")
+    for path in files:  # an unreadable log is a one-line error before any cluster work
+        next(read_log(path, format=options.log_format), None)  # closed once dropped
     ray = load_ray()
     started = not ray.is_initialized()
     if started:
@@ -104,7 +106,11 @@ def run_distributed(
         )
     try:
         _quiet(ray)
-        precomputed = RayPrecomputed(ray, files, options, trace_out)
+        try:
+            precomputed = RayPrecomputed(ray, files, options, trace_out)
+        except (LogReadError, AuditError) as exc:
+            # A task's error, raised here as Ray's wrapper of it: the error alone.
+            raise type(exc)(str(getattr(exc, "cause", exc))) from None
         try:
             return run_audit(
                 files,
@@ -123,11 +129,12 @@ def run_distributed(
 
 
 def _quiet(ray: ModuleType) -> None:
-    """No Ray Data progress bars or execution plans on the audit's output."""
+    """No Ray Data progress bars, execution plans or logged task errors on the audit's
+    output (a task's error is raised to the driver, which reports it)."""
     context = ray.data.DataContext.get_current()
     context.enable_progress_bars = False
     context.print_on_execution_start = False
-    logging.getLogger("ray.data").setLevel(logging.ERROR)
+    logging.getLogger("ray.data").setLevel(logging.CRITICAL)
 
 
 def worker_path(path: str) -> str:
