@@ -5,8 +5,10 @@
    session, else by first message, as ``audit --jobs`` routes them, so the renderer's memos
    stay warm), into rows of the compact hash trace (:mod:`prefixlint.auditing.hash_trace`)
    beside each rendering. ``--trace-out DIR`` writes the trace as Parquet.
-2. **Simulation** (Ray Data, one task per stream): the trace is split into ordered streams
-   (:mod:`prefixlint.auditing.partition`), each replayed through fresh cache models.
+2. **Simulation**: the trace is split into ordered streams
+   (:mod:`prefixlint.auditing.partition`), each replayed through fresh cache models: the
+   partitioned models' streams grouped by a Ray Data shuffle on the partition, every other
+   model one Ray task over all the trace's blocks, all at once.
 3. **Attribution and reports**, in the driver, with :func:`run_audit`: the driver reads the
    logs again (skipped lines are counted and reported as a local run does), takes each
    request's rendering and cache outcome from the cluster in log order, and runs
@@ -366,6 +368,7 @@ def _texts(table: Any) -> Any:
 
 
 def _row_count(table: Any) -> int:
+    """A block's rows (a Ray task: the block stays on the cluster)."""
     return int(table.num_rows)
 
 
@@ -434,6 +437,7 @@ class RayPrecomputed:
             yield from heapq.merge(*map(self._chain_rows, shards), key=lambda row: row["line"])
 
     def _chain_rows(self, chain: list[tuple[int, Any]]) -> Iterator[dict[str, Any]]:
+        """The rows with renderings of one shard's blocks, fetched one block at a time."""
         for _, block in chain:
             yield from _texts(self.ray.get(block)).to_pylist()
 
