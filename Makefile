@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # tests skip with their reason.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: venv torch demo test test-slow lint typecheck
+.PHONY: venv torch ray demo test test-slow lint typecheck
 
 venv: $(STAMP)
 
@@ -20,6 +20,11 @@ $(STAMP): pyproject.toml
 
 torch: venv
 	$(BIN)/python -m pip install -q '$(TORCH_SPEC)'
+
+# audit --executor ray and its tests need the ray extra: `make ray` adds it (CI does); without
+# it those tests skip with their reason.
+ray: venv
+	$(BIN)/python -m pip install -q -e '.[ray]'
 
 # Findings (exit code 1) are the point of the demo; only errors (exit code 2) fail it.
 demo: venv

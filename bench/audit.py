@@ -1,7 +1,7 @@
 """Benchmark ``prefixlint audit`` on a realistic request log built from tau-bench.
 
     .venv/bin/python bench/audit.py [--replicas 5] [--variants plain,stamped,anthropic]
-        [--scale 10] [--skip-mooncake] [--jobs 2]
+        [--scale 10] [--skip-mooncake] [--jobs 2] [--ray]
 
 The log: the 200 GPT-4o airline conversations of tau-bench, each replayed turn by turn (one
 request whenever the agent answers), with tau-bench's long shared system prompt and an airline
@@ -33,6 +33,9 @@ machine disturbs the ratios far less than it does wall time):
   as many, to show that memory does not grow with the log beyond one small record per request;
 * ``--jobs N``: instead of the above, the audit (vllm, no what-if) with ``-j 1`` and with
   ``-j N`` rendering workers, in wall seconds (the workers' CPU is not this process's);
+* ``--ray``: instead of the above, the audit (vllm, no what-if) with the local executor and
+  with ``--executor ray`` on a local Ray cluster of every core, in wall seconds (the
+  cluster's start apart), checking that both give the same JSON report;
 * Mooncake: the conversation trace through vllm and sglang by the audit, and the cache-model
   comparison with kvcache-simulator (``bench/cache_models.py``).
 """
@@ -189,6 +192,8 @@ def worker(mode: str, log: str) -> dict:
             "tokens": totals.prompt_tokens,
             "hit_rate": totals.hit_rate,
         }
+    if mode in ("audit-local", "audit-ray"):
+        return executor_run(mode, log)
     what_if = mode == "audit-what-if"
     capacity = MEMORY_RUN_CAPACITY if mode == "audit-capacity" else None
     started = time.process_time()
@@ -204,6 +209,47 @@ def worker(mode: str, log: str) -> dict:
         "causes": {c: e.requests for c, e in report.by_cause("vllm").items()},
         "what_if": {w.fix: round(w.fixed.hit_rate, 4) for w in report.what_if},
     }
+
+
+def executor_run(mode: str, log: str) -> dict:
+    """The audit (vllm, no what-if) on the local executor or on a local Ray cluster: wall
+    seconds, and a digest of its JSON report."""
+    import hashlib
+    import os
+
+    from prefixlint.auditing import AuditOptions, run_audit
+    from prefixlint.auditing.report_json import render_json
+
+    options = AuditOptions(caches=("vllm",), what_if=False)
+    started = time.perf_counter()
+    cluster = 0.0
+    if mode == "audit-ray":
+        import ray
+
+        from prefixlint.auditing.distributed import run_distributed
+
+        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False)
+        cluster = time.perf_counter() - started
+        report = run_distributed([log], options)
+    else:
+        report = run_audit([log], options)
+    seconds = time.perf_counter() - started - cluster
+    digest = hashlib.sha256(render_json(report).encode()).hexdigest()
+    return {"seconds": seconds, "cluster_start": cluster, "report": digest}
+
+
+def measure_executors(log: Path) -> None:
+    """The audit on the local executor and on a local Ray cluster, in wall seconds: the
+    same JSON report, or the bench stops."""
+    local = measure("audit-local", log)
+    distributed = measure("audit-ray", log)
+    if local["report"] != distributed["report"]:
+        raise SystemExit("--executor ray changed the report")
+    print(
+        f"audit, vllm, wall time: local {local['seconds']:.2f} s, ray "
+        f"{distributed['seconds']:.2f} s (x{local['seconds'] / distributed['seconds']:.2f}; "
+        f"cluster start {distributed['cluster_start']:.2f} s apart), same report"
+    )
 
 
 def measure(mode: str, log: Path) -> dict:
@@ -275,6 +321,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--jobs", type=int, help="only the audit's wall time with -j 1 and with -j JOBS"
     )
+    parser.add_argument(
+        "--ray", action="store_true", help="only the audit's wall time, local and on Ray"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "LOG"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
@@ -288,12 +337,14 @@ def main(argv: list[str] | None = None) -> int:
             stamped = variant in ("stamped", "anthropic")
             count = build_log(log, args.replicas, stamped, anthropic=variant == "anthropic")
             print(f"{variant} log: {count:,} requests, {log.stat().st_size / 2**20:.1f} MiB")
-            if args.jobs:
+            if args.ray:
+                measure_executors(log)
+            elif args.jobs:
                 measure_jobs(log, args.jobs)
             else:
                 measure_log(log, count)
             log.unlink()
-        if args.jobs:
+        if args.jobs or args.ray:
             return 0
         sizes = []
         for replicas in (args.memory_replicas, args.memory_replicas * args.scale):

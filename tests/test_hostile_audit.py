@@ -216,7 +216,7 @@ def test_line_at_the_limit_is_read():
 @pytest.mark.parametrize(
     ("target", "reason"),
     [
-        ("prefixlint.auditing.pipeline.Auditor.render", "cannot render: TypeError: odd"),
+        ("prefixlint.auditing.pipeline.RequestPreparer.render", "cannot render: TypeError: odd"),
         ("prefixlint.auditing.attribution.Attributor.observe", "cannot audit: TypeError: odd"),
     ],
 )

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from prefixlint.auditing.advice import assumptions, fix_first
 from prefixlint.auditing.attribution import (
@@ -32,10 +33,17 @@ from prefixlint.auditing.rendering import (
     renderer_for,
     session_of,
 )
-from prefixlint.auditing.results import AuditReport, Example, RequestRecord, Skipped, WhatIf
+from prefixlint.auditing.results import (
+    AuditReport,
+    Example,
+    ReplicaLoad,
+    RequestRecord,
+    Skipped,
+    WhatIf,
+)
 from prefixlint.auditing.source_link import SourceIndex, refined_cause
 from prefixlint.auditing.whatif import WhatIfRunner
-from prefixlint.cache import CacheQuery
+from prefixlint.cache import CacheModel, CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.cache.query import build_query
 from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE, Renderer
@@ -65,27 +73,12 @@ class PrepareError(Exception):
     """A request that cannot be rendered or queried; the message is its skipped line's reason."""
 
 
-class Auditor:
-    """Feeds requests through rendering, the cache models, attribution and the what-if runs."""
+class RequestPreparer:
+    """Renders requests and builds their cache queries, as the audit's options ask."""
 
-    def __init__(
-        self, options: AuditOptions, files: Sequence[str], sources: SourceIndex | None = None
-    ) -> None:
+    def __init__(self, options: AuditOptions) -> None:
         self.options = options
-        self.models = {name: new_cache_model(name, options) for name in options.caches}
         self.renderer: Renderer | None = None
-        self.attributor = Attributor(max_snapshots=options.max_snapshots)
-        self.prices = options.prices or PriceTable.load()
-        self.report = AuditReport(
-            files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
-        )
-        self.report.assumptions = assumptions(options, self.models, self.prices.version)
-        self.report.group_by = options.group_by
-        self.what_if: WhatIfRunner | None = None
-        if sources is None and options.source_paths:
-            sources = SourceIndex.build(options.source_paths)
-        self.sources = sources
-        self.conversations: list[int] = []
         if options.template != DEFAULT_TEMPLATE or options.engine != DEFAULT_ENGINE:
             # A template or engine that cannot be used fails the audit, not every line.
             self._renderer()
@@ -126,33 +119,91 @@ class Auditor:
         query = build_query(request, rendered, self.options.lora_modules)
         return Prepared(request, query, rendered, rendered.tokens, 1)
 
+
+# What the cache models say about one request: each model's result, or why one rejects it.
+Outcome = dict[str, CacheResult] | str
+
+
+def simulate(models: Mapping[str, CacheModel], query: CacheQuery) -> Outcome:
+    """Run ``query`` through ``models``, in order, until one rejects it."""
+    results = {}
+    for name, model in models.items():
+        try:
+            results[name] = model.process(query)
+        except InvalidQuery as exc:
+            return f"cache model {name} rejects the request: {exc}"
+    return results
+
+
+class Precomputed(Protocol):
+    """Renderings and cache outcomes computed elsewhere (``audit --executor ray``), handed
+    over as the audit reads the logs."""
+
+    def take(self, request: ChatRequest) -> Rendered | str:
+        """The rendering of ``request``, the next text request of the logs, or why it
+        cannot be rendered."""
+
+    def outcome(self, file_index: int, line: int) -> Outcome:
+        """What the cache models say about the request on ``line`` of log ``file_index``."""
+
+    def replay_replicas(self, streams: Sequence[Sequence[CacheQuery]]) -> list[ReplicaLoad]:
+        """The routing what-if's replicas, each replayed over its stream of queries."""
+
+
+class Auditor:
+    """Feeds requests through rendering, the cache models, attribution and the what-if runs."""
+
+    def __init__(
+        self, options: AuditOptions, files: Sequence[str], sources: SourceIndex | None = None
+    ) -> None:
+        self.options = options
+        self.models = {name: new_cache_model(name, options) for name in options.caches}
+        self.preparer = RequestPreparer(options)
+        self.attributor = Attributor(max_snapshots=options.max_snapshots)
+        self.prices = options.prices or PriceTable.load()
+        self.report = AuditReport(
+            files=list(files), cache_models=list(options.caches), prices_version=self.prices.version
+        )
+        self.report.assumptions = assumptions(options, self.models, self.prices.version)
+        self.report.group_by = options.group_by
+        self.what_if: WhatIfRunner | None = None
+        if sources is None and options.source_paths:
+            sources = SourceIndex.build(options.source_paths)
+        self.sources = sources
+        self.conversations: list[int] = []
+
+    def render(self, request: ChatRequest) -> Rendered:
+        return self.preparer.render(request)
+
+    def prepare(self, request: ChatRequest, rendered: Rendered | str | None = None) -> Prepared:
+        """:meth:`RequestPreparer.prepare`."""
+        return self.preparer.prepare(request, rendered)
+
     def skip(self, file: str, line: int, reason: str) -> None:
         self.report.skipped.append(Skipped(file, line, reason))
 
-    def feed_or_skip(self, file: str, prepared: Prepared) -> None:
+    def feed_or_skip(self, file: str, prepared: Prepared, outcome: Outcome | None = None) -> None:
         """:meth:`feed`, or, when the request has a shape that attribution cannot read, skip
         it (with what it had recorded) so that the audit goes on."""
         records, conversations = len(self.report.records), len(self.conversations)
         try:
-            self.feed(file, prepared)
+            self.feed(file, prepared, outcome)
         except SHAPE_ERRORS as exc:
             del self.report.records[records:]
             del self.conversations[conversations:]
             self.skip(file, prepared.request.line, f"cannot audit: {type(exc).__name__}: {exc}")
 
-    def feed(self, file: str, prepared: Prepared) -> None:
-        """Run one prepared request through every cache model and record the outcome.
+    def feed(self, file: str, prepared: Prepared, outcome: Outcome | None = None) -> None:
+        """Run one prepared request through every cache model (or take their ``outcome``,
+        computed elsewhere) and record it.
 
         A request that a cache model rejects (the provider would answer 400) is skipped.
         """
         request = prepared.request
-        results = {}
-        for name, model in self.models.items():
-            try:
-                results[name] = model.process(prepared.query)
-            except InvalidQuery as exc:
-                self.skip(file, request.line, f"cache model {name} rejects the request: {exc}")
-                return
+        results = simulate(self.models, prepared.query) if outcome is None else outcome
+        if isinstance(results, str):
+            self.skip(file, request.line, results)
+            return
         session = session_of(request, self.options.session_key)
         divergence, conversation = self.attributor.observe(
             request, prepared.rendered, prepared.units, prepared.unit_tokens, session
@@ -298,6 +349,7 @@ def run_audit(
     on_prepared: Callable[[Prepared], None] | None = None,
     sources: SourceIndex | None = None,
     on_phase: Callable[[str], None] | None = None,
+    precomputed: Precomputed | None = None,
 ) -> AuditReport:
     """Audit the logs in ``files`` (``-`` is stdin), in order, as one stream of requests.
 
@@ -309,9 +361,13 @@ def run_audit(
 
     The what-if re-simulation reads the files a second time, for the fixes whose causes the
     audit found; standard input is read once, with every fix simulated along the way.
+    With ``precomputed``, the renderings and cache outcomes come from there instead
+    (:mod:`prefixlint.auditing.distributed`); everything else is done here, as without it.
     """
     with _paced_collector():
-        return _audit(files, options, on_line, on_prepared, sources, on_phase or _no_phase)
+        return _audit(
+            files, options, on_line, on_prepared, sources, on_phase or _no_phase, precomputed
+        )
 
 
 def _no_phase(name: str) -> None:
@@ -325,15 +381,16 @@ def _audit(
     on_prepared: Callable[[Prepared], None] | None,
     sources: SourceIndex | None,
     on_phase: Callable[[str], None],
+    precomputed: Precomputed | None,
 ) -> AuditReport:
     auditor = Auditor(options, files, sources)
     rereadable = "-" not in files
     offline = [m for m in auditor.models.values() if hasattr(m, "prepare")]
-    if offline:
+    if offline and precomputed is None:
         if not rereadable:
             raise AuditError("offline cache models (belady) read the log twice: give a file, not -")
         on_phase(READING)
-        queries = [prepared.query for _, prepared in _prepared(auditor, files, on_line)]
+        queries = [prepared.query for _, _, prepared in _prepared(auditor, files, on_line)]
         for model in offline:
             model.prepare(queries)
     if options.what_if and not rereadable:
@@ -347,11 +404,13 @@ def _audit(
     advisor = BreakpointAdvisor(always="anthropic" in options.caches)
     planner = Planner(options) if Planner.wanted(options) else None
     on_phase(AUDITING)
-    for file, prepared in _prepared(auditor, files, count_line, auditor.skip):
+    taken = _prepared(auditor, files, count_line, auditor.skip, precomputed)
+    for index, file, prepared in taken:
         if on_prepared is not None:
             on_prepared(prepared)
         records = len(auditor.report.records)
-        auditor.feed_or_skip(file, prepared)
+        outcome = None if precomputed is None else precomputed.outcome(index, prepared.request.line)
+        auditor.feed_or_skip(file, prepared, outcome)
         if len(auditor.report.records) > records:
             advisor.feed(prepared.request, prepared.rendered, prepared.query)
             if planner is not None:
@@ -359,7 +418,7 @@ def _audit(
                 planner.add(prepared.request, prepared.rendered, prepared.query, session)
     report = auditor.finish()
     if planner is not None:
-        planner.finish(report)
+        planner.finish(report, None if precomputed is None else precomputed.replay_replicas)
     report.cache_control = advisor.advice()
     if options.what_if and rereadable:
         report.what_if = _what_if_pass(auditor, files, on_phase, on_line)
@@ -411,18 +470,21 @@ def _prepared(
     files: Sequence[str],
     on_line: Callable[[], None] | None = None,
     on_skip: Callable[[str, int, str], None] | None = None,
-) -> Iterator[tuple[str, Prepared]]:
-    """Every request of ``files`` that renders, in order; ``on_skip`` hears of the others.
+    precomputed: Precomputed | None = None,
+) -> Iterator[tuple[int, str, Prepared]]:
+    """Every request of ``files`` that renders, in order, with its file's index and name;
+    ``on_skip`` hears of the others.
 
-    With ``options.jobs`` above 1 (and files, not standard input), worker processes render
-    and tokenize (:class:`RenderPool`); this process reads the logs and builds the queries.
+    The renderings come from ``precomputed`` when given; else, with ``options.jobs`` above 1
+    (and files, not standard input), worker processes render and tokenize
+    (:class:`RenderPool`). This process reads the logs and builds the queries.
     """
     options = auditor.options
     with contextlib.ExitStack() as stack:
-        pool = None
-        if options.jobs > 1 and "-" not in files:
+        pool: RenderPool | Precomputed | None = precomputed
+        if pool is None and options.jobs > 1 and "-" not in files:
             pool = stack.enter_context(RenderPool(options, files, options.jobs))
-        for file in files:
+        for index, file in enumerate(files):
             for item in read_log(file, format=options.log_format, limits=options.log_limits):
                 if on_line is not None:
                     on_line()
@@ -437,4 +499,4 @@ def _prepared(
                     if on_skip is not None:
                         on_skip(file, item.line, str(exc))
                     continue
-                yield file, prepared
+                yield index, file, prepared

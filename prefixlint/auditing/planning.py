@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from prefixlint.auditing.options import AuditError, AuditOptions
 from prefixlint.auditing.results import AuditReport
-from prefixlint.auditing.routing import route
+from prefixlint.auditing.routing import ReplayStreams, route
 from prefixlint.auditing.sweep import DEFAULT_BLOCK_SIZE, TraceEntry, leading_tokens, run_sweep
 from prefixlint.cache.base import CacheQuery, InvalidQuery
 from prefixlint.request import ChatRequest, Rendered
@@ -31,8 +31,9 @@ class Planner:
     ) -> None:
         self.trace.append(TraceEntry(query, leading_tokens(request, rendered), session))
 
-    def finish(self, report: AuditReport) -> None:
-        """Run what the options ask for and put the results on ``report``."""
+    def finish(self, report: AuditReport, replay_streams: ReplayStreams | None = None) -> None:
+        """Run what the options ask for and put the results on ``report``;
+        ``replay_streams`` replays the routing what-if's replicas (default: here)."""
         options = self.options
         block_size = options.block_size or DEFAULT_BLOCK_SIZE
         try:
@@ -52,6 +53,7 @@ class Planner:
                     epsilon=options.router_epsilon,
                     capacity_tokens=options.capacity_tokens,
                     block_size=block_size,
+                    replay_streams=replay_streams,
                 )
         except (ValueError, InvalidQuery) as exc:
             raise AuditError(str(exc)) from None

@@ -20,10 +20,11 @@ Routers (ties go to the replica with the fewest prompt tokens so far, then the l
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from prefixlint.auditing.results import ReplicaLoad, Routing
 from prefixlint.auditing.sweep import DEFAULT_BLOCK_SIZE, TraceEntry
+from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.vllm import VllmCache, block_hashes
 
 ROUTERS = ("round-robin", "session", "prefix-aware")
@@ -39,29 +40,26 @@ def _matched(seen: set[int], hashes: Sequence[int]) -> int:
     return len(list(itertools.takewhile(seen.__contains__, hashes)))
 
 
-def route(
+def assign(
     trace: Sequence[TraceEntry],
     replicas: int,
     router: str,
     *,
     epsilon: float = DEFAULT_EPSILON,
-    capacity_tokens: int | None = None,
     block_size: int = DEFAULT_BLOCK_SIZE,
-) -> Routing:
-    """Replay ``trace`` over ``replicas`` caches as ``router`` assigns the requests."""
+) -> list[int]:
+    """The replica ``router`` sends each request of ``trace`` to. A replica's load is the
+    prompt tokens routed to it, which its cache does not change, so the assignment needs no
+    cache and each replica's stream can be replayed apart (:func:`replay`)."""
     if router not in ROUTERS:
         raise ValueError(f"unknown router {router!r} (known: {', '.join(ROUTERS)})")
     if replicas < 1 or epsilon < 0:
         raise ValueError("replicas must be >= 1 and epsilon >= 0")
-    caches = [
-        VllmCache(block_size=block_size, capacity_tokens=capacity_tokens) for _ in range(replicas)
-    ]
     everyone = range(replicas)
     loads = [0] * replicas
-    requests = [0] * replicas
-    cached = [0] * replicas
     sessions: dict[str, int] = {}
     routed: list[set[int]] = [set() for _ in everyone]
+    chosen_replicas = []
     for index, entry in enumerate(trace):
         query = entry.query
         if router == "round-robin":
@@ -78,13 +76,48 @@ def route(
             matched = {r: _matched(routed[r], hashes) for r in eligible}
             chosen = min(eligible, key=lambda r: (-matched[r], loads[r], r))
             routed[chosen].update(hashes)
-        result = caches[chosen].process(query)
-        loads[chosen] += result.prompt_tokens
-        requests[chosen] += 1
-        cached[chosen] += result.cached_tokens
-    return Routing(
-        router=router,
-        epsilon=epsilon,
-        capacity_tokens=capacity_tokens,
-        replicas=[ReplicaLoad(requests[r], loads[r], cached[r]) for r in everyone],
-    )
+        loads[chosen] += query.prompt_tokens
+        chosen_replicas.append(chosen)
+    return chosen_replicas
+
+
+def replay(
+    queries: Sequence[CacheQuery],
+    capacity_tokens: int | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+) -> ReplicaLoad:
+    """One replica: its own ``vllm`` cache, fed its stream of queries in order."""
+    cache = VllmCache(block_size=block_size, capacity_tokens=capacity_tokens)
+    prompt = cached = 0
+    for query in queries:
+        result = cache.process(query)
+        prompt += result.prompt_tokens
+        cached += result.cached_tokens
+    return ReplicaLoad(len(queries), prompt, cached)
+
+
+# Replays each replica's stream of queries (:func:`replay` for each, here or elsewhere).
+ReplayStreams = Callable[[Sequence[Sequence[CacheQuery]]], list[ReplicaLoad]]
+
+
+def route(
+    trace: Sequence[TraceEntry],
+    replicas: int,
+    router: str,
+    *,
+    epsilon: float = DEFAULT_EPSILON,
+    capacity_tokens: int | None = None,
+    block_size: int = DEFAULT_BLOCK_SIZE,
+    replay_streams: ReplayStreams | None = None,
+) -> Routing:
+    """Replay ``trace`` over ``replicas`` caches as ``router`` assigns the requests; each
+    replica's stream is replayed by ``replay_streams`` (default: one after another here)."""
+    chosen = assign(trace, replicas, router, epsilon=epsilon, block_size=block_size)
+    streams: list[list[CacheQuery]] = [[] for _ in range(replicas)]
+    for entry, replica in zip(trace, chosen, strict=True):
+        streams[replica].append(entry.query)
+    if replay_streams is None:
+        loads = [replay(stream, capacity_tokens, block_size) for stream in streams]
+    else:
+        loads = replay_streams(streams)
+    return Routing(router=router, epsilon=epsilon, capacity_tokens=capacity_tokens, replicas=loads)

@@ -57,6 +57,7 @@ from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 from prefixlint.tokenizers import TokenizerError
 
 PROGRESS_MIN_BYTES = 1 << 20
+EXECUTORS = ("local", "ray")
 
 
 class AuditFailure(Exception):
@@ -323,6 +324,25 @@ def _limit_option(field: str, text: str) -> Callable[[Callback], Callback]:
     help="Worker processes that render and tokenize the logs (0: one per core); the cache "
     "models run in order here, so the report is the same.",
 )
+@click.option(
+    "--executor",
+    type=click.Choice(EXECUTORS),
+    default="local",
+    show_default=True,
+    help="Where rendering and the cache models run: this process (and --jobs workers), or "
+    "a Ray cluster (needs prefixlint[ray]); the report is the same.",
+)
+@click.option(
+    "--ray-address",
+    metavar="ADDRESS",
+    help="The Ray cluster of --executor ray (default: start or join a local one, as "
+    "ray.init() does).",
+)
+@click.option(
+    "--trace-out",
+    metavar="DIR",
+    help="With --executor ray: write the hash trace (no text) there as Parquet.",
+)
 @vllm_server_options
 @click.pass_context
 def audit(ctx: click.Context, /, logs: tuple[str, ...], **options: Any) -> None:
@@ -421,9 +441,10 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
                 dump = TokenDump(stream, dump_format, options["block_size"] or 512)
                 on_prepared = dump.write
             shown = stack.enter_context(_progress(logs))
-            report = run_audit(
+            report = _run(
                 logs,
                 audit_options,
+                options,
                 on_line=None if shown is None else shown.line,
                 on_prepared=on_prepared,
                 on_phase=None if shown is None else shown.phase,
@@ -462,6 +483,28 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
     if baseline is not None:
         failures += regressions(report, baseline)
     return failures
+
+
+def _run(
+    logs: tuple[str, ...],
+    audit_options: AuditOptions,
+    options: dict[str, Any],
+    **hooks: Any,
+) -> AuditReport:
+    """The audit on the executor the options name (Ray only imported for ``ray``)."""
+    if options["executor"] == "local":
+        if options["ray_address"] or options["trace_out"]:
+            raise AuditFailure("--ray-address and --trace-out need --executor ray")
+        return run_audit(logs, audit_options, **hooks)
+    from prefixlint.auditing.distributed import run_distributed
+
+    return run_distributed(
+        logs,
+        audit_options,
+        address=options["ray_address"],
+        trace_out=options["trace_out"],
+        **hooks,
+    )
 
 
 def _dump_format(options: dict[str, Any]) -> str:

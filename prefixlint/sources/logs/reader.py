@@ -1,4 +1,6 @@
-"""Log files: plain or gzip, stdin, size limits, one request or skipped line per line."""
+"""Log files: plain or gzip, stdin, size limits, one request or skipped line per line; a
+``.parquet`` log, one per row (:mod:`prefixlint.sources.logs.parquet`); local paths, or URLs
+of any filesystem fsspec reads."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import contextlib
 import gzip
 import io
 import os
+import re
 import sys
 import zlib
 from collections.abc import Iterator
@@ -21,10 +24,28 @@ from prefixlint.sources.logs.limits import (
     OverlongLine,
     bounded_lines,
 )
+from prefixlint.sources.logs.parquet import read_parquet
 from prefixlint.sources.logs.records import READERS, parse_line
 
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_BUFFER = 1 << 20
+PARQUET_SUFFIX = ".parquet"
+# A log named by URL (file://, s3://, gs://, ...) is opened through fsspec.
+URL_SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]+://")
+
+
+def _open_url(url: str) -> BinaryIO:
+    """The log at ``url``, opened through fsspec (installed with ``prefixlint[ray]``, with the
+    filesystem's own package for remote ones: ``s3fs``, ``gcsfs``, ...)."""
+    try:
+        import fsspec
+    except ImportError:
+        raise LogReadError(f"{url}: logs named by URL need fsspec: pip install fsspec") from None
+    try:
+        opened: BinaryIO = fsspec.open(url, "rb").open()
+    except (OSError, ImportError, ValueError) as exc:
+        raise LogReadError(f"{url}: cannot read log: {exc}") from None
+    return opened
 
 
 def open_log(path: str, stack: contextlib.ExitStack) -> tuple[BinaryIO, CountingReader | None]:
@@ -35,6 +56,8 @@ def open_log(path: str, stack: contextlib.ExitStack) -> tuple[BinaryIO, Counting
     """
     if path == "-":
         raw = sys.stdin.buffer
+    elif URL_SCHEME.match(path):
+        raw = stack.enter_context(_open_url(path))
     else:
         try:
             raw = stack.enter_context(open(path, "rb"))  # noqa: SIM115
@@ -69,6 +92,9 @@ def read_log(
         raise ValueError(f"unknown log format {format!r}: use auto or one of {', '.join(FORMATS)}")
     path = os.fspath(path_or_dash)
     stack = contextlib.ExitStack()
+    if path.endswith(PARQUET_SUFFIX):
+        source = stack.enter_context(_open_url(path)) if URL_SCHEME.match(path) else path
+        return read_parquet(path, source, format, stack)
     try:
         stream, compressed = open_log(path, stack)
     except BaseException:

@@ -115,6 +115,12 @@ def parse_line(
     surrogate = lone_surrogate(text, record)
     if surrogate is not None:
         return SkippedLine(line_number, surrogate)
+    return parse_object(line_number, record, format)
+
+
+def parse_object(line_number: int, record: JsonObject, format: str = "auto") -> LogItem:
+    """One decoded record (a JSON line's object, a Parquet row) as a request, or the reason
+    it is skipped."""
     try:
         return parse_record(line_number, record, format)
     except (TypeError, ValueError, AttributeError, KeyError, RecursionError) as exc:
