@@ -1,102 +1,232 @@
-"""One parsed Python file: the libcst tree, its metadata, and conversions to spans and offsets."""
+"""One parsed Python file: the ``ast`` tree walked once into parents, preorder numbers, nodes
+by type and scopes, with conversions to spans and offsets."""
 
 from __future__ import annotations
 
-import dataclasses
+import ast
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import Any, TypeAlias, TypeVar, overload
 
-import libcst as cst
-from libcst._metadata_dependent import LazyValue
-from libcst.metadata import (
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    QualifiedName,
-    QualifiedNameProvider,
-    Scope,
-    ScopeProvider,
-)
-
 from prefixlint.codes import ENVIRONMENT, PER_USER, TIMESTAMP, UNIQUE_ID
 from prefixlint.context import RuleContext
+from prefixlint.pyflow.scopes import (
+    BUILTIN,
+    CLASS,
+    COMPREHENSION,
+    FUNCTION,
+    MODULE,
+    Assignment,
+    Scope,
+    builtin_scope,
+    dotted_parts,
+    full_name,
+)
 from prefixlint.types import Span
 
-N = TypeVar("N", bound=cst.CSTNode)
-N2 = TypeVar("N2", bound=cst.CSTNode)
-N3 = TypeVar("N3", bound=cst.CSTNode)
-N4 = TypeVar("N4", bound=cst.CSTNode)
-# Parents and preorder numbers keyed by ``id(node)``, and the nodes of each type.
-_Index: TypeAlias = tuple[dict[int, cst.CSTNode], dict[int, int], dict[type, list[cst.CSTNode]]]
+N = TypeVar("N", bound=ast.AST)
+N2 = TypeVar("N2", bound=ast.AST)
+N3 = TypeVar("N3", bound=ast.AST)
+N4 = TypeVar("N4", bound=ast.AST)
+
+Function: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# A statement's block: the node that holds it and the field of that node it is listed in.
+Block: TypeAlias = tuple[ast.AST, str]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-# Fields that hold only punctuation, whitespace or comments: never walked.
-_PUNCTUATION_FIELDS = frozenset(
-    {
-        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
-        "header", "footer", "trailing_whitespace", "equal", "colon", "dot", "operator",
-        "lbracket", "rbracket", "lbrace", "rbrace", "asynchronous", "first_line",
-        "empty_lines", "last_line", "between", "comment", "newline",
-    }
-)  # fmt: skip
+# Fields in the order their code is written, where ``_fields`` differs.
+_SOURCE_ORDER: dict[type, tuple[str, ...]] = {
+    ast.FunctionDef: ("decorator_list", "args", "returns", "body"),
+    ast.AsyncFunctionDef: ("decorator_list", "args", "returns", "body"),
+    ast.ClassDef: ("decorator_list", "bases", "keywords", "body"),
+    ast.IfExp: ("body", "test", "orelse"),
+}
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _child_fields(kind: type) -> tuple[str, ...]:
+def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(kind)
     if names is None:
-        names = tuple(
-            f.name
-            for f in dataclasses.fields(kind)
-            if f.name not in _PUNCTUATION_FIELDS and not f.name.startswith("whitespace")
+        names = _SOURCE_ORDER.get(kind) or tuple(
+            n for n in kind._fields if n not in ("ctx", "type_comment")
         )
         _CHILD_FIELDS[kind] = names
     return names
 
 
-def _index(module: cst.Module) -> _Index:
-    """One preorder walk: parents, preorder numbers and the nodes of each type.
+class _Walk:
+    """One preorder walk: parents, numbers, nodes by type, the scope of every node, and the
+    assignments of every scope."""
 
-    Walks the dataclass fields directly (skipping punctuation and whitespace), which is several
-    times faster than a libcst visitor that calls hooks for every attribute of every node.
-    """
-    parents: dict[int, cst.CSTNode] = {}
-    order: dict[int, int] = {}
-    by_type: dict[type, list[cst.CSTNode]] = {}
-    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(module, None)]
-    while stack:
-        node, parent = stack.pop()
-        if parent is not None:
-            parents[id(node)] = parent
-        order[id(node)] = len(order)
-        by_type.setdefault(type(node), []).append(node)
-        children: list[cst.CSTNode] = []
-        for name in _child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                children.append(value)
-            elif isinstance(value, (list, tuple)):
-                children.extend(item for item in value if isinstance(item, cst.CSTNode))
-        stack.extend((child, node) for child in reversed(children))
-    return parents, order, by_type
+    def __init__(self, module: ast.Module) -> None:
+        self.parents: dict[int, ast.AST] = {}
+        self.order: dict[int, int] = {}
+        self.by_type: dict[type, list[ast.AST]] = {}
+        self.scopes: dict[int, Scope] = {}
+        self.blocks: dict[int, Block] = {}
+        self.module_scope = Scope(MODULE, module, builtin_scope())
+        self.comprehension_scopes: dict[int, Scope] = {}
+        stack: list[tuple[ast.AST, ast.AST | None, Scope, bool]] = [
+            (module, None, self.module_scope, True)
+        ]
+        while stack:
+            node, parent, scope, indexed = stack.pop()
+            key = id(node)
+            if parent is not None:
+                self.parents[key] = parent
+            self.order[key] = len(self.order)
+            self.scopes[key] = scope
+            if indexed:
+                self.by_type.setdefault(type(node), []).append(node)
+            children = self._children(node, scope)
+            stack.extend(reversed(children))
+
+    def _children(
+        self, node: ast.AST, scope: Scope
+    ) -> list[tuple[ast.AST, ast.AST | None, Scope, bool]]:
+        self._bind(node, scope)
+        inner = self._inner_scope(node, scope)
+        out: list[tuple[ast.AST, ast.AST | None, Scope, bool]] = []
+        joined = isinstance(node, ast.JoinedStr)
+        for name in _fields(type(node)):
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            child_scope = self._child_scope(node, name, scope, inner)
+            if isinstance(value, list):
+                if name in _BLOCK_FIELDS:
+                    for item in value:
+                        self.blocks[id(item)] = (node, name)
+                if isinstance(node, ast.Dict) and name == "keys":
+                    continue
+                if isinstance(node, ast.Dict):  # keys and values interleaved, as written
+                    for k, v in zip(node.keys, node.values, strict=True):
+                        if k is not None:
+                            out.append((k, node, scope, True))
+                        out.append((v, node, scope, True))
+                    continue
+                for index, item in enumerate(value):
+                    if isinstance(item, ast.AST):
+                        item_scope = child_scope
+                        if isinstance(node, COMPREHENSIONS) and index == 0:
+                            item_scope = scope  # the first generator's iterable: see below
+                        out.append((item, node, item_scope, not (joined and _is_text(item))))
+            elif isinstance(value, ast.AST):
+                keep = not (isinstance(node, ast.FormattedValue) and name == "format_spec")
+                out.append((value, node, child_scope, keep))
+        return out
+
+    def _inner_scope(self, node: ast.AST, scope: Scope) -> Scope | None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return scope.child(FUNCTION, node, node.name)
+        if isinstance(node, ast.Lambda):
+            return scope.child(FUNCTION, node, None)
+        if isinstance(node, ast.ClassDef):
+            return scope.child(CLASS, node, node.name)
+        if isinstance(node, COMPREHENSIONS):
+            inner = scope.child(COMPREHENSION, node, None)
+            self.comprehension_scopes[id(node)] = inner
+            return inner
+        if isinstance(node, ast.comprehension):
+            return self._generator_scope(node, scope)
+        if isinstance(node, ast.arguments):
+            return scope.parent if scope.parent is not None else scope
+        if isinstance(node, ast.arg):
+            return scope.parent if scope.parent is not None else scope
+        return None
+
+    def _generator_scope(self, node: ast.comprehension, scope: Scope) -> Scope:
+        """The first generator of a comprehension is walked in the outer scope (so its
+        iterable is read there); its target and conditions belong to the comprehension."""
+        parent = self.parents.get(id(node))
+        inner = self.comprehension_scopes.get(id(parent)) if parent is not None else None
+        return inner if inner is not None else scope
+
+    def _child_scope(self, node: ast.AST, name: str, scope: Scope, inner: Scope | None) -> Scope:
+        if inner is None:
+            return scope
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return inner if name in ("args", "body") else scope
+        if isinstance(node, ast.Lambda):
+            return inner
+        if isinstance(node, ast.ClassDef):
+            return inner if name == "body" else scope
+        if isinstance(node, COMPREHENSIONS):
+            return inner
+        if isinstance(node, ast.comprehension):
+            return scope if name == "iter" else inner
+        if isinstance(node, ast.arguments):  # defaults are evaluated where the def is
+            return inner if name in ("defaults", "kw_defaults") else scope
+        if isinstance(node, ast.arg):  # so are annotations
+            return inner if name == "annotation" else scope
+        return scope
+
+    def _bind(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                self._record(node, scope)
+        elif isinstance(node, ast.arg):
+            scope.record(node.arg, node)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            scope.record(node.name, node)
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                names = [alias.asname] if alias.asname else dotted_parts(alias.name)
+                for name in names:
+                    scope.record(name, node)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    scope.record(alias.asname or alias.name, node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                scope.overwrites[name] = self._declared_scope(node, scope)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                scope.record(node.name, node)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            scope.record(node.rest, node)
+
+    def _record(self, name: ast.Name, scope: Scope) -> None:
+        parent = self.parents.get(id(name))
+        if isinstance(parent, ast.NamedExpr) and parent.target is name:
+            while scope.kind == COMPREHENSION and scope.parent is not None:
+                scope = scope.parent  # a walrus in a comprehension binds outside it
+        scope.record(name.id, name)
+
+    def _declared_scope(self, node: ast.Global | ast.Nonlocal, scope: Scope) -> Scope:
+        if isinstance(node, ast.Global):
+            return self.module_scope
+        outer = scope.parent
+        while outer is not None and outer.kind == CLASS:
+            outer = outer.parent
+        return outer if outer is not None and outer.kind != BUILTIN else self.module_scope
+
+
+def _is_text(node: ast.AST) -> bool:
+    """A literal piece of an f-string (not indexed as a string constant)."""
+    return isinstance(node, ast.Constant)
 
 
 class PythonDocument:
-    """A module parsed once and walked once; scopes, qualified names and positions are
-    resolved by libcst on first use, so a file without prompt sinks never pays for them."""
+    """A module parsed once by ``ast`` and walked once; positions and qualified names are
+    computed on first use, only for the nodes asked about."""
 
-    def __init__(self, text: str, module: cst.Module, ctx: RuleContext) -> None:
+    def __init__(self, text: str, module: ast.Module, ctx: RuleContext) -> None:
         self.path = ctx.path
         self.ctx = ctx
         self.text = text
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.module = self.wrapper.module
-        self._parents, self._order, self._by_type = _index(self.module)
+        self.module = module
+        walk = _Walk(module)
+        self._parents, self._order, self._by_type = walk.parents, walk.order, walk.by_type
+        self._scopes, self._blocks = walk.scopes, walk.blocks
+        self.module_scope = walk.module_scope
         self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        self._columns: dict[int, list[int] | None] = {}
         # What the analyses found in this document, computed once by whichever rule asks
         # first (``Analysis.of``, ``history_edits``).
         self.derived: dict[str, Any] = {}
@@ -111,28 +241,17 @@ class PythonDocument:
     def nodes(
         self, kind: type[N], kind2: type[N2], kind3: type[N3], kind4: type[N4], /
     ) -> list[N | N2 | N3 | N4]: ...
-    def nodes(self, *types: type[cst.CSTNode]) -> Sequence[cst.CSTNode]:
-        """The nodes of the given types, in source order."""
+    def nodes(self, *types: type[ast.AST]) -> Sequence[ast.AST]:
+        """The nodes of the given types, in source order (the literal pieces of f-strings
+        and their format specs are not listed)."""
         found = [node for kind in types for node in self._by_type.get(kind, ())]
         if len(types) > 1:
             found.sort(key=self.order)
         return found
 
-    def order(self, node: cst.CSTNode) -> int:
+    def order(self, node: ast.AST) -> int:
         """The node's number in a preorder walk (earlier in the file, smaller)."""
         return self._order.get(id(node), -1)
-
-    @cached_property
-    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
-        return self.wrapper.resolve(PositionProvider)
-
-    @cached_property
-    def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
-        return self.wrapper.resolve(ScopeProvider)
-
-    @cached_property
-    def _qualified(self) -> Mapping[cst.CSTNode, Collection[QualifiedName]]:
-        return self.wrapper.resolve(QualifiedNameProvider)
 
     def option(self, code: str, key: str, default: object = None) -> Any:
         """A rule option, or ``default`` when the rule does not define it."""
@@ -147,75 +266,125 @@ class PythonDocument:
         codes = (TIMESTAMP, UNIQUE_ID, PER_USER, ENVIRONMENT)
         return {code: list(self.option(code, "extra-volatile-names", ())) for code in codes}
 
-    def qualified_names(self, node: cst.CSTNode) -> frozenset[str]:
-        value = self._qualified.get(node)
-        if isinstance(value, LazyValue):
-            value = value()
-        return frozenset(q.name for q in value or ())
+    # -- scopes -----------------------------------------------------------------------------
+
+    def scope(self, node: ast.AST) -> Scope | None:
+        """The scope ``node`` is evaluated in."""
+        return self._scopes.get(id(node))
+
+    def assignments(self, name: ast.Name) -> list[Assignment]:
+        """Every assignment the name can refer to, in source order (none for a builtin)."""
+        scope = self._scopes.get(id(name))
+        return list(scope[name.id]) if scope is not None else []
+
+    def qualified_names(self, node: ast.AST) -> frozenset[str]:
+        scope = self._scopes.get(id(node))
+        if scope is None:
+            return frozenset()
+        return frozenset(scope.qualified_names(full_name(node), node))
+
+    @cached_property
+    def _references(self) -> dict[int, int]:
+        """How many times each assignment is read, by its id."""
+        counts: dict[int, int] = {}
+        for name in self.nodes(ast.Name):
+            if isinstance(name.ctx, ast.Store):
+                continue
+            for assignment in self.assignments(name):
+                counts[id(assignment)] = counts.get(id(assignment), 0) + 1
+        return counts
+
+    def references(self, assignment: Assignment) -> int:
+        return self._references.get(id(assignment), 0)
+
+    def block(self, statement: ast.AST) -> Block | None:
+        """Where ``statement`` is listed: its parent and the field (``body``, ``orelse``)."""
+        return self._blocks.get(id(statement))
+
+    # -- positions --------------------------------------------------------------------------
+
+    def _column(self, line: int, byte_column: int) -> int:
+        """The code-point column of a UTF-8 byte column on ``line`` (1-based)."""
+        columns = self._columns.get(line, [])
+        if columns == []:
+            start = self._line_starts[line - 1]
+            end = self._line_starts[line] if line < len(self._line_starts) else len(self.text)
+            source = self.text[start:end]
+            columns = None
+            if not source.isascii():
+                columns = []
+                for index, char in enumerate(source):
+                    columns.extend([index] * len(char.encode("utf-8", "surrogatepass")))
+                columns.append(len(source))
+            self._columns[line] = columns
+        if columns is None:
+            return byte_column
+        return columns[min(byte_column, len(columns) - 1)]
 
     def offset(self, line: int, column: int) -> int:
-        """Character offset of a libcst position (1-based line, 0-based code-point column)."""
+        """Character offset of a position (1-based line, 0-based code-point column)."""
         return self._line_starts[line - 1] + column
 
-    def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
-        where = self.positions[node]
-        return (
-            self.offset(where.start.line, where.start.column),
-            self.offset(where.end.line, where.end.column),
-        )
+    def _range(self, node: ast.AST) -> tuple[int, int, int, int]:
+        """(line, column, end line, end column), columns in code points from 0."""
+        line = getattr(node, "lineno", None)
+        end_line = getattr(node, "end_lineno", None)
+        if line is None or end_line is None:
+            raise ValueError(f"{type(node).__name__} has no position")
+        column = self._column(line, node.col_offset)  # type: ignore[attr-defined]
+        end_column = self._column(end_line, node.end_col_offset)  # type: ignore[attr-defined]
+        return line, column, end_line, end_column
 
-    def source(self, node: cst.CSTNode) -> str:
+    def offsets(self, node: ast.AST) -> tuple[int, int]:
+        line, column, end_line, end_column = self._range(node)
+        return self.offset(line, column), self.offset(end_line, end_column)
+
+    def source(self, node: ast.AST) -> str:
         start, end = self.offsets(node)
         return self.text[start:end]
 
-    def code(self, node: cst.CSTNode) -> str:
-        """Source for ``node`` generated from the tree (no positions needed)."""
-        if getattr(node, "lpar", None):
-            node = node.with_changes(lpar=[], rpar=[])
-        return self.module.code_for_node(node)
+    def code(self, node: ast.AST) -> str:
+        """The node's source text (without the parentheses around it)."""
+        return self.source(node)
 
-    def span(self, node: cst.CSTNode) -> Span:
-        where = self.positions[node]
-        return Span(
-            self.path,
-            where.start.line,
-            where.start.column + 1,
-            where.end.line,
-            where.end.column + 1,
-        )
+    def span(self, node: ast.AST) -> Span:
+        line, column, end_line, end_column = self._range(node)
+        return Span(self.path, line, column + 1, end_line, end_column + 1)
 
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+    # -- structure --------------------------------------------------------------------------
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(id(node))
 
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         above = self._parents.get(id(node))
         while above is not None:
             yield above
             above = self._parents.get(id(above))
 
     @cached_property
-    def _returns(self) -> dict[int, list[cst.BaseExpression]]:
-        found: dict[int, list[cst.BaseExpression]] = {}
-        for statement in self.nodes(cst.Return):
+    def _returns(self) -> dict[int, list[ast.expr]]:
+        found: dict[int, list[ast.expr]] = {}
+        for statement in self.nodes(ast.Return):
             function = self.enclosing_function(statement)
             if function is not None and statement.value is not None:
                 found.setdefault(id(function), []).append(statement.value)
         return found
 
-    def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    def returns_of(self, function: Function) -> list[ast.expr]:
         """The values ``function`` returns (not those of functions nested in it)."""
         return list(self._returns.get(id(function), ()))
 
-    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
-        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+    def enclosing_function(self, node: ast.AST) -> Function | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, FUNCTIONS)), None)
 
-    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+    def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
         for ancestor in self.ancestors(node):
-            if isinstance(ancestor, cst.ClassDef):
+            if isinstance(ancestor, ast.ClassDef):
                 return ancestor
         return None
 
-    def where(self, node: cst.CSTNode) -> str:
+    def where(self, node: ast.AST) -> str:
         """``in build_prompt()`` or ``at module level``, for messages."""
         function = self.enclosing_function(node)
-        return f"in {function.name.value}()" if function else "at module level"
+        return f"in {function.name}()" if function else "at module level"
