@@ -43,8 +43,8 @@ class ConcreteTree:
         self._by_range: dict[tuple[int, int], list[cst.CSTNode]] = {}
         for node, where in wrapper.resolve(PositionProvider).items():
             span = (
-                document.offset(where.start.line, where.start.column),
-                document.offset(where.end.line, where.end.column),
+                self._offset(where.start.line, where.start.column),
+                self._offset(where.end.line, where.end.column),
             )
             self._offsets[id(node)] = span
             self._by_range.setdefault(span, []).append(node)
@@ -55,6 +55,12 @@ class ConcreteTree:
             for child in node.children:
                 self._parents[id(child)] = node
                 stack.append(child)
+
+    def _offset(self, line: int, column: int) -> int:
+        """A libcst position as an offset (the module itself ends past the last line)."""
+        if line > self.document.lines:
+            return len(self.document.text)
+        return self.document.offset(line, column)
 
     def node(self, node: ast.AST, kind: type[C]) -> C | None:
         """The libcst node of type ``kind`` written where ``node`` is."""

@@ -321,6 +321,10 @@ class PythonDocument:
             return byte_column
         return columns[min(byte_column, len(columns) - 1)]
 
+    @property
+    def lines(self) -> int:
+        return len(self._line_starts)
+
     def offset(self, line: int, column: int) -> int:
         """Character offset of a position (1-based line, 0-based code-point column)."""
         return self._line_starts[line - 1] + column
