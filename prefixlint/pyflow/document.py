@@ -58,6 +58,32 @@ def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
     return names
 
 
+# Nodes that open a scope, and the fields of theirs that are evaluated inside it.
+_INNER_FIELDS: dict[type, frozenset[str]] = {
+    ast.FunctionDef: frozenset({"args", "body"}),
+    ast.AsyncFunctionDef: frozenset({"args", "body"}),
+    ast.Lambda: frozenset({"args", "body"}),
+    ast.ClassDef: frozenset({"body"}),
+    **dict.fromkeys(COMPREHENSIONS, frozenset({"elt", "key", "value", "generators"})),
+}
+# Fields evaluated in the scope around the one their node is in: a function's defaults and
+# annotations, and the iterable of a comprehension's first ``for``.
+_OUTER_FIELDS: dict[type, frozenset[str]] = {
+    ast.arguments: frozenset({"defaults", "kw_defaults"}),
+    ast.arg: frozenset({"annotation"}),
+}
+_BINDERS = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.Global,
+    ast.Nonlocal,
+    ast.ExceptHandler,
+    ast.MatchAs,
+    ast.MatchStar,
+    ast.MatchMapping,
+)
+
+
 class _Walk:
     """One preorder walk: parents, numbers, nodes by type, the scope of every node, and the
     assignments of every scope."""
@@ -69,111 +95,84 @@ class _Walk:
         self.scopes: dict[int, Scope] = {}
         self.blocks: dict[int, Block] = {}
         self.module_scope = Scope(MODULE, module, builtin_scope())
-        self.comprehension_scopes: dict[int, Scope] = {}
-        stack: list[tuple[ast.AST, ast.AST | None, Scope, bool]] = [
-            (module, None, self.module_scope, True)
-        ]
+        parents, order, scopes, by_type = self.parents, self.order, self.scopes, self.by_type
+        names: list[ast.AST] = []
+        constants: list[ast.AST] = []
+        by_type[ast.Name], by_type[ast.Constant] = names, constants
+        stack: list[tuple[ast.AST, ast.AST | None, Scope]] = [(module, None, self.module_scope)]
         while stack:
-            node, parent, scope, indexed = stack.pop()
+            node, parent, scope = stack.pop()
             key = id(node)
             if parent is not None:
-                self.parents[key] = parent
-            self.order[key] = len(self.order)
-            self.scopes[key] = scope
-            if indexed:
-                self.by_type.setdefault(type(node), []).append(node)
-            children = self._children(node, scope)
-            stack.extend(reversed(children))
+                parents[key] = parent
+            order[key] = len(order)
+            scopes[key] = scope
+            kind = type(node)
+            if kind is ast.Name:
+                names.append(node)
+                if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                    self._record(node, parent, scope)  # type: ignore[arg-type]
+                continue
+            if kind is ast.Constant:
+                if type(parent) is not ast.JoinedStr:  # not a literal piece of an f-string
+                    constants.append(node)
+                continue
+            if kind is not ast.JoinedStr or type(parent) is not ast.FormattedValue:
+                by_type.setdefault(kind, []).append(node)  # (a format spec is not a string)
+            inner = self._enter(node, kind, parent, scope)
+            stack.extend(reversed(self._children(node, kind, parent, scope, inner)))
 
     def _children(
-        self, node: ast.AST, scope: Scope
-    ) -> list[tuple[ast.AST, ast.AST | None, Scope, bool]]:
-        self._bind(node, scope)
-        inner = self._inner_scope(node, scope)
-        out: list[tuple[ast.AST, ast.AST | None, Scope, bool]] = []
-        joined = isinstance(node, ast.JoinedStr)
-        for name in _fields(type(node)):
+        self, node: ast.AST, kind: type, parent: ast.AST | None, scope: Scope, inner: Scope | None
+    ) -> list[tuple[ast.AST, ast.AST | None, Scope]]:
+        if kind is ast.Dict:  # keys and values interleaved, as written
+            dict_node: ast.Dict = node  # type: ignore[assignment]
+            pairs = zip(dict_node.keys, dict_node.values, strict=True)
+            return [(c, node, scope) for k, v in pairs for c in (k, v) if c is not None]
+        inside = _INNER_FIELDS.get(kind, ())
+        outside = _OUTER_FIELDS.get(kind, ())
+        if kind is ast.comprehension and parent is not None:
+            first = parent.generators[0] is node  # type: ignore[attr-defined]
+            outside = frozenset({"iter"}) if first else ()
+        out: list[tuple[ast.AST, ast.AST | None, Scope]] = []
+        for name in _fields(kind):
             value = getattr(node, name, None)
             if value is None:
                 continue
-            child_scope = self._child_scope(node, name, scope, inner)
-            if isinstance(value, list):
+            where = scope
+            if inner is not None and name in inside:
+                where = inner
+            elif name in outside and scope.parent is not None:
+                where = scope.parent
+            if type(value) is list:
                 if name in _BLOCK_FIELDS:
                     for item in value:
                         self.blocks[id(item)] = (node, name)
-                if isinstance(node, ast.Dict) and name == "keys":
-                    continue
-                if isinstance(node, ast.Dict):  # keys and values interleaved, as written
-                    for k, v in zip(node.keys, node.values, strict=True):
-                        if k is not None:
-                            out.append((k, node, scope, True))
-                        out.append((v, node, scope, True))
-                    continue
-                for index, item in enumerate(value):
-                    if isinstance(item, ast.AST):
-                        item_scope = child_scope
-                        if isinstance(node, COMPREHENSIONS) and index == 0:
-                            item_scope = scope  # the first generator's iterable: see below
-                        out.append((item, node, item_scope, not (joined and _is_text(item))))
+                out += [(item, node, where) for item in value if isinstance(item, ast.AST)]
             elif isinstance(value, ast.AST):
-                keep = not (isinstance(node, ast.FormattedValue) and name == "format_spec")
-                out.append((value, node, child_scope, keep))
+                out.append((value, node, where))
         return out
 
-    def _inner_scope(self, node: ast.AST, scope: Scope) -> Scope | None:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return scope.child(FUNCTION, node, node.name)
-        if isinstance(node, ast.Lambda):
-            return scope.child(FUNCTION, node, None)
-        if isinstance(node, ast.ClassDef):
-            return scope.child(CLASS, node, node.name)
-        if isinstance(node, COMPREHENSIONS):
-            inner = scope.child(COMPREHENSION, node, None)
-            self.comprehension_scopes[id(node)] = inner
-            return inner
-        if isinstance(node, ast.comprehension):
-            return self._generator_scope(node, scope)
-        if isinstance(node, ast.arguments):
-            return scope.parent if scope.parent is not None else scope
-        if isinstance(node, ast.arg):
-            return scope.parent if scope.parent is not None else scope
+    def _enter(
+        self, node: ast.AST, kind: type, parent: ast.AST | None, scope: Scope
+    ) -> Scope | None:
+        """Record what ``node`` binds; the scope it opens, if it opens one."""
+        if kind in _INNER_FIELDS:
+            if kind is ast.Lambda:
+                return scope.child(FUNCTION, node, None)
+            if kind in COMPREHENSIONS:
+                return scope.child(COMPREHENSION, node, None)
+            name: str = node.name  # type: ignore[attr-defined]
+            scope.record(name, node)
+            return scope.child(CLASS if kind is ast.ClassDef else FUNCTION, node, name)
+        if kind is ast.arg:
+            scope.record(node.arg, node)  # type: ignore[attr-defined]
+        elif isinstance(node, _BINDERS):
+            self._bind(node, scope)
         return None
 
-    def _generator_scope(self, node: ast.comprehension, scope: Scope) -> Scope:
-        """The first generator of a comprehension is walked in the outer scope (so its
-        iterable is read there); its target and conditions belong to the comprehension."""
-        parent = self.parents.get(id(node))
-        inner = self.comprehension_scopes.get(id(parent)) if parent is not None else None
-        return inner if inner is not None else scope
-
-    def _child_scope(self, node: ast.AST, name: str, scope: Scope, inner: Scope | None) -> Scope:
-        if inner is None:
-            return scope
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            return inner if name in ("args", "body") else scope
-        if isinstance(node, ast.Lambda):
-            return inner
-        if isinstance(node, ast.ClassDef):
-            return inner if name == "body" else scope
-        if isinstance(node, COMPREHENSIONS):
-            return inner
-        if isinstance(node, ast.comprehension):
-            return scope if name == "iter" else inner
-        if isinstance(node, ast.arguments):  # defaults are evaluated where the def is
-            return inner if name in ("defaults", "kw_defaults") else scope
-        if isinstance(node, ast.arg):  # so are annotations
-            return inner if name == "annotation" else scope
-        return scope
-
     def _bind(self, node: ast.AST, scope: Scope) -> None:
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Store):
-                self._record(node, scope)
-        elif isinstance(node, ast.arg):
-            scope.record(node.arg, node)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            scope.record(node.name, node)
-        elif isinstance(node, ast.Import):
+        if isinstance(node, ast.Import):
             for alias in node.names:
                 names = [alias.asname] if alias.asname else dotted_parts(alias.name)
                 for name in names:
@@ -191,8 +190,8 @@ class _Walk:
         elif isinstance(node, ast.MatchMapping) and node.rest:
             scope.record(node.rest, node)
 
-    def _record(self, name: ast.Name, scope: Scope) -> None:
-        parent = self.parents.get(id(name))
+    @staticmethod
+    def _record(name: ast.Name, parent: ast.AST | None, scope: Scope) -> None:
         if isinstance(parent, ast.NamedExpr) and parent.target is name:
             while scope.kind == COMPREHENSION and scope.parent is not None:
                 scope = scope.parent  # a walrus in a comprehension binds outside it
@@ -205,11 +204,6 @@ class _Walk:
         while outer is not None and outer.kind == CLASS:
             outer = outer.parent
         return outer if outer is not None and outer.kind != BUILTIN else self.module_scope
-
-
-def _is_text(node: ast.AST) -> bool:
-    """A literal piece of an f-string (not indexed as a string constant)."""
-    return isinstance(node, ast.Constant)
 
 
 class PythonDocument:

@@ -67,6 +67,7 @@ def _imported_names(node: ast.Import | ast.ImportFrom, full_name: str) -> set[st
                 continue
             rest = rest.lstrip(".")
             found.add(f"{real}.{rest}" if rest else real)
+            break  # the longest name of the alias that matches
     return found
 
 
