@@ -4,7 +4,10 @@ by type and scopes, with conversions to spans and offsets."""
 from __future__ import annotations
 
 import ast
+import bisect
+import io
 import re
+import tokenize
 from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import Any, TypeAlias, TypeVar, overload
@@ -37,6 +40,12 @@ COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 Block: TypeAlias = tuple[ast.AST, str]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Nodes whose ``ast`` range takes in the parentheses around them.
+_PARENTHESIZED = (ast.Tuple, ast.GeneratorExp)
+_LAYOUT_TOKENS = frozenset(
+    {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
+    | {tokenize.ENDMARKER}
+)
 # Fields in the order their code is written, where ``_fields`` differs.
 _SOURCE_ORDER: dict[type, tuple[str, ...]] = {
     ast.FunctionDef: ("decorator_list", "args", "returns", "body"),
@@ -206,6 +215,29 @@ class _Walk:
         return outer if outer is not None and outer.kind != BUILTIN else self.module_scope
 
 
+def _inside_parentheses(source: str) -> tuple[int, int] | None:
+    """Offsets of what a pair of parentheses around all of ``source`` holds (without the
+    spaces next to them), or ``None`` when ``source`` is not wrapped in one pair."""
+    if not (source.startswith("(") and source.endswith(")")):
+        return None
+    depth = 0
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    lines = [0] + [m.end() for m in _LINE_BREAK.finditer(source)]
+    brackets = [t for t in tokens if t.type == tokenize.OP and t.string in "()[]{}"]
+    for index, token in enumerate(brackets):
+        depth += 1 if token.string in "([{" else -1
+        if depth == 0 and index < len(brackets) - 1:
+            return None  # the first parenthesis closes before the end: ``(a), (b)``
+    inside = [t for t in tokens if t.type not in _LAYOUT_TOKENS][1:-1]
+    if not inside:
+        return None
+    first, last = inside[0].start, inside[-1].end
+    return lines[first[0] - 1] + first[1], lines[last[0] - 1] + last[1]
+
+
 class PythonDocument:
     """A module parsed once by ``ast`` and walked once; positions and qualified names are
     computed on first use, only for the nodes asked about."""
@@ -331,7 +363,24 @@ class PythonDocument:
             raise ValueError(f"{type(node).__name__} has no position")
         column = self._column(line, node.col_offset)  # type: ignore[attr-defined]
         end_column = self._column(end_line, node.end_col_offset)  # type: ignore[attr-defined]
+        if isinstance(node, _PARENTHESIZED):
+            return self._unwrapped(line, column, end_line, end_column)
         return line, column, end_line, end_column
+
+    def _unwrapped(
+        self, line: int, column: int, end_line: int, end_column: int
+    ) -> tuple[int, int, int, int]:
+        """The range inside the parentheses that ``ast`` counts as a tuple's or generator's own
+        (also a call's, around its only argument), as every other node's range excludes them."""
+        start, end = self.offset(line, column), self.offset(end_line, end_column)
+        inner = _inside_parentheses(self.text[start:end])
+        if inner is None:
+            return line, column, end_line, end_column
+        return (*self._position(start + inner[0]), *self._position(start + inner[1]))
+
+    def _position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1]
 
     def offsets(self, node: ast.AST) -> tuple[int, int]:
         line, column, end_line, end_column = self._range(node)

@@ -20,7 +20,6 @@ from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.concrete import ConcreteTree
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.fixes import render
-from prefixlint.pyflow.prompt_words import SYSTEM
 from prefixlint.types import Applicability, Edit, Fix
 
 Parts: TypeAlias = list[cst.BaseFormattedStringContent]
@@ -72,34 +71,6 @@ def _same_meaning(
         if not here or {id(a) for a in here} != {id(a) for a in target_scope[name.id]}:
             return False
     return True
-
-
-def _system_fstring(
-    document: PythonDocument, hole: ast.FormattedValue, sink_expr: ast.expr
-) -> ast.JoinedStr | None:
-    """The f-string holding ``hole``, if it is the sink's value used at this sink only.
-
-    The sink may name it through single-use names (``system = SYSTEM_PROMPT``), so changing
-    it changes no other request.
-    """
-    fstring = document.parent(hole)
-    if not isinstance(fstring, ast.JoinedStr):
-        return None
-    value = sink_expr
-    for _ in range(4):
-        if value is fstring:
-            return fstring
-        if not isinstance(value, ast.Name):
-            return None
-        assignments = document.assignments(value)
-        if len(assignments) != 1 or document.references(assignments[0]) != 1:
-            return None
-        target = assignments[0].node  # a builtin is bound nowhere in the file
-        statement = document.parent(target) if isinstance(target, ast.Name) else None
-        if not isinstance(statement, ast.Assign) or statement.targets != [target]:
-            return None
-        value = statement.value
-    return None
 
 
 def _split(fstring: cst.FormattedString, index: int) -> tuple[Parts, Parts] | None:
@@ -192,18 +163,14 @@ def _destination(
     return cst.FormattedString(parts=[hole, *addition], start="f" + quote, end=quote)
 
 
-def relocate(document: PythonDocument, reach: Reach) -> Fix | None:
-    """Cut the volatile line from the system prompt and append it to the last user message."""
+def relocate(
+    document: PythonDocument, reach: Reach, found: ast.FormattedValue, joined: ast.JoinedStr
+) -> Fix | None:
+    """Cut the line holding ``found`` from the system prompt ``joined`` (see
+    :func:`prefixlint.pyflow.fixers.relocation_site`) and append it to the last user message."""
     sink = reach.sink
-    if sink.region != SYSTEM or sink.last_user is None:
-        return None
-    found = next(
-        (a for a in document.ancestors(reach.origin.node) if isinstance(a, ast.FormattedValue)),
-        None,
-    )
-    joined = _system_fstring(document, found, sink.expr) if found is not None else None
-    tree = ConcreteTree.of(document) if joined is not None else None
-    if tree is None or joined is None or found is None:
+    tree = ConcreteTree.of(document)
+    if tree is None or sink.last_user is None:
         return None
     fstring = tree.node(joined, cst.FormattedString)
     value = tree.expression(found.value)

@@ -1,0 +1,58 @@
+"""Positions of the ast document: code-point columns, and ranges without parentheses."""
+
+import ast
+
+import libcst as cst
+import pytest
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from prefixlint.context import RuleContext
+from prefixlint.pyflow.document import PythonDocument
+
+
+def _document(text):
+    return PythonDocument(text, ast.parse(text), RuleContext("a.py", frozenset()))
+
+
+# (source, node type, nth node of that type, its source, its span as line/column pairs)
+RANGES = (
+    ("x = f(a)\n", ast.Call, 0, "f(a)", (1, 5, 1, 9)),
+    ("é = 'ü' + now()\n", ast.Call, 0, "now()", (1, 11, 1, 16)),
+    ("s = '日本' f'{t()}'\n", ast.Call, 0, "t()", (1, 13, 1, 16)),
+    ("x = (a, b)\n", ast.Tuple, 0, "a, b", (1, 6, 1, 10)),
+    ("x = (a), (b)\n", ast.Tuple, 0, "(a), (b)", (1, 5, 1, 13)),
+    ("x = ( a,\n  b )  # c\n", ast.Tuple, 0, "a,\n  b", (1, 7, 2, 4)),
+    ("x = ', '.join(t for t in s)\n", ast.GeneratorExp, 0, "t for t in s", (1, 15, 1, 27)),
+    ("x = f((t for t in s), 1)\n", ast.GeneratorExp, 0, "t for t in s", (1, 8, 1, 20)),
+    ("x = 'a\\r\\n'\r\ny = g()\r\n", ast.Call, 0, "g()", (2, 5, 2, 8)),
+)
+
+
+@pytest.mark.parametrize(("text", "kind", "nth", "source", "span"), RANGES)
+def test_ranges(text, kind, nth, source, span):
+    document = _document(text)
+    node = [n for n in ast.walk(document.module) if isinstance(n, kind)][nth]
+    found = document.span(node)
+    assert document.source(node) == source
+    assert (found.line, found.column, found.end_line, found.end_column) == span
+
+
+@pytest.mark.parametrize("text", [r[0] for r in RANGES])
+def test_expression_ranges_are_libcsts(text):
+    """Every expression outside an f-string's pieces has the range libcst gives it."""
+    wrapper = MetadataWrapper(cst.parse_module(text))
+    ranges = {
+        (p.start.line, p.start.column, p.end.line, p.end.column)
+        for n, p in wrapper.resolve(PositionProvider).items()
+        if isinstance(n, cst.BaseExpression)
+    }
+    document = _document(text)
+    for node in document.nodes(ast.Call, ast.Name, ast.Tuple, ast.GeneratorExp):
+        found = document.span(node)
+        key = (found.line, found.column - 1, found.end_line, found.end_column - 1)
+        assert key in ranges, document.source(node)
+
+
+def test_the_literal_pieces_of_an_fstring_are_not_string_constants():
+    document = _document("x = f'a{b}c' 'd'\ny = 'e'\n")
+    assert [c.value for c in document.nodes(ast.Constant)] == ["e"]
