@@ -107,12 +107,23 @@ class Scope:
 
     def __getitem__(self, name: str) -> list[Assignment]:
         """The assignments ``name`` refers to when read in this scope."""
+        if self.kind == BUILTIN:
+            return self._builtin(name)
         if name in self.overwrites:
             return self.overwrites[name][name]
         own = self.assignments.get(name)
         if own:
             return own
         return self.parent._from_child(name) if self.parent is not None else []
+
+    def _builtin(self, name: str) -> list[Assignment]:
+        """A builtin's one assignment, made on first lookup."""
+        if name not in _BUILTIN_NAMES:
+            return []
+        found = self.assignments.get(name)
+        if found is None:
+            found = self.assignments[name] = [Assignment(name, self, None)]
+        return found
 
     def _from_child(self, name: str) -> list[Assignment]:
         if self.kind == CLASS:  # a class body is not a scope for what is nested in it
@@ -143,25 +154,8 @@ class Scope:
 
 
 def builtin_scope() -> Scope:
-    scope = Scope(BUILTIN, None, None)
-    scope.assignments = _BuiltinNames(scope)
-    return scope
-
-
-class _BuiltinNames(dict[str, list[Assignment]]):
-    """Every builtin, bound on first lookup."""
-
-    def __init__(self, scope: Scope) -> None:
-        super().__init__()
-        self.scope = scope
-
-    def get(self, name: str, default: object = None) -> list[Assignment] | None:  # type: ignore[override]
-        if name not in _BUILTIN_NAMES:
-            return None
-        found = super().get(name)
-        if found is None:
-            found = self[name] = [Assignment(name, self.scope, None)]
-        return found
+    """The scope around a module: Python's builtins."""
+    return Scope(BUILTIN, None, None)
 
 
 def full_name(node: ast.AST) -> str | None:
