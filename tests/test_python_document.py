@@ -1,6 +1,10 @@
-"""Positions of the ast document: code-point columns, and ranges without parentheses."""
+"""The ast document: code-point columns, ranges without parentheses, and libcst loaded only
+for a fix."""
 
 import ast
+import subprocess
+import sys
+from pathlib import Path
 
 import libcst as cst
 import pytest
@@ -56,3 +60,46 @@ def test_expression_ranges_are_libcsts(text):
 def test_the_literal_pieces_of_an_fstring_are_not_string_constants():
     document = _document("x = f'a{b}c' 'd'\ny = 'e'\n")
     assert [c.value for c in document.nodes(ast.Constant)] == ["e"]
+
+
+_IMPORT_PROBE = (
+    "import sys\n"
+    "from prefixlint.linting.config import Settings\n"
+    "from prefixlint.linting.engine import check_text\n"
+    "found = check_text(sys.stdin.read(), 'app.py', Settings())\n"
+    "print(sorted({d.code for d in found}), 'libcst' in sys.modules)\n"
+)
+_HISTORY_EDIT = (
+    "class Chat:\n"
+    "    def ask(self, client, q):\n"
+    "        self.messages.append({'role': 'user', 'content': q})\n"
+    "        del self.messages[1]\n"
+    "        return client.chat.completions.create(model='m', messages=self.messages)\n"
+)
+_UNSORTED_JSON = (
+    "import json\n"
+    "def ask(client, q, cfg):\n"
+    "    system = f'Config: {json.dumps(cfg)}'\n"
+    "    return client.chat.completions.create(model='m', messages=[\n"
+    "        {'role': 'system', 'content': system}, {'role': 'user', 'content': q}])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "codes", "loaded"),
+    (
+        pytest.param(_HISTORY_EDIT, ["PFX501"], False, id="a finding with no fix"),
+        pytest.param(_UNSORTED_JSON, ["PFX202"], True, id="a finding with a fix"),
+    ),
+)
+def test_libcst_is_imported_only_to_render_a_fix(text, codes, loaded):
+    result = subprocess.run(
+        [sys.executable, "-c", _IMPORT_PROBE],
+        input=text,
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert result.stdout.split("]")[1].strip() == str(loaded)
+    assert result.stdout.startswith(str(codes))
