@@ -250,7 +250,6 @@ class PythonDocument:
         walk = _Walk(module)
         self._parents, self._order, self._by_type = walk.parents, walk.order, walk.by_type
         self._scopes, self._blocks = walk.scopes, walk.blocks
-        self.module_scope = walk.module_scope
         self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
         self._columns: dict[int, list[int] | None] = {}
         # What the analyses found in this document, computed once by whichever rule asks

@@ -102,9 +102,6 @@ class Scope:
             scope = scope.overwrites[name]
         return scope
 
-    def __contains__(self, name: str) -> bool:
-        return bool(self[name])
-
     def __getitem__(self, name: str) -> list[Assignment]:
         """The assignments ``name`` refers to when read in this scope."""
         if self.kind == BUILTIN:
