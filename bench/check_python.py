@@ -5,8 +5,8 @@ Usage: python bench/check_python.py [ROOT ...] [--no-pcdlint] [--changed N]
 ROOT defaults to the openai, anthropic and transformers packages of the running interpreter.
 Prints, for the same files:
 
-* how many files pass the text prefilter and the ast screen (the rest are never parsed by
-  libcst), and the time per prefiltered file (median, p99, max; in this process);
+* how many files pass the text prefilter and the ast screen (the rest are never
+  analysed), and the time per prefiltered file (median, p99, max; in this process);
 * the wall time of ``prefixlint check ROOT... --no-cache`` with ``-j 1`` and ``-j 2``, and of
   ``pcdlint ROOT...``, each a fresh process, and the ratios;
 * with the result cache: a cold run over a copy of the tree, then ``N`` of its prefiltered
@@ -120,7 +120,7 @@ def main() -> None:
     screened = [(p, t) for p, t in prefiltered if _screened(p, t)]
     print(f"{len(files)} files, {sum(len(t) for _, t in files) / 1e6:.1f} MB under")
     print("  " + ", ".join(map(str, roots)))
-    print(f"prefilter passes {len(prefiltered)}; the ast screen then {len(screened)} (libcst)")
+    print(f"prefilter passes {len(prefiltered)}; the ast screen then {len(screened)} (analysed)")
     seconds = sorted(_per_file(prefiltered))
     if seconds:
         p99 = seconds[min(len(seconds) - 1, int(len(seconds) * 0.99))]

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property
-
-import libcst as cst
 
 from prefixlint.codes import UNORDERED
 from prefixlint.pyflow.bindings import Bindings
@@ -31,10 +30,10 @@ class Reach:
     origin: Origin
     sink: Sink
     also: tuple[Origin, ...] = ()
-    site: cst.CSTNode | None = None
+    site: ast.AST | None = None
 
     @property
-    def at(self) -> cst.CSTNode:
+    def at(self) -> ast.AST:
         """``site``, which every reach a rule is given has (:meth:`Analysis.in_prefix`)."""
         if self.site is None:
             raise ValueError("a reach that is not reported has no site")
@@ -90,7 +89,7 @@ class Analysis:
         self.flow.root = sink
         self.reaches += [Reach(origin, sink) for origin in self.flow.origins(sink.expr)]
 
-    def sink_of(self, node: cst.CSTNode) -> Sink | None:
+    def sink_of(self, node: ast.AST) -> Sink | None:
         """The first sink whose value was explained through ``node``, if any."""
         return self.flow.roots.get(id(node))
 
@@ -107,11 +106,7 @@ class Analysis:
 
     def _statement_key(self, reach: Reach) -> tuple[str, int, int, str]:
         statement = next(
-            (
-                a
-                for a in self.document.ancestors(reach.at)
-                if isinstance(a, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-            ),
+            (a for a in self.document.ancestors(reach.at) if isinstance(a, ast.stmt)),
             None,
         )
         family = _IDENTIFIER.match(reach.origin.label.strip("`{"))

@@ -1,20 +1,19 @@
 """Where names get their values: assignments, attributes, returns and in-place mutations.
 
 One pass over the module builds the index; :class:`Bindings` then answers "which expressions
-can this name or ``self.attribute`` hold here?" using libcst's scopes, keeping only the
+can this name or ``self.attribute`` hold here?" using the document's scopes, keeping only the
 assignments that can reach the use (a later plain assignment in an enclosing block hides the
 earlier ones).
 """
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from functools import cached_property
 
-import libcst as cst
-from libcst.metadata import Assignment, BaseAssignment
-
-from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
+from prefixlint.pyflow.scopes import Assignment
 
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "sort", "update", "execute"})
 
@@ -23,10 +22,10 @@ MUTATING_METHODS = frozenset({"append", "extend", "insert", "sort", "update", "e
 class Binding:
     """``target`` gets ``value``; ``kind`` is how (assign, augment, element, context)."""
 
-    value: cst.BaseExpression
+    value: ast.expr
     kind: str
-    statement: cst.CSTNode
-    target: cst.CSTNode | None = None
+    statement: ast.AST
+    target: ast.AST | None = None
 
 
 @dataclass(frozen=True)
@@ -34,9 +33,9 @@ class Mutation:
     """``receiver.method(args)`` or ``function(receiver)`` changing a named object in place;
     ``method`` is ``"setitem"`` for ``receiver[key] = value`` (``call`` is then the statement)."""
 
-    call: cst.Call | cst.Assign
+    call: ast.Call | ast.Assign
     method: str
-    receiver: cst.Name
+    receiver: ast.Name
 
 
 class _Index:
@@ -46,74 +45,63 @@ class _Index:
         self.document = document
         self.targets: dict[int, list[Binding]] = {}
         self.attributes: dict[tuple[int, str], list[Binding]] = {}
-        for node in document.nodes(cst.Assign):
+        for node in document.nodes(ast.Assign):
             for target in node.targets:
-                self._bind(target.target, node.value, "assign", node)
-                self._bind_class_attribute(target.target, node.value, "assign", node)
-        for annotated in document.nodes(cst.AnnAssign):
+                self._bind(target, node.value, "assign", node)
+                self._bind_class_attribute(target, node.value, "assign", node)
+        for annotated in document.nodes(ast.AnnAssign):
             if annotated.value is not None:
                 self._bind(annotated.target, annotated.value, "assign", annotated)
                 self._bind_class_attribute(annotated.target, annotated.value, "assign", annotated)
-        for augmented in document.nodes(cst.AugAssign):
+        for augmented in document.nodes(ast.AugAssign):
             self._bind(augmented.target, augmented.value, "augment", augmented)
-        for named in document.nodes(cst.NamedExpr):
+        for named in document.nodes(ast.NamedExpr):
             self._bind(named.target, named.value, "assign", named)
-        for loop in document.nodes(cst.For, cst.CompFor):
+        for loop in document.nodes(ast.For, ast.AsyncFor, ast.comprehension):
             self._bind(loop.target, loop.iter, "element", loop)
-        for item in document.nodes(cst.WithItem):
-            if item.asname is not None:
-                self._bind(item.asname.name, item.item, "context", item)
+        for item in document.nodes(ast.withitem):
+            if item.optional_vars is not None:
+                self._bind(item.optional_vars, item.context_expr, "context", item)
 
-    def _frame(self, node: cst.CSTNode) -> cst.CSTNode | None:
+    def _frame(self, node: ast.AST) -> ast.AST | None:
         """The innermost function or class around ``node``."""
         return next(
-            (
-                a
-                for a in self.document.ancestors(node)
-                if isinstance(a, (cst.FunctionDef, cst.ClassDef))
-            ),
+            (a for a in self.document.ancestors(node) if isinstance(a, (*FUNCTIONS, ast.ClassDef))),
             None,
         )
 
-    def _bind(
-        self,
-        target: cst.BaseExpression,
-        value: cst.BaseExpression,
-        kind: str,
-        statement: cst.CSTNode,
-    ) -> None:
-        if isinstance(target, cst.Name):
+    def _bind(self, target: ast.expr, value: ast.expr, kind: str, statement: ast.AST) -> None:
+        if isinstance(target, ast.Name):
             self.targets.setdefault(id(target), []).append(Binding(value, kind, statement))
-        elif isinstance(target, cst.Attribute):
+        elif isinstance(target, ast.Attribute):
             owner = self.document.enclosing_class(statement)
             if (
                 owner is not None
-                and isinstance(target.value, cst.Name)
-                and target.value.value in ("self", "cls")
+                and isinstance(target.value, ast.Name)
+                and target.value.id in ("self", "cls")
             ):
-                key = (id(owner), target.attr.value)
+                key = (id(owner), target.attr)
                 binding = Binding(value, kind, statement, target)
                 self.attributes.setdefault(key, []).append(binding)
-        elif isinstance(target, (cst.Tuple, cst.List)):
-            items = value.elements if isinstance(value, (cst.Tuple, cst.List)) else None
-            for index, element in enumerate(target.elements):
-                if items is not None and len(items) == len(target.elements):
-                    self._bind(element.value, items[index].value, kind, statement)
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            for index, element in enumerate(target.elts):
+                inner = element.value if isinstance(element, ast.Starred) else element
+                if items is not None and len(items) == len(target.elts):
+                    item = items[index]
+                    item = item.value if isinstance(item, ast.Starred) else item
+                    self._bind(inner, item, kind, statement)
                 else:
-                    self._bind(element.value, value, "element", statement)
+                    self._bind(inner, value, "element", statement)
 
     def _bind_class_attribute(
-        self,
-        target: cst.BaseExpression,
-        value: cst.BaseExpression,
-        kind: str,
-        statement: cst.CSTNode,
+        self, target: ast.expr, value: ast.expr, kind: str, statement: ast.AST
     ) -> None:
         """``X = ...`` directly in a class body is also readable as ``self.X``."""
         frame = self._frame(statement)
-        if isinstance(frame, cst.ClassDef) and isinstance(target, cst.Name):
+        if isinstance(frame, ast.ClassDef) and isinstance(target, ast.Name):
             binding = Binding(value, kind, statement, target)
-            self.attributes.setdefault((id(frame), target.value), []).append(binding)
+            self.attributes.setdefault((id(frame), target.id), []).append(binding)
 
 
 class Bindings:
@@ -124,18 +112,17 @@ class Bindings:
         index = _Index(document)
         self._targets = index.targets
         self._attributes = index.attributes
-        self.calls = document.nodes(cst.Call)
+        self.calls = document.nodes(ast.Call)
 
     @cached_property
     def _mutations(self) -> dict[int, list[Mutation]]:
         """In-place changes by the assignment (id) of the name they change."""
         found: dict[int, list[Mutation]] = {}
         stores = [
-            Mutation(statement, "setitem", target.target.value)
-            for statement in self.document.nodes(cst.Assign)
+            Mutation(statement, "setitem", target.value)
+            for statement in self.document.nodes(ast.Assign)
             for target in statement.targets
-            if isinstance(target.target, cst.Subscript)
-            and isinstance(target.target.value, cst.Name)
+            if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
         ]
         for call in self.calls:
             stores += self._mutations_in(call)
@@ -145,38 +132,33 @@ class Bindings:
         return found
 
     @staticmethod
-    def _mutations_in(call: cst.Call) -> list[Mutation]:
+    def _mutations_in(call: ast.Call) -> list[Mutation]:
         func = call.func
         found = []
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.attr.value in MUTATING_METHODS
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.attr in MUTATING_METHODS
         ):
-            found.append(Mutation(call, func.attr.value, func.value))
-        if call.args and isinstance(call.args[0].value, cst.Name):
-            name = func.attr.value if isinstance(func, cst.Attribute) else None
-            if isinstance(func, cst.Name):
-                name = func.value
+            found.append(Mutation(call, func.attr, func.value))
+        first = call.args[0] if call.args else None
+        if isinstance(first, ast.Name):
+            name = func.attr if isinstance(func, ast.Attribute) else None
+            if isinstance(func, ast.Name):
+                name = func.id
             if name in ("shuffle", "permutation"):
-                found.append(Mutation(call, "shuffle", call.args[0].value))
+                found.append(Mutation(call, "shuffle", first))
         return found
 
-    def assignments(self, name: cst.Name) -> list[BaseAssignment]:
-        """Every assignment (libcst scope analysis) that ``name`` can refer to."""
-        scope = self.document.scopes.get(name)
-        if scope is None:
-            return []
-        try:
-            return list(scope[name.value])
-        except (KeyError, TypeError):
-            return []
+    def assignments(self, name: ast.Name) -> list[Assignment]:
+        """Every assignment (by the document's scopes) that ``name`` can refer to."""
+        return self.document.assignments(name)
 
-    def reaching(self, name: cst.Name) -> list[BaseAssignment]:
+    def reaching(self, name: ast.Name) -> list[Assignment]:
         """The assignments of ``name`` that can reach this use of it."""
         found = self.assignments(name)
-        scope = self.document.scopes.get(name)
-        local = [a for a in found if isinstance(a, Assignment) and a.scope is scope]
+        scope = self.document.scope(name)
+        local = [a for a in found if a.node is not None and a.scope is scope]
         if not local:
             return found
         position = self._position(name)
@@ -199,53 +181,57 @@ class Bindings:
         return chosen
 
     def _dominates(self, assignment: Assignment, ancestors: set[int]) -> bool:
+        """A plain assignment in a block that holds the use (so it hides earlier ones)."""
         for binding in self._targets.get(id(assignment.node), ()):
             if binding.kind != "assign":
                 continue
-            line = self.document.parent(binding.statement)
-            suite = self.document.parent(line) if line is not None else None
-            if suite is not None and id(suite) in ancestors:
+            block = self.document.block(binding.statement)
+            if block is not None and self._within(block, ancestors):
                 return True
         return False
 
-    def _position(self, node: cst.CSTNode) -> int:
-        return self.document.order(node)
+    @staticmethod
+    def _within(block: tuple[ast.AST, str], ancestors: set[int]) -> bool:
+        """Whether the use lies in the block (an ``if`` body, not its ``else``)."""
+        owner, field = block
+        if id(owner) not in ancestors:
+            return False
+        return any(id(statement) in ancestors for statement in getattr(owner, field, ()))
 
-    def values_of(self, assignment: BaseAssignment) -> list[Binding]:
-        return list(self._targets.get(id(getattr(assignment, "node", None)), ()))
+    def _position(self, node: ast.AST | None) -> int:
+        return self.document.order(node) if node is not None else -1
 
-    def mutations_of(self, assignment: BaseAssignment) -> list[Mutation]:
+    def values_of(self, assignment: Assignment) -> list[Binding]:
+        return list(self._targets.get(id(assignment.node), ()))
+
+    def mutations_of(self, assignment: Assignment) -> list[Mutation]:
         return list(self._mutations.get(id(assignment), ()))
 
-    def attribute_values(self, node: cst.Attribute) -> list[Binding]:
+    def attribute_values(self, node: ast.Attribute) -> list[Binding]:
         """Values assigned to ``self.X`` (in any method) or ``X`` (in the class body)."""
         owner = self.document.enclosing_class(node)
         if owner is None:
             return []
-        return list(self._attributes.get((id(owner), node.attr.value), ()))
+        return list(self._attributes.get((id(owner), node.attr), ()))
 
-    def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    def returns_of(self, function: Function) -> list[ast.expr]:
         return self.document.returns_of(function)
 
-    def local_function(self, func: cst.BaseExpression) -> cst.FunctionDef | None:
+    def local_function(self, func: ast.expr) -> Function | None:
         """The function defined in this file that ``func(...)`` calls, if any."""
-        if isinstance(func, cst.Name):
+        if isinstance(func, ast.Name):
             for assignment in self.assignments(func):
-                node = getattr(assignment, "node", None)
-                if isinstance(node, cst.FunctionDef):
-                    return node
+                if isinstance(assignment.node, FUNCTIONS):
+                    return assignment.node
             return None
         if (
-            isinstance(func, cst.Attribute)
-            and isinstance(func.value, cst.Name)
-            and func.value.value in ("self", "cls")
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
         ):
             owner = self.document.enclosing_class(func)
             if owner is not None:
-                for statement in owner.body.body:
-                    if (
-                        isinstance(statement, cst.FunctionDef)
-                        and statement.name.value == func.attr.value
-                    ):
+                for statement in owner.body:
+                    if isinstance(statement, FUNCTIONS) and statement.name == func.attr:
                         return statement
         return None

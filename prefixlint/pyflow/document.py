@@ -1,102 +1,257 @@
-"""One parsed Python file: the libcst tree, its metadata, and conversions to spans and offsets."""
+"""One parsed Python file: the ``ast`` tree walked once into parents, preorder numbers, nodes
+by type and scopes, with conversions to spans and offsets."""
 
 from __future__ import annotations
 
-import dataclasses
+import ast
+import bisect
+import io
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+import tokenize
+from collections.abc import Iterator, Sequence
 from functools import cached_property
 from typing import Any, TypeAlias, TypeVar, overload
 
-import libcst as cst
-from libcst._metadata_dependent import LazyValue
-from libcst.metadata import (
-    CodeRange,
-    MetadataWrapper,
-    PositionProvider,
-    QualifiedName,
-    QualifiedNameProvider,
-    Scope,
-    ScopeProvider,
-)
-
 from prefixlint.codes import ENVIRONMENT, PER_USER, TIMESTAMP, UNIQUE_ID
 from prefixlint.context import RuleContext
+from prefixlint.pyflow.scopes import (
+    BUILTIN,
+    CLASS,
+    COMPREHENSION,
+    FUNCTION,
+    MODULE,
+    Assignment,
+    Scope,
+    builtin_scope,
+    dotted_parts,
+    full_name,
+)
 from prefixlint.types import Span
 
-N = TypeVar("N", bound=cst.CSTNode)
-N2 = TypeVar("N2", bound=cst.CSTNode)
-N3 = TypeVar("N3", bound=cst.CSTNode)
-N4 = TypeVar("N4", bound=cst.CSTNode)
-# Parents and preorder numbers keyed by ``id(node)``, and the nodes of each type.
-_Index: TypeAlias = tuple[dict[int, cst.CSTNode], dict[int, int], dict[type, list[cst.CSTNode]]]
+N = TypeVar("N", bound=ast.AST)
+N2 = TypeVar("N2", bound=ast.AST)
+N3 = TypeVar("N3", bound=ast.AST)
+N4 = TypeVar("N4", bound=ast.AST)
+
+Function: TypeAlias = ast.FunctionDef | ast.AsyncFunctionDef
+FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
+COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
+# A statement's block: the node that holds it and the field of that node it is listed in.
+Block: TypeAlias = tuple[ast.AST, str]
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
-
-
-# Fields that hold only punctuation, whitespace or comments: never walked.
-_PUNCTUATION_FIELDS = frozenset(
-    {
-        "lpar", "rpar", "comma", "semicolon", "leading_lines", "lines_after_decorators",
-        "header", "footer", "trailing_whitespace", "equal", "colon", "dot", "operator",
-        "lbracket", "rbracket", "lbrace", "rbrace", "asynchronous", "first_line",
-        "empty_lines", "last_line", "between", "comment", "newline",
-    }
-)  # fmt: skip
+# Nodes whose ``ast`` range takes in the parentheses around them.
+_PARENTHESIZED = (ast.Tuple, ast.GeneratorExp)
+_LAYOUT_TOKENS = frozenset(
+    {tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT}
+    | {tokenize.ENDMARKER}
+)
+# Fields in the order their code is written, where ``_fields`` differs.
+_SOURCE_ORDER: dict[type, tuple[str, ...]] = {
+    ast.FunctionDef: ("decorator_list", "args", "returns", "body"),
+    ast.AsyncFunctionDef: ("decorator_list", "args", "returns", "body"),
+    ast.ClassDef: ("decorator_list", "bases", "keywords", "body"),
+    ast.IfExp: ("body", "test", "orelse"),
+}
+_BLOCK_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _child_fields(kind: type) -> tuple[str, ...]:
+def _fields(kind: type[ast.AST]) -> tuple[str, ...]:
     names = _CHILD_FIELDS.get(kind)
     if names is None:
-        names = tuple(
-            f.name
-            for f in dataclasses.fields(kind)
-            if f.name not in _PUNCTUATION_FIELDS and not f.name.startswith("whitespace")
+        names = _SOURCE_ORDER.get(kind) or tuple(
+            n for n in kind._fields if n not in ("ctx", "type_comment")
         )
         _CHILD_FIELDS[kind] = names
     return names
 
 
-def _index(module: cst.Module) -> _Index:
-    """One preorder walk: parents, preorder numbers and the nodes of each type.
+# Nodes that open a scope, and the fields of theirs that are evaluated inside it.
+_INNER_FIELDS: dict[type, frozenset[str]] = {
+    ast.FunctionDef: frozenset({"args", "body"}),
+    ast.AsyncFunctionDef: frozenset({"args", "body"}),
+    ast.Lambda: frozenset({"args", "body"}),
+    ast.ClassDef: frozenset({"body"}),
+    **dict.fromkeys(COMPREHENSIONS, frozenset({"elt", "key", "value", "generators"})),
+}
+# Fields evaluated in the scope around the one their node is in: a function's defaults and
+# annotations, and the iterable of a comprehension's first ``for``.
+_OUTER_FIELDS: dict[type, frozenset[str]] = {
+    ast.arguments: frozenset({"defaults", "kw_defaults"}),
+    ast.arg: frozenset({"annotation"}),
+}
+_BINDERS = (
+    ast.Import,
+    ast.ImportFrom,
+    ast.Global,
+    ast.Nonlocal,
+    ast.ExceptHandler,
+    ast.MatchAs,
+    ast.MatchStar,
+    ast.MatchMapping,
+)
 
-    Walks the dataclass fields directly (skipping punctuation and whitespace), which is several
-    times faster than a libcst visitor that calls hooks for every attribute of every node.
-    """
-    parents: dict[int, cst.CSTNode] = {}
-    order: dict[int, int] = {}
-    by_type: dict[type, list[cst.CSTNode]] = {}
-    stack: list[tuple[cst.CSTNode, cst.CSTNode | None]] = [(module, None)]
-    while stack:
-        node, parent = stack.pop()
-        if parent is not None:
-            parents[id(node)] = parent
-        order[id(node)] = len(order)
-        by_type.setdefault(type(node), []).append(node)
-        children: list[cst.CSTNode] = []
-        for name in _child_fields(type(node)):
-            value = getattr(node, name)
-            if isinstance(value, cst.CSTNode):
-                children.append(value)
-            elif isinstance(value, (list, tuple)):
-                children.extend(item for item in value if isinstance(item, cst.CSTNode))
-        stack.extend((child, node) for child in reversed(children))
-    return parents, order, by_type
+
+class _Walk:
+    """One preorder walk: parents, numbers, nodes by type, the scope of every node, and the
+    assignments of every scope."""
+
+    def __init__(self, module: ast.Module) -> None:
+        self.parents: dict[int, ast.AST] = {}
+        self.order: dict[int, int] = {}
+        self.by_type: dict[type, list[ast.AST]] = {}
+        self.scopes: dict[int, Scope] = {}
+        self.blocks: dict[int, Block] = {}
+        self.module_scope = Scope(MODULE, module, builtin_scope())
+        parents, order, scopes, by_type = self.parents, self.order, self.scopes, self.by_type
+        names: list[ast.AST] = []
+        constants: list[ast.AST] = []
+        by_type[ast.Name], by_type[ast.Constant] = names, constants
+        stack: list[tuple[ast.AST, ast.AST | None, Scope]] = [(module, None, self.module_scope)]
+        while stack:
+            node, parent, scope = stack.pop()
+            key = id(node)
+            if parent is not None:
+                parents[key] = parent
+            order[key] = len(order)
+            scopes[key] = scope
+            kind = type(node)
+            if kind is ast.Name:
+                names.append(node)
+                if type(node.ctx) is ast.Store:  # type: ignore[attr-defined]
+                    self._record(node, parent, scope)  # type: ignore[arg-type]
+                continue
+            if kind is ast.Constant:
+                if type(parent) is not ast.JoinedStr:  # not a literal piece of an f-string
+                    constants.append(node)
+                continue
+            if kind is not ast.JoinedStr or type(parent) is not ast.FormattedValue:
+                by_type.setdefault(kind, []).append(node)  # (a format spec is not a string)
+            inner = self._enter(node, kind, parent, scope)
+            stack.extend(reversed(self._children(node, kind, parent, scope, inner)))
+
+    def _children(
+        self, node: ast.AST, kind: type, parent: ast.AST | None, scope: Scope, inner: Scope | None
+    ) -> list[tuple[ast.AST, ast.AST | None, Scope]]:
+        if kind is ast.Dict:  # keys and values interleaved, as written
+            dict_node: ast.Dict = node  # type: ignore[assignment]
+            pairs = zip(dict_node.keys, dict_node.values, strict=True)
+            return [(c, node, scope) for k, v in pairs for c in (k, v) if c is not None]
+        inside = _INNER_FIELDS.get(kind, ())
+        outside = _OUTER_FIELDS.get(kind, ())
+        if kind is ast.comprehension and parent is not None:
+            first = parent.generators[0] is node  # type: ignore[attr-defined]
+            outside = frozenset({"iter"}) if first else ()
+        out: list[tuple[ast.AST, ast.AST | None, Scope]] = []
+        for name in _fields(kind):
+            value = getattr(node, name, None)
+            if value is None:
+                continue
+            where = scope
+            if inner is not None and name in inside:
+                where = inner
+            elif name in outside and scope.parent is not None:
+                where = scope.parent
+            if type(value) is list:
+                if name in _BLOCK_FIELDS:
+                    for item in value:
+                        self.blocks[id(item)] = (node, name)
+                out += [(item, node, where) for item in value if isinstance(item, ast.AST)]
+            elif isinstance(value, ast.AST):
+                out.append((value, node, where))
+        return out
+
+    def _enter(
+        self, node: ast.AST, kind: type, parent: ast.AST | None, scope: Scope
+    ) -> Scope | None:
+        """Record what ``node`` binds; the scope it opens, if it opens one."""
+        if kind in _INNER_FIELDS:
+            if kind is ast.Lambda:
+                return scope.child(FUNCTION, node, None)
+            if kind in COMPREHENSIONS:
+                return scope.child(COMPREHENSION, node, None)
+            name: str = node.name  # type: ignore[attr-defined]
+            scope.record(name, node)
+            return scope.child(CLASS if kind is ast.ClassDef else FUNCTION, node, name)
+        if kind is ast.arg:
+            scope.record(node.arg, node)  # type: ignore[attr-defined]
+        elif isinstance(node, _BINDERS):
+            self._bind(node, scope)
+        return None
+
+    def _bind(self, node: ast.AST, scope: Scope) -> None:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names = [alias.asname] if alias.asname else dotted_parts(alias.name)
+                for name in names:
+                    scope.record(name, node)
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                if alias.name != "*":
+                    scope.record(alias.asname or alias.name, node)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            for name in node.names:
+                scope.overwrites[name] = self._declared_scope(node, scope)
+        elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+            if node.name:
+                scope.record(node.name, node)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            scope.record(node.rest, node)
+
+    @staticmethod
+    def _record(name: ast.Name, parent: ast.AST | None, scope: Scope) -> None:
+        if isinstance(parent, ast.NamedExpr) and parent.target is name:
+            while scope.kind == COMPREHENSION and scope.parent is not None:
+                scope = scope.parent  # a walrus in a comprehension binds outside it
+        scope.record(name.id, name)
+
+    def _declared_scope(self, node: ast.Global | ast.Nonlocal, scope: Scope) -> Scope:
+        if isinstance(node, ast.Global):
+            return self.module_scope
+        outer = scope.parent
+        while outer is not None and outer.kind == CLASS:
+            outer = outer.parent
+        return outer if outer is not None and outer.kind != BUILTIN else self.module_scope
+
+
+def _inside_parentheses(source: str) -> tuple[int, int] | None:
+    """Offsets of what a pair of parentheses around all of ``source`` holds (without the
+    spaces next to them), or ``None`` when ``source`` is not wrapped in one pair."""
+    if not (source.startswith("(") and source.endswith(")")):
+        return None
+    depth = 0
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    lines = [0] + [m.end() for m in _LINE_BREAK.finditer(source)]
+    brackets = [t for t in tokens if t.type == tokenize.OP and t.string in "()[]{}"]
+    for index, token in enumerate(brackets):
+        depth += 1 if token.string in "([{" else -1
+        if depth == 0 and index < len(brackets) - 1:
+            return None  # the first parenthesis closes before the end: ``(a), (b)``
+    inside = [t for t in tokens if t.type not in _LAYOUT_TOKENS][1:-1]
+    if not inside:
+        return None
+    first, last = inside[0].start, inside[-1].end
+    return lines[first[0] - 1] + first[1], lines[last[0] - 1] + last[1]
 
 
 class PythonDocument:
-    """A module parsed once and walked once; scopes, qualified names and positions are
-    resolved by libcst on first use, so a file without prompt sinks never pays for them."""
+    """A module parsed once by ``ast`` and walked once; positions and qualified names are
+    computed on first use, only for the nodes asked about."""
 
-    def __init__(self, text: str, module: cst.Module, ctx: RuleContext) -> None:
+    def __init__(self, text: str, module: ast.Module, ctx: RuleContext) -> None:
         self.path = ctx.path
         self.ctx = ctx
         self.text = text
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        self.module = self.wrapper.module
-        self._parents, self._order, self._by_type = _index(self.module)
+        self.module = module
+        walk = _Walk(module)
+        self._parents, self._order, self._by_type = walk.parents, walk.order, walk.by_type
+        self._scopes, self._blocks = walk.scopes, walk.blocks
         self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        self._columns: dict[int, list[int] | None] = {}
         # What the analyses found in this document, computed once by whichever rule asks
         # first (``Analysis.of``, ``history_edits``).
         self.derived: dict[str, Any] = {}
@@ -111,28 +266,17 @@ class PythonDocument:
     def nodes(
         self, kind: type[N], kind2: type[N2], kind3: type[N3], kind4: type[N4], /
     ) -> list[N | N2 | N3 | N4]: ...
-    def nodes(self, *types: type[cst.CSTNode]) -> Sequence[cst.CSTNode]:
-        """The nodes of the given types, in source order."""
+    def nodes(self, *types: type[ast.AST]) -> Sequence[ast.AST]:
+        """The nodes of the given types, in source order (the literal pieces of f-strings
+        and their format specs are not listed)."""
         found = [node for kind in types for node in self._by_type.get(kind, ())]
         if len(types) > 1:
             found.sort(key=self.order)
         return found
 
-    def order(self, node: cst.CSTNode) -> int:
+    def order(self, node: ast.AST) -> int:
         """The node's number in a preorder walk (earlier in the file, smaller)."""
         return self._order.get(id(node), -1)
-
-    @cached_property
-    def positions(self) -> Mapping[cst.CSTNode, CodeRange]:
-        return self.wrapper.resolve(PositionProvider)
-
-    @cached_property
-    def scopes(self) -> Mapping[cst.CSTNode, Scope | None]:
-        return self.wrapper.resolve(ScopeProvider)
-
-    @cached_property
-    def _qualified(self) -> Mapping[cst.CSTNode, Collection[QualifiedName]]:
-        return self.wrapper.resolve(QualifiedNameProvider)
 
     def option(self, code: str, key: str, default: object = None) -> Any:
         """A rule option, or ``default`` when the rule does not define it."""
@@ -147,75 +291,146 @@ class PythonDocument:
         codes = (TIMESTAMP, UNIQUE_ID, PER_USER, ENVIRONMENT)
         return {code: list(self.option(code, "extra-volatile-names", ())) for code in codes}
 
-    def qualified_names(self, node: cst.CSTNode) -> frozenset[str]:
-        value = self._qualified.get(node)
-        if isinstance(value, LazyValue):
-            value = value()
-        return frozenset(q.name for q in value or ())
+    # -- scopes -----------------------------------------------------------------------------
+
+    def scope(self, node: ast.AST) -> Scope | None:
+        """The scope ``node`` is evaluated in."""
+        return self._scopes.get(id(node))
+
+    def assignments(self, name: ast.Name) -> list[Assignment]:
+        """Every assignment the name can refer to, in source order (none for a builtin)."""
+        scope = self._scopes.get(id(name))
+        return list(scope[name.id]) if scope is not None else []
+
+    def qualified_names(self, node: ast.AST) -> frozenset[str]:
+        scope = self._scopes.get(id(node))
+        if scope is None:
+            return frozenset()
+        return frozenset(scope.qualified_names(full_name(node), node))
+
+    @cached_property
+    def _references(self) -> dict[int, int]:
+        """How many times each assignment is read, by its id."""
+        counts: dict[int, int] = {}
+        for name in self.nodes(ast.Name):
+            if isinstance(name.ctx, ast.Store):
+                continue
+            for assignment in self.assignments(name):
+                counts[id(assignment)] = counts.get(id(assignment), 0) + 1
+        return counts
+
+    def references(self, assignment: Assignment) -> int:
+        return self._references.get(id(assignment), 0)
+
+    def block(self, statement: ast.AST) -> Block | None:
+        """Where ``statement`` is listed: its parent and the field (``body``, ``orelse``)."""
+        return self._blocks.get(id(statement))
+
+    # -- positions --------------------------------------------------------------------------
+
+    def _column(self, line: int, byte_column: int) -> int:
+        """The code-point column of a UTF-8 byte column on ``line`` (1-based)."""
+        columns = self._columns.get(line, [])
+        if columns == []:
+            start = self._line_starts[line - 1]
+            end = self._line_starts[line] if line < len(self._line_starts) else len(self.text)
+            source = self.text[start:end]
+            columns = None
+            if not source.isascii():
+                columns = []
+                for index, char in enumerate(source):
+                    columns.extend([index] * len(char.encode("utf-8", "surrogatepass")))
+                columns.append(len(source))
+            self._columns[line] = columns
+        if columns is None:
+            return byte_column
+        return columns[min(byte_column, len(columns) - 1)]
+
+    @property
+    def lines(self) -> int:
+        return len(self._line_starts)
 
     def offset(self, line: int, column: int) -> int:
-        """Character offset of a libcst position (1-based line, 0-based code-point column)."""
+        """Character offset of a position (1-based line, 0-based code-point column)."""
         return self._line_starts[line - 1] + column
 
-    def offsets(self, node: cst.CSTNode) -> tuple[int, int]:
-        where = self.positions[node]
-        return (
-            self.offset(where.start.line, where.start.column),
-            self.offset(where.end.line, where.end.column),
-        )
+    def _range(self, node: ast.AST) -> tuple[int, int, int, int]:
+        """(line, column, end line, end column), columns in code points from 0."""
+        line = getattr(node, "lineno", None)
+        end_line = getattr(node, "end_lineno", None)
+        if line is None or end_line is None:
+            raise ValueError(f"{type(node).__name__} has no position")
+        column = self._column(line, node.col_offset)  # type: ignore[attr-defined]
+        end_column = self._column(end_line, node.end_col_offset)  # type: ignore[attr-defined]
+        if isinstance(node, _PARENTHESIZED):
+            return self._unwrapped(line, column, end_line, end_column)
+        return line, column, end_line, end_column
 
-    def source(self, node: cst.CSTNode) -> str:
+    def _unwrapped(
+        self, line: int, column: int, end_line: int, end_column: int
+    ) -> tuple[int, int, int, int]:
+        """The range inside the parentheses that ``ast`` counts as a tuple's or generator's own
+        (also a call's, around its only argument), as every other node's range excludes them."""
+        start, end = self.offset(line, column), self.offset(end_line, end_column)
+        inner = _inside_parentheses(self.text[start:end])
+        if inner is None:
+            return line, column, end_line, end_column
+        return (*self._position(start + inner[0]), *self._position(start + inner[1]))
+
+    def _position(self, offset: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self._line_starts, offset)
+        return line, offset - self._line_starts[line - 1]
+
+    def offsets(self, node: ast.AST) -> tuple[int, int]:
+        line, column, end_line, end_column = self._range(node)
+        return self.offset(line, column), self.offset(end_line, end_column)
+
+    def source(self, node: ast.AST) -> str:
         start, end = self.offsets(node)
         return self.text[start:end]
 
-    def code(self, node: cst.CSTNode) -> str:
-        """Source for ``node`` generated from the tree (no positions needed)."""
-        if getattr(node, "lpar", None):
-            node = node.with_changes(lpar=[], rpar=[])
-        return self.module.code_for_node(node)
+    def code(self, node: ast.AST) -> str:
+        """The node's source text (without the parentheses around it)."""
+        return self.source(node)
 
-    def span(self, node: cst.CSTNode) -> Span:
-        where = self.positions[node]
-        return Span(
-            self.path,
-            where.start.line,
-            where.start.column + 1,
-            where.end.line,
-            where.end.column + 1,
-        )
+    def span(self, node: ast.AST) -> Span:
+        line, column, end_line, end_column = self._range(node)
+        return Span(self.path, line, column + 1, end_line, end_column + 1)
 
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+    # -- structure --------------------------------------------------------------------------
+
+    def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parents.get(id(node))
 
-    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]:
         above = self._parents.get(id(node))
         while above is not None:
             yield above
             above = self._parents.get(id(above))
 
     @cached_property
-    def _returns(self) -> dict[int, list[cst.BaseExpression]]:
-        found: dict[int, list[cst.BaseExpression]] = {}
-        for statement in self.nodes(cst.Return):
+    def _returns(self) -> dict[int, list[ast.expr]]:
+        found: dict[int, list[ast.expr]] = {}
+        for statement in self.nodes(ast.Return):
             function = self.enclosing_function(statement)
             if function is not None and statement.value is not None:
                 found.setdefault(id(function), []).append(statement.value)
         return found
 
-    def returns_of(self, function: cst.FunctionDef) -> list[cst.BaseExpression]:
+    def returns_of(self, function: Function) -> list[ast.expr]:
         """The values ``function`` returns (not those of functions nested in it)."""
         return list(self._returns.get(id(function), ()))
 
-    def enclosing_function(self, node: cst.CSTNode) -> cst.FunctionDef | None:
-        return next((a for a in self.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+    def enclosing_function(self, node: ast.AST) -> Function | None:
+        return next((a for a in self.ancestors(node) if isinstance(a, FUNCTIONS)), None)
 
-    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+    def enclosing_class(self, node: ast.AST) -> ast.ClassDef | None:
         for ancestor in self.ancestors(node):
-            if isinstance(ancestor, cst.ClassDef):
+            if isinstance(ancestor, ast.ClassDef):
                 return ancestor
         return None
 
-    def where(self, node: cst.CSTNode) -> str:
+    def where(self, node: ast.AST) -> str:
         """``in build_prompt()`` or ``at module level``, for messages."""
         function = self.enclosing_function(node)
-        return f"in {function.name.value}()" if function else "at module level"
+        return f"in {function.name}()" if function else "at module level"

@@ -1,18 +1,22 @@
 """Fixes built as libcst replacement nodes, one per finding, rendered over the old node's span.
 
-Each function returns a :class:`~prefixlint.types.Fix` (or ``None`` when no fix keeps the
-program's meaning): ``sort_keys=True`` for ``json.dumps``, ``sorted(...)`` around an unordered
-collection where it is first iterated, a time coarsened to its date, and the relocation of a
-volatile line from the system prompt to the end of the last user message.
+Each function takes the ``ast`` node the analysis found and returns a
+:class:`~prefixlint.types.Fix` (or ``None`` when no fix keeps the program's meaning):
+``sort_keys=True`` for ``json.dumps``, ``sorted(...)`` around an unordered collection where it
+is first iterated, a time coarsened to its date, and the relocation of a volatile line from the
+system prompt to the end of the last user message. The node is found again in the document's
+:class:`~prefixlint.pyflow.concrete.ConcreteTree`, which keeps the file's formatting.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 
 import libcst as cst
 from libcst._nodes.internal import CodegenState
 
+from prefixlint.pyflow.concrete import ConcreteTree
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.origins import Origin
 from prefixlint.types import Applicability, Edit, Fix
@@ -25,7 +29,7 @@ _DATETIMES = frozenset(
 )
 
 
-def render(document: PythonDocument, node: cst.CSTNode, at: cst.CSTNode | None = None) -> str:
+def render(tree: ConcreteTree, node: cst.CSTNode, at: cst.CSTNode | None = None) -> str:
     """Source for ``node`` to replace the span of ``at`` (positions exclude parentheses).
 
     Continuation lines are indented like the blocks around ``at``, as libcst would print them
@@ -33,29 +37,33 @@ def render(document: PythonDocument, node: cst.CSTNode, at: cst.CSTNode | None =
     """
     if getattr(node, "lpar", None):
         node = node.with_changes(lpar=[], rpar=[])
-    module = document.module
+    module = tree.module
     state = CodegenState(
         default_indent=module.default_indent, default_newline=module.default_newline
     )
     if at is not None:
-        blocks = [a for a in document.ancestors(at) if isinstance(a, cst.IndentedBlock)]
+        blocks = [a for a in tree.ancestors(at) if isinstance(a, cst.IndentedBlock)]
         for block in reversed(blocks):
             state.increase_indent(module.default_indent if block.indent is None else block.indent)
     node._codegen(state)
     return "".join(state.tokens)
 
 
-def replace_node(document: PythonDocument, old: cst.CSTNode, new: cst.CSTNode) -> Edit:
-    start, end = document.offsets(old)
-    return Edit(start, end, render(document, new, at=old))
+def replace_node(tree: ConcreteTree, old: cst.CSTNode, new: cst.CSTNode) -> Edit:
+    start, end = tree.offsets(old)
+    return Edit(start, end, render(tree, new, at=old))
 
 
 # -- json.dumps(..., sort_keys=True) -------------------------------------------------------------
 
 
-def sort_keys(document: PythonDocument, call: cst.Call) -> Fix | None:
+def sort_keys(document: PythonDocument, found: ast.Call) -> Fix | None:
     """``json.dumps(x)`` -> ``json.dumps(x, sort_keys=True)``; none when ``**kwargs`` may set it."""
-    if any(a.star == "**" for a in call.args):
+    if any(k.arg is None for k in found.keywords):
+        return None
+    tree = ConcreteTree.of(document)
+    call = tree.node(found, cst.Call) if tree is not None else None
+    if tree is None or call is None:
         return None
     flag = cst.Arg(
         value=cst.Name("True"),
@@ -75,7 +83,7 @@ def sort_keys(document: PythonDocument, call: cst.Call) -> Fix | None:
         args.append(flag.with_changes(comma=last.comma))
     else:
         args.append(flag)
-    edit = replace_node(document, call, call.with_changes(args=args))
+    edit = replace_node(tree, call, call.with_changes(args=args))
     return Fix((edit,), Applicability.SAFE, "Pass `sort_keys=True` to `json.dumps`")
 
 
@@ -90,10 +98,14 @@ def sort_collection(document: PythonDocument, origin: Origin) -> Fix | None:
     unsafe otherwise (``sorted`` may raise on mixed items, or a repr changes from ``{...}``
     to ``[...]``).
     """
-    target = origin.consumer
-    if target is None or not isinstance(target, cst.BaseExpression):
+    tree = ConcreteTree.of(document)
+    consumer = origin.consumer
+    if tree is None or not isinstance(consumer, ast.expr):
         return None
-    target_code = render(document, target)
+    target = tree.expression(consumer)
+    if target is None:
+        return None
+    target_code = render(tree, target)
     if isinstance(target, cst.Await):
         target_code = f"({target_code})"
     key = _SORT_KEYS.get(origin.sort_by)
@@ -110,7 +122,7 @@ def sort_collection(document: PythonDocument, origin: Origin) -> Fix | None:
     safe = origin.exact and origin.sort_by in ("plain", "by name")
     applicability = Applicability.SAFE if safe else Applicability.UNSAFE
     title = f"Sort `{_short(target_code)}`" + (" by name" if key else "")
-    return Fix((replace_node(document, target, wrapped),), applicability, title)
+    return Fix((replace_node(tree, target, wrapped),), applicability, title)
 
 
 def _short(code: str) -> str:
@@ -127,14 +139,18 @@ def date_only_format(fmt: str) -> str | None:
     return kept if _DATE_DIRECTIVE.search(kept) else None
 
 
-def coarsen_to_date(document: PythonDocument, call: cst.Call) -> Fix | None:
+def coarsen_to_date(document: PythonDocument, found: ast.Call) -> Fix | None:
     """Show only the date of ``datetime.now()``: the prefix then changes once a day."""
-    if not document.qualified_names(call.func) & _DATETIMES:
+    if not document.qualified_names(found.func) & _DATETIMES:
         return None
-    parent = document.parent(call)
-    title = f"Keep only the date of `{_short(document.source(call))}`"
+    tree = ConcreteTree.of(document)
+    call = tree.node(found, cst.Call) if tree is not None else None
+    if tree is None or call is None:
+        return None
+    parent = tree.parent(call)
+    title = f"Keep only the date of `{_short(document.source(found))}`"
     if isinstance(parent, cst.Attribute) and parent.value is call:
-        method_call = document.parent(parent)
+        method_call = tree.parent(parent)
         if not isinstance(method_call, cst.Call):
             return None
         if parent.attr.value == "strftime" and method_call.args:
@@ -145,7 +161,7 @@ def coarsen_to_date(document: PythonDocument, call: cst.Call) -> Fix | None:
             if kept is None or kept == fmt.evaluated_value:
                 return None
             fmt_new = fmt.with_changes(value=fmt.prefix + fmt.quote + kept + fmt.quote)
-            return Fix((replace_node(document, fmt, fmt_new),), Applicability.UNSAFE, title)
+            return Fix((replace_node(tree, fmt, fmt_new),), Applicability.UNSAFE, title)
         if parent.attr.value != "isoformat":
             return None
     elif isinstance(parent, cst.FormattedStringExpression) and parent.format_spec:
@@ -158,15 +174,23 @@ def coarsen_to_date(document: PythonDocument, call: cst.Call) -> Fix | None:
         if kept is None or kept == text:
             return None
         new = parent.with_changes(format_spec=[cst.FormattedStringText(kept)])
-        return Fix((replace_node(document, parent, new),), Applicability.UNSAFE, title)
+        return Fix((replace_node(tree, parent, new),), Applicability.UNSAFE, title)
     elif not (
         isinstance(parent, cst.FormattedStringExpression)
-        or (isinstance(parent, cst.Arg) and _is_str_call(document, document.parent(parent)))
+        or (isinstance(parent, cst.Arg) and _in_str_call(document, found))
     ):
         return None
     dated = cst.Call(cst.Attribute(call.with_changes(lpar=[], rpar=[]), cst.Name("date")))
-    return Fix((replace_node(document, call, dated),), Applicability.UNSAFE, title)
+    return Fix((replace_node(tree, call, dated),), Applicability.UNSAFE, title)
 
 
-def _is_str_call(document: PythonDocument, node: cst.CSTNode | None) -> bool:
-    return isinstance(node, cst.Call) and "builtins.str" in document.qualified_names(node.func)
+def _in_str_call(document: PythonDocument, node: ast.expr) -> bool:
+    """Whether ``node`` is passed to ``str(...)``."""
+    parent = document.parent(node)
+    if isinstance(parent, ast.keyword):
+        parent = document.parent(parent)
+    return (
+        isinstance(parent, ast.Call)
+        and parent.func is not node
+        and "builtins.str" in document.qualified_names(parent.func)
+    )

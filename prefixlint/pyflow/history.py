@@ -13,19 +13,18 @@ list changed inside a loop it was created outside of (building a fresh list is f
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeAlias, TypeGuard, cast
 
-import libcst as cst
-from libcst.metadata import BaseAssignment, GlobalScope
-
 from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
-from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
-from prefixlint.pyflow.sinks import string_value
+from prefixlint.pyflow.scopes import MODULE, Assignment
+from prefixlint.pyflow.syntax import arguments, index_of, integer, slice_of, string_value
 from prefixlint.vocabulary import split_words
 
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
@@ -79,47 +78,45 @@ class HistoryEdit:
     subject is reported once per function and code."""
 
     code: str
-    node: cst.CSTNode
+    node: ast.AST
     message: str
     subject: str = ""
 
 
-def _is_minus_one(node: cst.BaseExpression | None) -> bool:
-    return (
-        isinstance(node, cst.UnaryOperation)
-        and isinstance(node.operator, cst.Minus)
-        and isinstance(node.expression, cst.Integer)
-        and node.expression.value == "1"
-    )
+def _is_minus_one(node: ast.AST | None) -> bool:
+    return _negative(node) and _int(node) == -1
 
 
-def _negative(node: cst.BaseExpression | None) -> TypeGuard[cst.UnaryOperation]:
-    return isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus)
+def _negative(node: ast.AST | None) -> TypeGuard[ast.UnaryOp]:
+    return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
 
 
-def _int(node: cst.BaseExpression | None) -> int | None:
-    if isinstance(node, cst.Integer):
-        return int(node.value, 0)
-    if _negative(node) and isinstance(node.expression, cst.Integer):
-        return -int(node.expression.value, 0)
-    return None
+def _int(node: ast.AST | None) -> int | None:
+    return integer(node)
 
 
 # A list's identity: the assignments of its name, or (class, attribute) for ``self.X``.
 _Identity: TypeAlias = frozenset[int] | tuple[int, str]
 
 
-def _method_of(call: cst.Call) -> cst.Attribute:
+def _method_of(call: ast.Call) -> ast.Attribute:
     """The ``receiver.method`` of a call in ``_Collector.method_calls`` (each has one)."""
-    return cast(cst.Attribute, call.func)
+    return cast(ast.Attribute, call.func)
 
 
-def _positional_index(node: cst.BaseExpression) -> bool:
+def _first_argument(call: ast.Call) -> ast.expr | None:
+    given = arguments(call)
+    return given[0].value if given else None
+
+
+def _positional_index(node: ast.expr) -> bool:
     """An index that can be a list position (not a string key or an ``id``/``key``/``name``)."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+    if isinstance(node, ast.JoinedStr) or (
+        isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+    ):
         return False
-    if isinstance(node, (cst.Name, cst.Attribute)):
-        name = node.value if isinstance(node, cst.Name) else node.attr.value
+    if isinstance(node, (ast.Name, ast.Attribute)):
+        name = node.id if isinstance(node, ast.Name) else node.attr
         words = split_words(name)
         return not words or words[-1] not in ("id", "key", "name", "uuid")
     return True
@@ -129,34 +126,29 @@ class _Collector:
     """Every statement shape that can change a list in place, from the document's nodes."""
 
     def __init__(self, document: PythonDocument) -> None:
-        self.subscript_writes: list[tuple[cst.Subscript, cst.CSTNode]] = []
-        self.attribute_writes: list[cst.Attribute] = []
-        self.reassignments: list[tuple[cst.BaseExpression, cst.BaseExpression]] = []
-        self.deletes: list[cst.Subscript] = []
-        node: cst.Assign | cst.AugAssign | cst.Del
-        target: cst.BaseExpression
-        for node in document.nodes(cst.Assign, cst.AugAssign):
-            targets = (
-                [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            )
+        self.subscript_writes: list[tuple[ast.Subscript, ast.AST]] = []
+        self.attribute_writes: list[ast.Attribute] = []
+        self.reassignments: list[tuple[ast.expr, ast.expr]] = []
+        self.deletes: list[ast.Subscript] = []
+        for node in document.nodes(ast.Assign, ast.AugAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
                 self._write_target(target, node)
-                if isinstance(node, cst.Assign):
+                if isinstance(node, ast.Assign):
                     self.reassignments.append((target, node.value))
-        for node in document.nodes(cst.Del):
-            elements = node.target.elements if isinstance(node.target, cst.Tuple) else None
-            for target in [e.value for e in elements] if elements else [node.target]:
-                if isinstance(target, cst.Subscript):
-                    self.deletes.append(target)
+        for statement in document.nodes(ast.Delete):
+            for deleted in statement.targets:
+                items = deleted.elts if isinstance(deleted, ast.Tuple) else [deleted]
+                self.deletes += [item for item in items if isinstance(item, ast.Subscript)]
         self.method_calls = [
-            call for call in document.nodes(cst.Call) if isinstance(call.func, cst.Attribute)
+            call for call in document.nodes(ast.Call) if isinstance(call.func, ast.Attribute)
         ]
-        self.slices = bool(document.nodes(cst.Slice))
+        self.slices = bool(document.nodes(ast.Slice))
 
-    def _write_target(self, target: cst.BaseExpression, statement: cst.CSTNode) -> None:
-        if isinstance(target, cst.Subscript):
+    def _write_target(self, target: ast.expr, statement: ast.AST) -> None:
+        if isinstance(target, ast.Subscript):
             self.subscript_writes.append((target, statement))
-        elif isinstance(target, cst.Attribute):
+        elif isinstance(target, ast.Attribute):
             self.attribute_writes.append(target)
 
     @property
@@ -168,13 +160,11 @@ class _Collector:
             or self.deletes
             or self.attribute_writes
             or any(
-                isinstance(v, (cst.Subscript, cst.ListComp))
-                or (isinstance(v, cst.Call) and is_message_class(v.func))
+                isinstance(v, (ast.Subscript, ast.ListComp))
+                or (isinstance(v, ast.Call) and is_message_class(v.func))
                 for _, v in self.reassignments
             )
-            or any(
-                _method_of(c).attr.value in ("insert", "pop", "remove") for c in self.method_calls
-            )
+            or any(_method_of(c).attr in ("insert", "pop", "remove") for c in self.method_calls)
         )
         return not edits
 
@@ -194,7 +184,7 @@ class HistoryAnalysis:
             id(a)
             for expr in self.message_lists
             for a in document.ancestors(expr)
-            if isinstance(a, (cst.For, cst.While))
+            if isinstance(a, (ast.For, ast.AsyncFor, ast.While))
         }
 
     @cached_property
@@ -206,59 +196,44 @@ class HistoryAnalysis:
                 found.add(self._identity(part))
         for call in self.collector.method_calls:
             method = _method_of(call)
-            if method.attr.value in ("append", "extend", "insert") and self._adds_messages(call):
+            if method.attr in ("append", "extend", "insert") and self._adds_messages(call):
                 found.add(self._identity(method.value))
         found.discard(None)
         return found
 
     # -- identity of a list -----------------------------------------------------------------
 
-    def _identity(self, node: cst.CSTNode) -> _Identity | None:
-        if isinstance(node, cst.Name):
-            scope = self.document.scopes.get(node)
-            if scope is None or node.value not in scope:
-                return None
-            return frozenset(id(a) for a in scope[node.value]) or None
+    def _identity(self, node: ast.AST) -> _Identity | None:
+        if isinstance(node, ast.Name):
+            return frozenset(id(a) for a in self.document.assignments(node)) or None
         if (
-            isinstance(node, cst.Attribute)
-            and isinstance(node.value, cst.Name)
-            and node.value.value in ("self", "cls")
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in ("self", "cls")
         ):
             owner = self.document.enclosing_class(node)
-            return (id(owner), node.attr.value) if owner is not None else None
+            return (id(owner), node.attr) if owner is not None else None
         return None
 
-    def _list_parts(self, expr: cst.CSTNode) -> list[cst.CSTNode]:
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+    def _list_parts(self, expr: ast.AST) -> list[ast.AST]:
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             return self._list_parts(expr.left) + self._list_parts(expr.right)
-        if isinstance(expr, cst.List):
-            return [e.value for e in expr.elements if isinstance(e, cst.StarredElement)]
-        if isinstance(expr, cst.Subscript):
+        if isinstance(expr, ast.List):
+            return [e.value for e in expr.elts if isinstance(e, ast.Starred)]
+        if isinstance(expr, ast.Subscript):
             return [expr.value]
         return [expr]
 
-    def _adds_messages(self, call: cst.Call) -> bool:
-        for arg in call.args:
-            value = arg.value
-            if isinstance(value, cst.Dict) and any(
-                isinstance(e, cst.DictElement) and string_value(e.key) == "role"
-                for e in value.elements
-            ):
-                return True
-            if isinstance(value, cst.Call) and (
-                is_message_class(value.func)
-                or any(a.keyword is not None and a.keyword.value == "role" for a in value.args)
-            ):
-                return True
-        return False
+    def _adds_messages(self, call: ast.Call) -> bool:
+        return any(_builds_message(arg.value) for arg in arguments(call))
 
-    def is_message_list(self, node: cst.CSTNode) -> bool:
-        if not isinstance(node, (cst.Name, cst.Attribute)):
+    def is_message_list(self, node: ast.AST) -> bool:
+        if not isinstance(node, (ast.Name, ast.Attribute)):
             return False
         if self._named_messages(node):
             return True
         if (
-            isinstance(node, cst.Name)
+            isinstance(node, ast.Name)
             and self._definitions_possible
             and self._defined_as_messages(node, depth=0)
         ):
@@ -277,18 +252,17 @@ class HistoryAnalysis:
             return True
         return bool(_NAMED_COPY.search(text))
 
-    def _named_messages(self, node: cst.Name | cst.Attribute) -> bool:
-        name = node.value if isinstance(node, cst.Name) else node.attr.value
+    def _named_messages(self, node: ast.Name | ast.Attribute) -> bool:
+        name = node.id if isinstance(node, ast.Name) else node.attr
         words = split_words(name)
         if words and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words):
             return self._identity(node) is not None
         return False
 
-    def _definitions(self, node: cst.Name) -> list[BaseAssignment]:
-        scope = self.document.scopes.get(node)
-        return list(scope[node.value]) if scope and node.value in scope else []
+    def _definitions(self, node: ast.Name) -> list[Assignment]:
+        return self.document.assignments(node)
 
-    def _copied_sources(self, node: cst.Name) -> list[cst.BaseExpression]:
+    def _copied_sources(self, node: ast.Name) -> list[ast.expr]:
         """The lists ``node`` was assigned a copy of (``h = history.copy()``)."""
         bindings = self.analysis.bindings
         return [
@@ -298,19 +272,19 @@ class HistoryAnalysis:
             if (source := copied_list(binding.value)) is not None
         ]
 
-    def _defined_as_messages(self, node: cst.Name, depth: int) -> bool:
+    def _defined_as_messages(self, node: ast.Name, depth: int) -> bool:
         """Annotated as a list of messages, or a copy of such a list."""
         for assignment in self._definitions(node):
-            target = getattr(assignment, "node", None)
-            annotation = target.annotation if isinstance(target, cst.Param) else None
-            if annotation is not None and holds_messages(annotation.annotation):
+            target = assignment.node
+            annotation = target.annotation if isinstance(target, ast.arg) else None
+            if annotation is not None and holds_messages(annotation):
                 return True
             parent = self.document.parent(target) if target is not None else None
-            if isinstance(parent, cst.AnnAssign) and holds_messages(parent.annotation.annotation):
+            if isinstance(parent, ast.AnnAssign) and holds_messages(parent.annotation):
                 return True
         return depth < 2 and any(
             self._named_messages(source) or self._defined_as_messages(source, depth + 1)
-            if isinstance(source, cst.Name)
+            if isinstance(source, ast.Name)
             else self.is_message_list(source)
             for source in self._copied_sources(node)
         )
@@ -319,46 +293,45 @@ class HistoryAnalysis:
     def _typed_lists_possible(self) -> bool:
         """Whether any list is sent as messages or gets messages appended (no scopes needed)."""
         return bool(self.message_lists) or any(
-            _method_of(call).attr.value in ("append", "extend", "insert")
-            and self._adds_messages(call)
+            _method_of(call).attr in ("append", "extend", "insert") and self._adds_messages(call)
             for call in self.collector.method_calls
         )
 
-    def outlives_request(self, node: cst.CSTNode, at: cst.CSTNode) -> bool:
+    def outlives_request(self, node: ast.AST, at: ast.AST) -> bool:
         """Whether the list at ``node`` is sent again after the change at ``at``."""
-        if isinstance(node, cst.Attribute):
+        if isinstance(node, ast.Attribute):
             return True
-        if not isinstance(node, cst.Name):
+        if not isinstance(node, ast.Name):
             return False
         assignments = self._definitions(node)
         sources = [
             s
             for s in self._copied_sources(node)
-            if not (isinstance(s, cst.Name) and s.value == node.value)
+            if not (isinstance(s, ast.Name) and s.id == node.id)
         ]
         if any(self.outlives_request(s, at) for s in sources):
             return True  # an edited copy of a kept history is returned in its place
         function = self.document.enclosing_function(at)
         for assignment in assignments:
-            target = getattr(assignment, "node", None)
-            if isinstance(target, cst.Param):
+            target = assignment.node
+            if isinstance(target, ast.arg):
                 return True
-            if function is not None and isinstance(assignment.scope, GlobalScope):
+            if function is not None and assignment.scope.kind == MODULE:
                 return True
             if self._loop_between(target, at):
                 return True
         return False
 
-    def _loop_between(self, target: cst.CSTNode | None, at: cst.CSTNode) -> bool:
+    def _loop_between(self, target: ast.AST | None, at: ast.AST) -> bool:
         """A loop that sends a request encloses ``at`` but not the assignment ``target``."""
         if target is None:
             return False
         around_target = {id(a) for a in self.document.ancestors(target)}
         for ancestor in self.document.ancestors(at):
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 return False
             if (
-                isinstance(ancestor, (cst.For, cst.While))
+                isinstance(ancestor, (ast.For, ast.AsyncFor, ast.While))
                 and id(ancestor) not in around_target
                 and id(ancestor) in self._sending_loops
             ):
@@ -394,12 +367,12 @@ class HistoryAnalysis:
             out.append(edit)
         return out
 
-    def _owner(self, node: cst.CSTNode) -> str:
+    def _owner(self, node: ast.AST) -> str:
         return self.document.code(node)
 
     def _subscript_writes(self) -> list[HistoryEdit]:
         out = []
-        target: cst.Subscript | cst.Attribute
+        target: ast.Subscript | ast.Attribute
         for target, statement in self.collector.subscript_writes:
             base, index = self._element(target)
             if base is None or _is_minus_one(index) or not self.is_message_list(base):
@@ -417,7 +390,7 @@ class HistoryAnalysis:
                 )
             )
         for target in self.collector.attribute_writes:
-            if target.attr.value not in _CONTENT_FIELDS:
+            if target.attr not in _CONTENT_FIELDS:
                 continue
             base, index = self._element(target.value)
             if base is None or _is_minus_one(index) or not self.is_message_list(base):
@@ -434,15 +407,13 @@ class HistoryAnalysis:
                 )
         return out
 
-    def _element(
-        self, node: cst.BaseExpression
-    ) -> tuple[cst.CSTNode | None, cst.BaseExpression | None]:
+    def _element(self, node: ast.expr) -> tuple[ast.AST | None, ast.expr | None]:
         """``(messages, i)`` for ``messages[i]`` or ``messages[i]["content"]``."""
-        while isinstance(node, cst.Subscript):
-            if isinstance(node.value, (cst.Name, cst.Attribute)):
-                index = node.slice[0].slice if len(node.slice) == 1 else None
-                if isinstance(index, cst.Index) and _positional_index(index.value):
-                    return node.value, index.value
+        while isinstance(node, ast.Subscript):
+            if isinstance(node.value, (ast.Name, ast.Attribute)):
+                index = index_of(node)
+                if index is not None and _positional_index(index):
+                    return node.value, index
                 return None, None
             node = node.value
         return None, None
@@ -453,10 +424,10 @@ class HistoryAnalysis:
             base = target.value
             if not self.is_message_list(base) or not self.outlives_request(base, target):
                 continue
-            index = target.slice[0].slice if len(target.slice) == 1 else None
-            if isinstance(index, cst.Index) and _is_minus_one(index.value):
+            index = target.slice
+            if _is_minus_one(index):
                 continue
-            if isinstance(index, cst.Slice) and index.lower is None and _negative(index.upper):
+            if isinstance(index, ast.Slice) and index.lower is None and _negative(index.upper):
                 out.append(self._window_edit(target, base))
                 continue
             code = SLIDING_WINDOW if self._in_length_guard(target, base) else HISTORY_EDIT
@@ -474,13 +445,13 @@ class HistoryAnalysis:
     def _method_edits(self) -> list[HistoryEdit]:
         out = []
         for call in self.collector.method_calls:
-            method = _method_of(call).attr.value
+            method = _method_of(call).attr
             base = _method_of(call).value
             if method not in ("insert", "pop", "remove"):
                 continue
             if not self.is_message_list(base) or not self.outlives_request(base, call):
                 continue
-            first = call.args[0].value if call.args else None
+            first = _first_argument(call)
             if method == "pop" and (first is None or _is_minus_one(first)):
                 continue
             if method == "insert" and self._is_length_of(first, base):
@@ -502,38 +473,38 @@ class HistoryAnalysis:
             )
         return out
 
-    def _is_length_of(self, node: cst.BaseExpression | None, base: cst.CSTNode) -> bool:
+    def _is_length_of(self, node: ast.expr | None, base: ast.AST) -> bool:
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
+            return False
+        first = _first_argument(node)
         return (
-            isinstance(node, cst.Call)
-            and isinstance(node.func, cst.Name)
-            and node.func.value == "len"
-            and bool(node.args)
-            and self._identity(node.args[0].value) == self._identity(base)
+            node.func.id == "len"
+            and first is not None
+            and self._identity(first) == self._identity(base)
         )
 
-    def _in_length_guard(self, node: cst.CSTNode, base: cst.CSTNode) -> bool:
+    def _in_length_guard(self, node: ast.AST, base: ast.AST) -> bool:
         for ancestor in self.document.ancestors(node):
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 return False
-            if isinstance(ancestor, (cst.If, cst.While)) and self._guard_bound(ancestor.test, base):
+            if isinstance(ancestor, (ast.If, ast.While)) and self._guard_bound(ancestor.test, base):
                 return True
         return False
 
-    def _guard_bound(self, test: cst.BaseExpression, base: cst.CSTNode) -> int | bool | None:
+    def _guard_bound(self, test: ast.expr, base: ast.AST) -> int | bool | None:
         """The N of ``len(base) > N`` (True when the bound is not a literal), else None."""
-        if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1:
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1:
             return None
         if not self._is_length_of(test.left, base):
             return None
-        target = test.comparisons[0]
-        bound = self._constant(target.comparator)
+        bound = self._constant(test.comparators[0])
         if bound is None:
             return True
-        return bound + 1 if isinstance(target.operator, cst.GreaterThanEqual) else bound
+        return bound + 1 if isinstance(test.ops[0], ast.GtE) else bound
 
     # -- sliding windows --------------------------------------------------------------------
 
-    def _window_edit(self, node: cst.CSTNode, base: cst.CSTNode) -> HistoryEdit:
+    def _window_edit(self, node: ast.AST, base: ast.AST) -> HistoryEdit:
         return HistoryEdit(
             SLIDING_WINDOW,
             node,
@@ -547,24 +518,24 @@ class HistoryAnalysis:
         compress_rounds(rounds)``: a call cuts the conversation in two, and the older part is
         dropped or summarised; the verbatim part starts later as the conversation grows."""
         out = []
-        for node in self.document.nodes(cst.Assign):
-            if len(node.targets) != 1 or not isinstance(node.targets[0].target, cst.Tuple):
+        for node in self.document.nodes(ast.Assign):
+            if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Tuple):
                 continue
-            targets = node.targets[0].target.elements
-            if len(targets) != 2 or not all(isinstance(e.value, cst.Name) for e in targets):
+            targets = node.targets[0].elts
+            if len(targets) != 2 or not all(isinstance(e, ast.Name) for e in targets):
                 continue
-            call = node.value.expression if isinstance(node.value, cst.Await) else node.value
-            if not isinstance(call, cst.Call) or not call.args or call.args[0].keyword:
+            call = node.value.value if isinstance(node.value, ast.Await) else node.value
+            if not isinstance(call, ast.Call) or not call.args:
                 continue
             func = call.func
-            callee = func.attr.value if isinstance(func, cst.Attribute) else ""
-            callee = func.value if isinstance(func, cst.Name) else callee
+            callee = func.attr if isinstance(func, ast.Attribute) else ""
+            callee = func.id if isinstance(func, ast.Name) else callee
             words = set(split_words(callee))
             if not words & (_SUMMARY_WORDS | _CUT_WORDS):
                 continue
             if not words & _SUMMARY_WORDS and not self._budgeted(call):
                 continue
-            history = call.args[0].value
+            history = arguments(call)[0].value
             if not self._conversation(history):
                 continue
             out.append(
@@ -578,19 +549,19 @@ class HistoryAnalysis:
             )
         return out
 
-    def _budgeted(self, call: cst.Call) -> bool:
+    def _budgeted(self, call: ast.Call) -> bool:
         """Whether an argument after the first names a size (``token_limit``, ``max_tokens``)."""
-        for argument in call.args[1:]:
-            names = [argument.keyword.value] if argument.keyword else []
+        for argument in arguments(call)[1:]:
+            names = [argument.keyword] if argument.keyword else []
             names.append(self.document.code(argument.value))
             if any(set(split_words(n)) & _BUDGET_WORDS for n in names):
                 return True
         return False
 
-    def _conversation(self, node: cst.BaseExpression) -> bool:
+    def _conversation(self, node: ast.expr) -> bool:
         if self.is_message_list(node):
             return True
-        if not isinstance(node, (cst.Name, cst.Attribute)):
+        if not isinstance(node, (ast.Name, ast.Attribute)):
             return False
         words = split_words(self.document.code(node).rsplit(".", 1)[-1])
         return bool(words) and words[-1] in _CONVERSATION_WORDS
@@ -601,7 +572,7 @@ class HistoryAnalysis:
         candidates = []
         for target, value in self.collector.reassignments:
             if (
-                isinstance(value, cst.Subscript)
+                isinstance(value, ast.Subscript)
                 and self._is_tail_slice(value)
                 and self.document.code(target) == self.document.code(value.value)
                 and self._identity(target) == self._identity(value.value)
@@ -611,10 +582,10 @@ class HistoryAnalysis:
             candidates += [p for p in self._sent_slices(expr)]
         candidates += [
             subscript
-            for subscript in self.document.nodes(cst.Subscript)
+            for subscript in self.document.nodes(ast.Subscript)
             if self._is_tail_slice(subscript) and self._kept(subscript)
         ]
-        rests = [s for s in self.document.nodes(cst.Subscript) if self._rest_after_head(s)]
+        rests = [s for s in self.document.nodes(ast.Subscript) if self._rest_after_head(s)]
         for subscript in candidates + rests:
             if id(subscript) in seen:
                 continue
@@ -627,103 +598,101 @@ class HistoryAnalysis:
             out.append(self._window_edit(subscript, base))
         return out
 
-    def _sent_slices(self, expr: cst.CSTNode) -> list[cst.Subscript]:
-        if isinstance(expr, cst.Subscript):
+    def _sent_slices(self, expr: ast.AST) -> list[ast.Subscript]:
+        if isinstance(expr, ast.Subscript):
             return [expr]
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             return self._sent_slices(expr.left) + self._sent_slices(expr.right)
-        if isinstance(expr, cst.List):
-            return [s for e in expr.elements for s in self._sent_slices(e.value)]
-        if isinstance(expr, cst.StarredElement):
+        if isinstance(expr, ast.List):
+            return [s for e in expr.elts for s in self._sent_slices(e)]
+        if isinstance(expr, ast.Starred):
             return self._sent_slices(expr.value)
-        if isinstance(expr, cst.Call):
+        if isinstance(expr, ast.Call):
             function = self.analysis.bindings.local_function(expr.func)
             if function is None:
                 return []
             returns = self.analysis.bindings.returns_of(function)
             return [s for value in returns for s in self._sent_slices(value)]
-        if isinstance(expr, cst.Name):
-            scope = self.document.scopes.get(expr)
+        if isinstance(expr, ast.Name):
             out = []
-            for assignment in scope[expr.value] if scope and expr.value in scope else ():
+            for assignment in self.document.assignments(expr):
                 for binding in self.analysis.bindings.values_of(assignment):
-                    if not isinstance(binding.value, cst.Name):
+                    if not isinstance(binding.value, ast.Name):
                         out += self._sent_slices(binding.value)
             return out
         return []
 
     @staticmethod
-    def _is_tail_slice(subscript: cst.Subscript) -> bool:
-        if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
+    def _is_tail_slice(subscript: ast.Subscript) -> bool:
+        window = slice_of(subscript)
+        if window is None:
             return False
-        window = subscript.slice[0].slice
         return _negative(window.lower) and window.upper is None and not _is_minus_one(window.lower)
 
-    def _rest_after_head(self, subscript: cst.Subscript) -> bool:
+    def _rest_after_head(self, subscript: ast.Subscript) -> bool:
         """``[m[0]] + m[start:]`` or ``m[:1] + m[start:]``: the head, then a moving start."""
-        if len(subscript.slice) != 1 or not isinstance(subscript.slice[0].slice, cst.Slice):
+        window = slice_of(subscript)
+        if window is None:
             return False
-        window = subscript.slice[0].slice
         if window.upper is not None or window.lower is None or _int(window.lower) is not None:
             return False
         parent = self.document.parent(subscript)
-        if not isinstance(parent, cst.BinaryOperation) or parent.right is not subscript:
+        if not isinstance(parent, ast.BinOp) or parent.right is not subscript:
             return False
         head = parent.left
-        while isinstance(head, cst.BinaryOperation) and isinstance(head.operator, cst.Add):
+        while isinstance(head, ast.BinOp) and isinstance(head.op, ast.Add):
             head = head.left  # [m[0]] + [summary] + m[start:]
-        if isinstance(head, cst.List) and head.elements:
-            head = head.elements[0].value
+        if isinstance(head, ast.List) and head.elts:
+            head = head.elts[0]
+            head = head.value if isinstance(head, ast.Starred) else head
         base = self.document.code(subscript.value)
-        if not isinstance(head, cst.Subscript) or self.document.code(head.value) != base:
+        if not isinstance(head, ast.Subscript) or self.document.code(head.value) != base:
             return False
-        cut = head.slice[0].slice if len(head.slice) == 1 else None
+        cut = head.slice
         # m[:i] + extra + m[i:] keeps every message: an insertion, not a window.
         code = self.document.code
         return not (
-            isinstance(cut, cst.Slice) and cut.upper and code(cut.upper) == code(window.lower)
+            isinstance(cut, ast.Slice) and cut.upper and code(cut.upper) == code(window.lower)
         )
 
-    def _kept(self, subscript: cst.Subscript) -> bool:
+    def _kept(self, subscript: ast.Subscript) -> bool:
         """The slice is joined to a head (``head + m[-k:]``, directly or through a name) and
         keeps more than the current exchange (``m[-3:]`` is a tool call and its result)."""
-        kept = _int(cast(cst.Slice, subscript.slice[0].slice).lower)  # a tail slice
+        kept = _int(cast(ast.Slice, subscript.slice).lower)  # a tail slice
         if kept is not None and kept >= -_CURRENT_EXCHANGE:
             return False
-        node: cst.BaseExpression = subscript
+        node: ast.AST = subscript
         for parent in self.document.ancestors(subscript):
-            if isinstance(parent, cst.IfExp) and node is not parent.test:
+            if isinstance(parent, ast.IfExp) and node is not parent.test:
                 node = parent
                 continue
-            if isinstance(parent, cst.BinaryOperation):
-                return isinstance(parent.operator, cst.Add)
-            if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
-                return self._joined_later(parent.targets[0].target, parent)
+            if isinstance(parent, ast.BinOp):
+                return isinstance(parent.op, ast.Add)
+            if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
+                return self._joined_later(parent.targets[0], parent)
             return False
         return False
 
-    def _joined_later(self, target: cst.BaseExpression, statement: cst.Assign) -> bool:
+    def _joined_later(self, target: ast.expr, statement: ast.Assign) -> bool:
         """``target`` is an operand of a ``+`` in the same function."""
-        if not isinstance(target, cst.Name):
+        if not isinstance(target, ast.Name):
             return False
         function = self.document.enclosing_function(statement)
         return any(
-            isinstance(node.operator, cst.Add)
-            and any(
-                isinstance(o, cst.Name) and o.value == target.value for o in (node.left, node.right)
-            )
+            isinstance(node.op, ast.Add)
+            and any(isinstance(o, ast.Name) and o.id == target.id for o in (node.left, node.right))
             and self.document.enclosing_function(node) is function
-            for node in self.document.nodes(cst.BinaryOperation)
+            for node in self.document.nodes(ast.BinOp)
         )
 
-    def _constant(self, node: cst.BaseExpression | None) -> int | None:
+    def _constant(self, node: ast.expr | None) -> int | None:
         """An integer literal, or a name bound once to one (``MAX_TURNS = 20``)."""
         value = _int(node)
-        if value is not None or not isinstance(node, (cst.Name, cst.UnaryOperation)):
+        if value is not None or not isinstance(node, (ast.Name, ast.UnaryOp)):
             return value
-        negate = isinstance(node, cst.UnaryOperation)
-        name = node.expression if isinstance(node, cst.UnaryOperation) else node
-        if not isinstance(name, cst.Name):
+        negate = isinstance(node, ast.UnaryOp)
+        name = node.operand if isinstance(node, ast.UnaryOp) else node
+        if not isinstance(name, ast.Name):
             return None
         bindings = self.analysis.bindings
         values = [b.value for a in bindings.reaching(name) for b in bindings.values_of(a)]
@@ -732,24 +701,24 @@ class HistoryAnalysis:
             return None
         return -number if negate else number
 
-    def _cuts_in_blocks(self, subscript: cst.Subscript, base: cst.CSTNode) -> bool:
+    def _cuts_in_blocks(self, subscript: ast.Subscript, base: ast.AST) -> bool:
         """``if len(m) > N: m = m[-k:]`` with N well above k cuts many messages at once."""
-        lower = cast(cst.Slice, subscript.slice[0].slice).lower  # a tail or rest slice
+        lower = cast(ast.Slice, subscript.slice).lower  # a tail or rest slice
         kept = self._constant(lower)
         for ancestor in self.document.ancestors(subscript):
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 break
-            if not isinstance(ancestor, (cst.If, cst.While)):
+            if not isinstance(ancestor, (ast.If, ast.While)):
                 continue
             bound = self._guard_bound(ancestor.test, base)
             if bound is None:
                 continue
             if bound is True or kept is None:
                 # Unknown sizes: only the same expression on both sides is known to slide.
-                comparator = cast(cst.Comparison, ancestor.test).comparisons[0].comparator
-                if not isinstance(lower, cst.UnaryOperation):
+                comparator = cast(ast.Compare, ancestor.test).comparators[0]
+                if not isinstance(lower, ast.UnaryOp):
                     return True  # a start (``m[:1] + m[start:]``), not a count of kept messages
-                return self.document.code(comparator) != self.document.code(lower.expression)
+                return self.document.code(comparator) != self.document.code(lower.operand)
             cut = bound + 1 + kept  # kept is negative: -k keeps k messages
             return cut >= max(2, self.min_cut_fraction * -kept)
         return False
@@ -763,10 +732,8 @@ class HistoryAnalysis:
         ]
         for target, statement in writes:
             element = target.value
-            field_name = (
-                target.attr.value if isinstance(target, cst.Attribute) else self._key(target)
-            )
-            if field_name not in _CONTENT_FIELDS or not isinstance(element, cst.Name):
+            field_name = target.attr if isinstance(target, ast.Attribute) else self._key(target)
+            if field_name not in _CONTENT_FIELDS or not isinstance(element, ast.Name):
                 continue
             loop = self._loop_over_messages(element, statement)
             if loop is None:
@@ -781,7 +748,7 @@ class HistoryAnalysis:
                         "from the first rewritten result on",
                     )
                 )
-            elif isinstance(loop.iter, cst.Subscript) and self.outlives_request(
+            elif isinstance(loop.iter, ast.Subscript) and self.outlives_request(
                 loop.iter.value, statement
             ):
                 # Only part of the history (``messages[:-4]``) is rewritten: the older turns
@@ -802,7 +769,7 @@ class HistoryAnalysis:
         """``for m in history: if old(m): m = Message(...)``, the copy kept in its place."""
         out = []
         for target, value in self.collector.reassignments:
-            if not isinstance(target, cst.Name) or not self._builds_message(value):
+            if not isinstance(target, ast.Name) or not _builds_message(value):
                 continue
             loop = self._loop_over_messages(target, value)
             if loop is None or not self._conditional_in(value, loop):
@@ -823,78 +790,64 @@ class HistoryAnalysis:
                 )
         return out
 
-    def _builds_message(self, value: cst.BaseExpression) -> bool:
-        if isinstance(value, cst.Call):
-            return is_message_class(value.func) or any(
-                a.keyword is not None and a.keyword.value == "role" for a in value.args
-            )
-        return isinstance(value, cst.Dict) and any(
-            isinstance(e, cst.DictElement) and string_value(e.key) == "role" for e in value.elements
-        )
-
-    def _collected_in(self, element: cst.Name, loop: cst.For) -> bool:
+    def _collected_in(self, element: ast.Name, loop: ast.For | ast.AsyncFor) -> bool:
         """The loop appends the element itself to a list (the rebuilt history)."""
         return any(
-            _method_of(call).attr.value == "append"
-            and len(call.args) == 1
-            and isinstance(call.args[0].value, cst.Name)
-            and call.args[0].value.value == element.value
+            _method_of(call).attr == "append"
+            and len(arguments(call)) == 1
+            and isinstance(_first_argument(call), ast.Name)
+            and cast(ast.Name, _first_argument(call)).id == element.id
             and any(a is loop for a in self.document.ancestors(call))
             for call in self.collector.method_calls
         )
 
-    def _conditional_in(self, node: cst.CSTNode, loop: cst.For) -> bool:
+    def _conditional_in(self, node: ast.AST, loop: ast.For | ast.AsyncFor) -> bool:
         """``node`` sits under an ``if`` inside ``loop``."""
         for ancestor in self.document.ancestors(node):
             if ancestor is loop:
                 return False
-            if isinstance(ancestor, cst.If):
+            if isinstance(ancestor, ast.If):
                 return True
         return False
 
     @staticmethod
-    def _key(target: cst.BaseExpression) -> str | None:
-        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
-            index = target.slice[0].slice
-            if isinstance(index, cst.Index):
-                return string_value(index.value)
+    def _key(target: ast.expr) -> str | None:
+        if isinstance(target, ast.Subscript):
+            return string_value(index_of(target))
         return None
 
-    def _loop_over_messages(self, element: cst.Name, at: cst.CSTNode) -> cst.For | None:
+    def _loop_over_messages(self, element: ast.Name, at: ast.AST) -> ast.For | ast.AsyncFor | None:
         for ancestor in self.document.ancestors(at):
-            if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef)):
+            if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 return None
-            if isinstance(ancestor, cst.For) and isinstance(ancestor.target, cst.Name):
-                if ancestor.target.value != element.value:
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and isinstance(
+                ancestor.target, ast.Name
+            ):
+                if ancestor.target.id != element.id:
                     continue
                 return ancestor if self.is_message_list(_loop_source(ancestor)) else None
         return None
 
-    def _tool_condition(self, at: cst.CSTNode, element: cst.Name) -> bool:
+    def _tool_condition(self, at: ast.AST, element: ast.Name) -> bool:
         for ancestor in self.document.ancestors(at):
-            if isinstance(ancestor, (cst.For, cst.FunctionDef)):
+            if isinstance(ancestor, (ast.For, ast.AsyncFor, *FUNCTIONS)):
                 return False
-            if isinstance(ancestor, (cst.If, cst.IfExp)) and self._mentions_tool(ancestor.test):
+            if isinstance(ancestor, (ast.If, ast.IfExp)) and _mentions_tool(ancestor.test):
                 return True
         return False
-
-    def _mentions_tool(self, test: cst.CSTNode) -> bool:
-        finder = _ToolMention()
-        test.visit(finder)
-        return finder.found
 
     def _comprehension_rewrites(self) -> list[HistoryEdit]:
         out = []
         for target, value in self.collector.reassignments:
-            if not isinstance(value, cst.ListComp) or not self.is_message_list(target):
+            if not isinstance(value, ast.ListComp) or not self.is_message_list(target):
                 continue
-            source = value.for_in.iter
-            if isinstance(source, cst.Subscript):
+            source = value.generators[0].iter
+            if isinstance(source, ast.Subscript):
                 source = source.value
             if self._identity(source) != self._identity(target):
                 continue
             element = value.elt
-            if isinstance(element, cst.IfExp) and self._mentions_tool(element.test):
+            if isinstance(element, ast.IfExp) and _mentions_tool(element.test):
                 out.append(
                     HistoryEdit(
                         TOOL_OUTPUT,
@@ -904,7 +857,7 @@ class HistoryAnalysis:
                         "differs from the first replaced result on",
                     )
                 )
-            elif value.for_in.ifs and self.outlives_request(target, value):
+            elif value.generators[0].ifs and self.outlives_request(target, value):
                 out.append(
                     HistoryEdit(
                         HISTORY_EDIT,
@@ -917,31 +870,42 @@ class HistoryAnalysis:
         return out
 
 
-def _loop_source(loop: cst.For) -> cst.BaseExpression:
+def _loop_source(loop: ast.For | ast.AsyncFor) -> ast.expr:
     """The list a loop walks: ``m`` of ``m``, ``m[:-4]``, ``enumerate(m)``, ``reversed(m)``."""
     source = loop.iter
-    if isinstance(source, cst.Subscript):
+    if isinstance(source, ast.Subscript):
         source = source.value
-    if isinstance(source, cst.Call) and source.args:
-        source = source.args[0].value
+    if isinstance(source, ast.Call):
+        source = _first_argument(source) or source
     return source
 
 
-class _ToolMention(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.found = False
+def _builds_message(value: ast.expr) -> bool:
+    """A message object or role dict: ``Message(...)``, ``make(role=...)``, ``{"role": ...}``."""
+    if isinstance(value, ast.Call):
+        return is_message_class(value.func) or any(k.arg == "role" for k in value.keywords)
+    return isinstance(value, ast.Dict) and any(
+        key is not None and string_value(key) == "role" for key in value.keys
+    )
 
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        if string_value(node) in _TOOL_ROLES:
-            self.found = True
 
-    def visit_Name(self, node: cst.Name) -> None:
-        if node.value in ("ToolMessage", "FunctionMessage"):
-            self.found = True
-
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if node.attr.value.lower() in _TOOL_ROLES:
-            self.found = True
+def _mentions_tool(test: ast.AST) -> bool:
+    """Whether a condition names a tool role (``"tool"``, ``m.role == Role.TOOL``) or a tool
+    message class; an f-string's literal pieces are not string literals of their own."""
+    stack = [test]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Constant) and string_value(node) in _TOOL_ROLES:
+            return True
+        if isinstance(node, ast.Name) and node.id in ("ToolMessage", "FunctionMessage"):
+            return True
+        if isinstance(node, ast.Attribute) and node.attr.lower() in _TOOL_ROLES:
+            return True
+        if isinstance(node, ast.JoinedStr):
+            stack += [v for v in node.values if not isinstance(v, ast.Constant)]
+        else:
+            stack += ast.iter_child_nodes(node)
+    return False
 
 
 def history_edits(document: PythonDocument) -> list[HistoryEdit]:

@@ -8,15 +8,15 @@ context guidance recommends: task, document, then the question).
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-
-import libcst as cst
 
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.sinks import Sink, string_value
+from prefixlint.pyflow.sinks import Sink
+from prefixlint.pyflow.syntax import integer, string_value
 from prefixlint.pyflow.templates import FIELD, masked, span_within, static_part
 from prefixlint.types import Span
 from prefixlint.vocabulary import is_request_input
@@ -27,7 +27,7 @@ class Misplaced:
     """The per-request value ``node`` (or its ``field`` inside a template literal) comes before
     ``static``, the fixed text after it."""
 
-    node: cst.CSTNode
+    node: ast.AST
     label: str
     before: str
     static: str
@@ -42,6 +42,10 @@ class Misplaced:
         return span_within(whole, document.source(self.node), self.field)
 
 
+def _is_concatenation(node: ast.AST) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add)
+
+
 class Layout:
     """Static text resolution and the search for input-before-static layouts."""
 
@@ -50,27 +54,28 @@ class Layout:
         self.analysis = Analysis.of(document)
         self.input_names = tuple(input_names)
 
-    def static_text(self, node: cst.CSTNode, depth: int = 0) -> str | None:
+    def static_text(self, node: ast.AST, depth: int = 0) -> str | None:
         """The fixed text ``node`` always evaluates to, if it is one."""
         if depth > 4:
             return None
         value = string_value(node)
         if value is not None:
             return value
-        if isinstance(node, cst.FormattedString):
-            texts = [p for p in node.parts if isinstance(p, cst.FormattedStringText)]
-            if len(texts) == len(node.parts):
-                return "".join(p.value for p in texts)
+        if isinstance(node, ast.JoinedStr):
+            texts = [string_value(p) for p in node.values]
+            if all(text is not None for text in texts):
+                return "".join(text for text in texts if text is not None)
             return None
-        if isinstance(node, cst.BinaryOperation):
-            if isinstance(node.operator, cst.Add):
+        if isinstance(node, ast.BinOp):
+            if isinstance(node.op, ast.Add):
                 left = self.static_text(node.left, depth + 1)
                 right = self.static_text(node.right, depth + 1)
                 return left + right if left is not None and right is not None else None
-            if isinstance(node.operator, cst.Multiply) and isinstance(node.right, cst.Integer):
+            count = integer(node.right) if isinstance(node.right, ast.Constant) else None
+            if isinstance(node.op, ast.Mult) and count is not None:
                 left = self.static_text(node.left, depth + 1)
-                return left * min(int(node.right.value, 0), 10_000) if left is not None else None
-        if isinstance(node, cst.Name):
+                return left * min(count, 10_000) if left is not None else None
+        if isinstance(node, ast.Name):
             values = [
                 b.value
                 for a in self.analysis.bindings.reaching(node)
@@ -80,20 +85,21 @@ class Layout:
                 return self.static_text(values[0], depth + 1)
         return None
 
-    def _segments(self, node: cst.BaseExpression) -> Iterator[tuple[str, str | cst.BaseExpression]]:
+    def _segments(self, node: ast.expr) -> Iterator[tuple[str, str | ast.expr]]:
         """("text", str) and ("value", expression) pieces of a text, in order."""
-        if isinstance(node, cst.FormattedString):
-            for part in node.parts:
-                if isinstance(part, cst.FormattedStringText):
-                    yield "text", part.value
-                elif isinstance(part, cst.FormattedStringExpression):
-                    static = self.static_text(part.expression)
+        if isinstance(node, ast.JoinedStr):
+            for part in node.values:
+                text = string_value(part)
+                if text is not None:
+                    yield "text", text
+                elif isinstance(part, ast.FormattedValue):
+                    static = self.static_text(part.value)
                     if static is not None:
                         yield "text", static
                     else:
-                        yield "value", part.expression
+                        yield "value", part.value
             return
-        if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, cst.Add):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
             yield from self._segments(node.left)
             yield from self._segments(node.right)
             return
@@ -104,18 +110,19 @@ class Layout:
         if not self.analysis.flow.roots:
             return  # nothing reaches a request
         inner: set[int] = set()
-        kinds = (cst.FormattedString, cst.BinaryOperation, cst.SimpleString, cst.ConcatenatedString)
-        for node in self.document.nodes(*kinds):
-            if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Add):
+        for node in self.document.nodes(ast.JoinedStr, ast.BinOp, ast.Constant):
+            if isinstance(node, ast.BinOp) and not _is_concatenation(node):
+                continue
+            if isinstance(node, ast.Constant) and not isinstance(node.value, str):
                 continue
             if id(node) in inner:
                 continue
-            if isinstance(node, (cst.BinaryOperation, cst.ConcatenatedString)):
+            if isinstance(node, ast.BinOp):
                 self._mark_inner(node, inner)
             sink = self.analysis.sink_of(node)
             if sink is None:
                 continue
-            if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
+            if isinstance(node, ast.Constant):
                 found = self._template_misplaced(node, min_chars, sink)
             else:
                 found = self._first_misplaced(node, min_chars, sink)
@@ -123,20 +130,18 @@ class Layout:
                 yield found
 
     @staticmethod
-    def _mark_inner(node: cst.BinaryOperation | cst.ConcatenatedString, inner: set[int]) -> None:
+    def _mark_inner(node: ast.BinOp, inner: set[int]) -> None:
         for side in (node.left, node.right):
-            if isinstance(side, (cst.BinaryOperation, cst.ConcatenatedString, cst.SimpleString)):
+            if isinstance(side, (ast.BinOp, ast.Constant)):
                 inner.add(id(side))
-                if not isinstance(side, cst.SimpleString):
+                if isinstance(side, ast.BinOp):
                     Layout._mark_inner(side, inner)
 
-    def _first_misplaced(
-        self, node: cst.BaseExpression, min_chars: int, sink: Sink
-    ) -> Misplaced | None:
+    def _first_misplaced(self, node: ast.expr, min_chars: int, sink: Sink) -> Misplaced | None:
         """The first input value followed by ``min_chars`` or more of static text."""
         before: list[str] = []
         after: list[str] = []
-        first: tuple[cst.BaseExpression, str] | None = None
+        first: tuple[ast.expr, str] | None = None
         for _kind, piece in self._segments(node):
             if first is not None:
                 if isinstance(piece, str):  # a "text" segment
@@ -154,7 +159,7 @@ class Layout:
         return Misplaced(value, label, "".join(before), "".join(after), sink)
 
     def _template_misplaced(
-        self, node: cst.SimpleString | cst.ConcatenatedString, min_chars: int, sink: Sink
+        self, node: ast.Constant, min_chars: int, sink: Sink
     ) -> Misplaced | None:
         """A ``str.format`` template whose first input field comes before the static text."""
         text = string_value(node)
@@ -171,7 +176,7 @@ class Layout:
         before = static_part(template[: first.start()])
         return Misplaced(node, first.group(0), before, after, sink, field=first.group(0))
 
-    def _variable(self, node: cst.BaseExpression) -> str | None:
+    def _variable(self, node: ast.expr) -> str | None:
         for origin in self.analysis.flow.origins(node):
             # Dates, ids and per-user values are reported by PFX101-PFX104 wherever they are.
             if origin.code == t.REQUEST_INPUT and is_request_input(origin.label, self.input_names):

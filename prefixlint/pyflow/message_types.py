@@ -6,7 +6,7 @@ whatever it is called; the history rules use this beside names and appended role
 
 from __future__ import annotations
 
-import libcst as cst
+import ast
 
 _CONTAINERS = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "deque"})
 _MESSAGE_SUFFIXES = ("Message", "MessageParam", "MessageDict")
@@ -14,46 +14,47 @@ _COPY_METHODS = frozenset({"copy", "deepcopy"})
 _COPY_CALLS = frozenset({"list", "copy", "deepcopy"})
 
 
-def _leaf(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return node.attr.value
+def _leaf(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
     return None
 
 
-def is_message_class(node: cst.BaseExpression) -> bool:
+def is_message_class(node: ast.expr) -> bool:
     """A class spelled like a chat message (``UserMessage``, ``llm.ChatMessage``)."""
     name = _leaf(node)
     return name is not None and name.endswith(_MESSAGE_SUFFIXES)
 
 
-def holds_messages(annotation: cst.BaseExpression | None) -> bool:
+def holds_messages(annotation: ast.expr | None) -> bool:
     """``list[Message]``, ``List[ChatMessage]``, ``Sequence["BaseMessage"]`` and the like."""
-    if isinstance(annotation, cst.Subscript) and _leaf(annotation.value) in _CONTAINERS:
-        if len(annotation.slice) != 1 or not isinstance(annotation.slice[0].slice, cst.Index):
+    if isinstance(annotation, ast.Subscript) and _leaf(annotation.value) in _CONTAINERS:
+        item = annotation.slice
+        if isinstance(item, (ast.Tuple, ast.Slice)):
             return False
-        item = annotation.slice[0].slice.value
-        if isinstance(item, cst.SimpleString):
-            text = item.evaluated_value
-            return isinstance(text, str) and text.endswith(_MESSAGE_SUFFIXES)
+        if isinstance(item, ast.Constant):
+            return isinstance(item.value, str) and item.value.endswith(_MESSAGE_SUFFIXES)
         return is_message_class(item)
-    if isinstance(annotation, cst.BinaryOperation):  # list[Message] | None
+    if isinstance(annotation, ast.BinOp):  # list[Message] | None
         return holds_messages(annotation.left) or holds_messages(annotation.right)
     return False
 
 
-def copied_list(value: cst.BaseExpression) -> cst.BaseExpression | None:
+def copied_list(value: ast.expr) -> ast.expr | None:
     """The list that ``value`` copies: ``x.copy()``, ``list(x)``, ``x[:]``, ``copy.deepcopy(x)``."""
-    if isinstance(value, cst.Call):
+    if isinstance(value, ast.Call):
         func = value.func
-        if isinstance(func, cst.Attribute) and func.attr.value in _COPY_METHODS and not value.args:
+        given = [a.value if isinstance(a, ast.Starred) else a for a in value.args]
+        given += [k.value for k in value.keywords]
+        if isinstance(func, ast.Attribute) and func.attr in _COPY_METHODS and not given:
             return func.value
-        if _leaf(func) in _COPY_CALLS and len(value.args) == 1:
-            return value.args[0].value
+        if _leaf(func) in _COPY_CALLS and len(given) == 1:
+            return given[0]
         return None
-    if isinstance(value, cst.Subscript) and len(value.slice) == 1:
-        window = value.slice[0].slice
-        if isinstance(window, cst.Slice) and window.lower is None and window.upper is None:
+    if isinstance(value, ast.Subscript):
+        window = value.slice
+        if isinstance(window, ast.Slice) and window.lower is None and window.upper is None:
             return value.value
     return None

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-
-import libcst as cst
 
 from prefixlint.codes import TIMESTAMP, UNORDERED
 from prefixlint.pyflow.tables import DAILY, INSTANT, PARAMETER, TIME_DIRECTIVES
@@ -36,17 +35,17 @@ class Origin:
     """
 
     code: str
-    node: cst.CSTNode = field(repr=False)
+    node: ast.AST = field(repr=False)
     label: str
     granularity: str = INSTANT
     via: tuple[str, ...] = ()
     tail: bool = True
     sort_by: str = ""
-    consumer: cst.CSTNode | None = field(default=None, repr=False)
+    consumer: ast.AST | None = field(default=None, repr=False)
     exact: bool = False
     drops_order: bool = False
     opaque: bool = False
-    use: cst.CSTNode | None = field(default=None, repr=False)
+    use: ast.AST | None = field(default=None, repr=False)
     within: str = ""
     key: str = ""
     read_key: str = ""
@@ -93,7 +92,7 @@ def opaque(origins: Iterable[Origin]) -> tuple[Origin, ...]:
     return tuple(o if o.opaque else replace(o, opaque=True) for o in origins)
 
 
-def read_at(origins: Iterable[Origin], use: cst.CSTNode) -> tuple[Origin, ...]:
+def read_at(origins: Iterable[Origin], use: ast.AST) -> tuple[Origin, ...]:
     """``origins`` of an assigned value, read through the name ``use``."""
     return tuple(o if o.use is not None else replace(o, use=use) for o in origins)
 
@@ -144,7 +143,7 @@ def format_granularity(fmt: str) -> str:
 
 
 def consumed(
-    origins: Iterable[Origin], node: cst.CSTNode, exact: bool, strings: bool = False
+    origins: Iterable[Origin], node: ast.AST, exact: bool, strings: bool = False
 ) -> tuple[Origin, ...]:
     """Unordered origins first iterated at ``node`` (``strings``: its items must be text)."""
     out = []

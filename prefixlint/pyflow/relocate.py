@@ -10,16 +10,16 @@ the user message, and the strings' quoting allows it without re-escaping.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 from typing import Literal, TypeAlias
 
 import libcst as cst
-from libcst.metadata import Assignment
 
 from prefixlint.pyflow.analysis import Reach
+from prefixlint.pyflow.concrete import ConcreteTree
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.fixes import render
-from prefixlint.pyflow.prompt_words import SYSTEM
 from prefixlint.types import Applicability, Edit, Fix
 
 Parts: TypeAlias = list[cst.BaseFormattedStringContent]
@@ -44,74 +44,33 @@ def _first_break(raw: str) -> int | None:
     return first - 1 if raw.startswith("\r\n", first - 1) and first > 0 else first
 
 
-class _LoadedNames(cst.CSTVisitor):
-    def __init__(self) -> None:
-        self.names: list[cst.Name] = []
-
-    def visit_Name(self, node: cst.Name) -> None:
-        self.names.append(node)
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        node.value.visit(self)
-        return False
-
-    def visit_Arg(self, node: cst.Arg) -> bool:
-        node.value.visit(self)
-        return False
-
-
 def _same_meaning(
     document: PythonDocument,
+    tree: ConcreteTree,
+    fstring: ast.JoinedStr,
     parts: Sequence[cst.BaseFormattedStringContent],
-    destination: cst.CSTNode,
+    destination: ast.expr,
 ) -> bool:
     """Every name used in ``parts`` resolves to the same assignments at ``destination``."""
-    collector = _LoadedNames()
-    for part in parts:
-        if isinstance(part, cst.FormattedStringExpression):
-            part.expression.visit(collector)
-    target_scope = document.scopes.get(destination)
-    for name in collector.names:
-        scope = document.scopes.get(name)
+    ranges = [
+        tree.offsets(part.expression)
+        for part in parts
+        if isinstance(part, cst.FormattedStringExpression)
+    ]
+    target_scope = document.scope(destination)
+    for name in ast.walk(fstring):
+        if not isinstance(name, ast.Name):
+            continue
+        start, end = document.offsets(name)
+        if not any(low <= start and end <= high for low, high in ranges):
+            continue
+        scope = document.scope(name)
         if scope is None or target_scope is None:
             return False
-        here = set(scope[name.value]) if name.value in scope else set()
-        there = set(target_scope[name.value]) if name.value in target_scope else set()
-        if here != there or not here:
+        here = scope[name.id]
+        if not here or {id(a) for a in here} != {id(a) for a in target_scope[name.id]}:
             return False
     return True
-
-
-def _system_fstring(
-    document: PythonDocument, hole: cst.CSTNode, sink_expr: cst.BaseExpression
-) -> cst.FormattedString | None:
-    """The f-string holding ``hole``, if it is the sink's value used at this sink only.
-
-    The sink may name it through single-use names (``system = SYSTEM_PROMPT``), so changing
-    it changes no other request.
-    """
-    fstring = document.parent(hole)
-    if not isinstance(fstring, cst.FormattedString) or "r" in fstring.prefix.lower():
-        return None
-    value = sink_expr
-    for _ in range(4):
-        if value is fstring:
-            return fstring
-        if not isinstance(value, cst.Name):
-            return None
-        scope = document.scopes.get(value)
-        assignments = list(scope[value.value]) if scope and value.value in scope else []
-        if len(assignments) != 1 or len(assignments[0].references) != 1:
-            return None
-        if not isinstance(assignments[0], Assignment):  # a builtin: bound nowhere in the file
-            return None
-        target = assignments[0].node
-        line = document.parent(target) if target is not None else None
-        statement = document.parent(line) if line is not None else None
-        if not isinstance(statement, cst.Assign) or len(statement.targets) != 1:
-            return None
-        value = statement.value
-    return None
 
 
 def _split(fstring: cst.FormattedString, index: int) -> tuple[Parts, Parts] | None:
@@ -175,10 +134,10 @@ def _quote_for(*texts: str) -> Quote | None:
 
 
 def _destination(
-    document: PythonDocument, content: cst.BaseExpression, moved: Parts
+    tree: ConcreteTree, content: cst.BaseExpression, moved: Parts
 ) -> cst.FormattedString | None:
     moved_raw = "".join(
-        p.value if isinstance(p, cst.FormattedStringText) else render(document, p) for p in moved
+        p.value if isinstance(p, cst.FormattedStringText) else render(tree, p) for p in moved
     )
     addition = [cst.FormattedStringText(_SEPARATOR), *moved]
     if isinstance(content, cst.FormattedString):
@@ -197,43 +156,42 @@ def _destination(
         )
     if isinstance(content, (cst.List, cst.Dict, cst.Tuple, cst.ListComp)):
         return None
-    quote = _quote_for(moved_raw, document.source(content))
+    quote = _quote_for(moved_raw, tree.source(content))
     if quote is None:
         return None
     hole = cst.FormattedStringExpression(content.with_changes(lpar=[], rpar=[]))
     return cst.FormattedString(parts=[hole, *addition], start="f" + quote, end=quote)
 
 
-def relocate(document: PythonDocument, reach: Reach) -> Fix | None:
-    """Cut the volatile line from the system prompt and append it to the last user message."""
+def relocate(
+    document: PythonDocument, reach: Reach, found: ast.FormattedValue, joined: ast.JoinedStr
+) -> Fix | None:
+    """Cut the line holding ``found`` from the system prompt ``joined`` (see
+    :func:`prefixlint.pyflow.fixers.relocation_site`) and append it to the last user message."""
     sink = reach.sink
-    if sink.region != SYSTEM or sink.last_user is None:
+    tree = ConcreteTree.of(document)
+    if tree is None or sink.last_user is None:
         return None
-    hole = next(
-        (
-            a
-            for a in document.ancestors(reach.origin.node)
-            if isinstance(a, cst.FormattedStringExpression)
-        ),
-        None,
-    )
-    if hole is None:
+    fstring = tree.node(joined, cst.FormattedString)
+    value = tree.expression(found.value)
+    last_user = tree.expression(sink.last_user)
+    hole = tree.parent(value) if value is not None else None
+    if fstring is None or last_user is None or "r" in fstring.prefix.lower():
         return None
-    fstring = _system_fstring(document, hole, sink.expr)
-    if fstring is None:
+    if not isinstance(hole, cst.FormattedStringExpression) or hole not in fstring.parts:
         return None
     split = _split(fstring, list(fstring.parts).index(hole))
     if split is None:
         return None
     kept, moved = split
-    if not _same_meaning(document, moved, sink.last_user):
+    if not _same_meaning(document, tree, joined, moved, sink.last_user):
         return None
-    destination = _destination(document, sink.last_user, moved)
+    destination = _destination(tree, last_user, moved)
     if destination is None:
         return None
-    start, end = document.offsets(fstring)
+    start, end = tree.offsets(fstring)
     edits = (
-        Edit(start, end, render(document, fstring.with_changes(parts=kept), at=fstring)),
-        Edit(*document.offsets(sink.last_user), render(document, destination, at=sink.last_user)),
+        Edit(start, end, render(tree, fstring.with_changes(parts=kept), at=fstring)),
+        Edit(*tree.offsets(last_user), render(tree, destination, at=last_user)),
     )
     return Fix(edits, Applicability.UNSAFE, "Move the line to the end of the last user message")

@@ -16,14 +16,12 @@ preamble or tools.
 
 from __future__ import annotations
 
+import ast
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
-import libcst as cst
-from libcst.metadata import BaseAssignment
-
 from prefixlint.codes import SYSTEM_ROLES
-from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
     API_METHODS,
@@ -48,6 +46,10 @@ from prefixlint.pyflow.prompt_words import (
     name_region,
     text_region,
 )
+from prefixlint.pyflow.scopes import Assignment
+from prefixlint.pyflow.syntax import callee as _callee
+from prefixlint.pyflow.syntax import index_of, integer, string_value
+from prefixlint.pyflow.syntax import keyword as _keyword
 from prefixlint.vocabulary import split_words
 
 _LITELLM = frozenset({"litellm.completion", "litellm.acompletion", "litellm.text_completion"})
@@ -66,66 +68,49 @@ _MESSAGE_WORDS = frozenset({"message", "msg"})
 class Sink:
     """``expr`` becomes part of a request in ``region``; ``description`` says where."""
 
-    expr: cst.BaseExpression
+    expr: ast.expr
     region: str
     description: str
-    call: cst.Call | None = None
-    last_user: cst.BaseExpression | None = None
-    named: cst.CSTNode | None = None
+    call: ast.Call | None = None
+    last_user: ast.expr | None = None
+    named: ast.AST | None = None
 
 
-def string_value(node: cst.CSTNode | None) -> str | None:
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    return None
-
-
-def _dotted(node: cst.CSTNode) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
         base = _dotted(node.value)
-        return f"{base}.{node.attr.value}" if base else None
-    if isinstance(node, cst.Call):
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Call):
         base = _dotted(node.func)
         return f"{base}()" if base else None
     return None
 
 
-def _callee(func: cst.BaseExpression) -> str:
-    if isinstance(func, cst.Attribute):
-        return func.attr.value
-    return func.value if isinstance(func, cst.Name) else ""
-
-
-def _mentions(node: cst.CSTNode, name: str) -> bool:
+def _mentions(node: ast.AST, name: str) -> bool:
     """Whether ``name`` is read anywhere in ``node``."""
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name) and current.value == name:
-            return True
-        stack.extend(current.children)
-    return False
+    return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
 
 
-def _keyword(call: cst.Call, name: str) -> cst.BaseExpression | None:
-    return next(
-        (a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None
-    )
+def _positional(call: ast.Call, index: int) -> ast.expr | None:
+    args = [a for a in call.args if not isinstance(a, ast.Starred)]
+    return args[index] if len(args) > index else None
 
 
-def _positional(call: cst.Call, index: int) -> cst.BaseExpression | None:
-    args = [a for a in call.args if a.keyword is None and not a.star]
-    return args[index].value if len(args) > index else None
+def _role_name(node: ast.expr | None) -> str | None:
+    """``"system"`` of a literal, ``SYSTEM`` of ``Role.SYSTEM``."""
+    text = string_value(node)
+    if text is None and isinstance(node, ast.Attribute):
+        text = node.attr
+    return text
 
 
 class _SinkParts(TypedDict, total=False):
     """The optional fields of a :class:`Sink`, as :meth:`_Finder._add` passes them on."""
 
-    call: cst.Call | None
-    last_user: cst.BaseExpression | None
+    call: ast.Call | None
+    last_user: ast.expr | None
 
 
 class _Finder:
@@ -136,11 +121,11 @@ class _Finder:
         self._claimed: set[int] = set()
         self._frameworks = any(name in document.text for name in FRAMEWORKS)
         self._agents = any(name in document.text for name in AGENT_PACKAGES)
-        self.message_lists: list[cst.BaseExpression] = []
+        self.message_lists: list[ast.expr] = []
 
     def _add(
         self,
-        expr: cst.BaseExpression | None,
+        expr: ast.expr | None,
         region: str,
         description: str,
         **more: Unpack[_SinkParts],
@@ -149,7 +134,7 @@ class _Finder:
             self._claimed.add(id(expr))
             self.sinks.append(Sink(expr, region, description, **more))
 
-    def _framework_class(self, func: cst.BaseExpression) -> str | None:
+    def _framework_class(self, func: ast.expr) -> str | None:
         if not self._frameworks:
             return None
         for name in self.document.qualified_names(func):
@@ -161,7 +146,7 @@ class _Finder:
 
     # -- calls ------------------------------------------------------------------------------
 
-    def call(self, node: cst.Call) -> None:
+    def call(self, node: ast.Call) -> None:
         dotted = _dotted(node.func) or " ".join(self.document.code(node.func).split())
         api = self._api(node, dotted)
         if api is not None:
@@ -169,8 +154,8 @@ class _Finder:
         framework = self._framework_class(node.func)
         if framework is not None:
             self._framework_call(node, framework)
-        for argument in node.args:
-            keyword = argument.keyword.value if argument.keyword is not None else None
+        for argument in node.keywords:
+            keyword = argument.arg
             if keyword in SYSTEM_KEYWORDS:
                 self._add(argument.value, SYSTEM, f"the {keyword} of {dotted}", call=node)
             elif keyword in TOOL_KEYWORDS and (api is not None or self._agent_call(node)):
@@ -178,11 +163,11 @@ class _Finder:
         index = self._positional_system(node)
         if index is not None:
             self._add(_positional(node, index), SYSTEM, f"the system message of {dotted}")
-        if isinstance(node.func, cst.Attribute) and node.func.attr.value == "bind_tools":
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "bind_tools":
             self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
         self._system_builder(node, dotted)
 
-    def _system_builder(self, node: cst.Call, dotted: str) -> None:
+    def _system_builder(self, node: ast.Call, dotted: str) -> None:
         """A message made by a call with a system role: ``make_message(role="system",
         message=text)`` or ``create_chat_message("system", text)``, whatever it is called."""
         if SYSTEM_CALLEE.match(_callee(node.func)):
@@ -200,18 +185,16 @@ class _Finder:
             )
             if text is None:
                 text = _positional(node, 0)
-        elif len([a for a in node.args if a.keyword is None]) >= 2 and MESSAGE_MAKER.search(
-            _callee(node.func)
-        ):
+        elif len(node.args) >= 2 and MESSAGE_MAKER.search(_callee(node.func)):
             role, text = _positional(node, 0), _positional(node, 1)
-        spelled = string_value(role) or (role.attr.value if isinstance(role, cst.Attribute) else "")
+        spelled = string_value(role) or (role.attr if isinstance(role, ast.Attribute) else "")
         if text is None or spelled.lower() not in SYSTEM_ROLES:
             return
         self._add(text, SYSTEM, f"the system message made by {dotted}", call=node)
 
-    def _positional_system(self, node: cst.Call) -> int | None:
+    def _positional_system(self, node: ast.Call) -> int | None:
         """The index of the system message among an agent constructor's positional arguments."""
-        if not self._agents or not node.args or node.args[0].keyword is not None:
+        if not self._agents or not node.args:
             return None
         for name in self.document.qualified_names(node.func):
             parts = name.split(".")
@@ -220,18 +203,18 @@ class _Finder:
                 return index
         return None
 
-    def _agent_call(self, node: cst.Call) -> bool:
+    def _agent_call(self, node: ast.Call) -> bool:
         """A call into an LLM framework (an agent or model constructor that takes tools)."""
         if not self._agents:
             return False
         roots = {name.split(".")[0] for name in self.document.qualified_names(node.func)}
         return bool(roots & AGENT_PACKAGES)
 
-    def _api(self, node: cst.Call, dotted: str) -> str | None:
+    def _api(self, node: ast.Call, dotted: str) -> str | None:
         parts = [p for p in dotted.split(".") if p not in RESPONSE_WRAPPERS]
         if parts[-1].endswith("completion") and self.document.qualified_names(node.func) & _LITELLM:
             return "litellm"
-        keywords = {a.keyword.value for a in node.args if a.keyword is not None}
+        keywords = {k.arg for k in node.keywords if k.arg is not None}
         if len(parts) < 2 or parts[-1] not in API_METHODS:
             return None
         if not keywords & {"model", "messages", "system", "input"}:
@@ -243,13 +226,13 @@ class _Finder:
             return resource
         return None
 
-    def _api_call(self, node: cst.Call, dotted: str, api: str) -> None:
+    def _api_call(self, node: ast.Call, dotted: str, api: str) -> None:
         messages = _keyword(node, "messages")
         if api == "litellm" and messages is None:
             messages = _positional(node, 1)
         if api == "responses":
             value = _keyword(node, "input")
-            if isinstance(value, (cst.List, cst.Name, cst.BinaryOperation)):
+            if isinstance(value, (ast.List, ast.Name, ast.BinOp)):
                 messages = value
         if api == "completions":
             self._add(_keyword(node, "prompt"), PROMPT, f"the prompt of {dotted}", call=node)
@@ -265,7 +248,7 @@ class _Finder:
             last_user=last_user,
         )
 
-    def _framework_call(self, node: cst.Call, name: str) -> None:
+    def _framework_call(self, node: ast.Call, name: str) -> None:
         if name.split(".")[0] in _SYSTEM_CLASSES and name.endswith(".from_template"):
             template = _keyword(node, "template") or _positional(node, 0)
             self._add(template, SYSTEM, f"the template of {name}")
@@ -274,7 +257,7 @@ class _Finder:
             self._add(content, SYSTEM, f"the {name}")
         elif name.endswith(".from_template") or name in _TEMPLATE_CLASSES:
             template = _keyword(node, "template") or _positional(node, 0)
-            if isinstance(template, (cst.List, cst.Tuple)):
+            if isinstance(template, (ast.List, ast.Tuple)):
                 self._message_list(template, name, None)
             elif template is not None:
                 self._add(template, PROMPT, f"the template of {name}")
@@ -287,9 +270,7 @@ class _Finder:
 
     # -- message lists ----------------------------------------------------------------------
 
-    def _message_list(
-        self, expr: cst.BaseExpression, owner: str, call: cst.Call | None
-    ) -> cst.BaseExpression | None:
+    def _message_list(self, expr: ast.expr, owner: str, call: ast.Call | None) -> ast.expr | None:
         """Register the messages of a list; returns the content of its last user message."""
         elements = self._elements(expr, depth=0)
         if elements is None:
@@ -322,86 +303,78 @@ class _Finder:
                 )
         return last_content
 
-    def _elements(self, expr: cst.BaseExpression, depth: int) -> list[cst.BaseExpression] | None:
+    def _elements(self, expr: ast.expr, depth: int) -> list[ast.expr] | None:
         """The messages of a list display (through ``+`` and one level of names)."""
-        if isinstance(expr, (cst.List, cst.Tuple)):
-            return [e.value for e in expr.elements]
-        if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+        if isinstance(expr, (ast.List, ast.Tuple)):
+            return [e.value if isinstance(e, ast.Starred) else e for e in expr.elts]
+        if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
             left = self._elements(expr.left, depth) or [expr.left]
             right = self._elements(expr.right, depth) or [expr.right]
             return left + right
-        if isinstance(expr, cst.Name) and depth == 0:
-            scope = self.document.scopes.get(expr)
-            if scope is None or expr.value not in scope:
+        if isinstance(expr, ast.Name) and depth == 0:
+            assignments = self.document.assignments(expr)
+            if not assignments:
                 return None
-            assignments = list(scope[expr.value])
             values = [self._assigned_value(a) for a in assignments]
             lists = [self._elements(v, 1) for v in values if v is not None]
             lists = [items for items in lists if items]
             return lists[0] if len(lists) == 1 else None
         return None
 
-    def _assigned_value(self, assignment: BaseAssignment) -> cst.BaseExpression | None:
-        target = getattr(assignment, "node", None)
+    def _assigned_value(self, assignment: Assignment) -> ast.expr | None:
+        target = assignment.node
         parent = self.document.parent(target) if target is not None else None
-        if isinstance(parent, cst.AssignTarget):
-            statement = self.document.parent(parent)
-            return statement.value if isinstance(statement, cst.Assign) else None
-        if isinstance(parent, cst.AnnAssign):
+        if isinstance(parent, ast.Assign) and target in parent.targets:
+            return parent.value
+        if isinstance(parent, ast.AnnAssign):
             return parent.value
         return None
 
-    def _role(self, element: cst.BaseExpression) -> str | None:
-        if isinstance(element, cst.Dict):
-            for item in element.elements:
-                if isinstance(item, cst.DictElement) and string_value(item.key) == "role":
-                    role = string_value(item.value)
-                    if role is None and isinstance(item.value, cst.Attribute):
-                        role = item.value.attr.value
+    def _role(self, element: ast.expr) -> str | None:
+        if isinstance(element, ast.Dict):
+            for key, value in zip(element.keys, element.values, strict=True):
+                if key is not None and string_value(key) == "role":
+                    role = _role_name(value)
                     return role.lower() if role else None
             return None
-        if isinstance(element, cst.Tuple) and len(element.elements) == 2:
-            role = (string_value(element.elements[0].value) or "").lower()
+        if isinstance(element, ast.Tuple) and len(element.elts) == 2:
+            role = (string_value(element.elts[0]) or "").lower()
             return role if role in SYSTEM_ROLES or role in CHAT_ROLES else None
-        if isinstance(element, cst.Call):
+        if isinstance(element, ast.Call):
             name = _dotted(element.func) or ""
             short = name.rsplit(".", 1)[-1]
             if MESSAGE_CLASSES.get(short):
                 return MESSAGE_CLASSES[short]
-            role_arg = _keyword(element, "role")
-            text = string_value(role_arg)
-            if text is None and isinstance(role_arg, cst.Attribute):
-                text = role_arg.attr.value
+            text = _role_name(_keyword(element, "role"))
             return text.lower() if text else None
         return None
 
     @staticmethod
-    def _content(element: cst.BaseExpression) -> cst.BaseExpression | None:
-        if isinstance(element, cst.Dict):
-            for item in element.elements:
-                if isinstance(item, cst.DictElement) and string_value(item.key) in (
-                    "content",
-                    "text",
-                ):
-                    return item.value
+    def _content(element: ast.expr) -> ast.expr | None:
+        if isinstance(element, ast.Dict):
+            for key, value in zip(element.keys, element.values, strict=True):
+                if key is not None and string_value(key) in ("content", "text"):
+                    return value
             return None
-        if isinstance(element, cst.Tuple) and len(element.elements) == 2:
-            return element.elements[1].value
-        if isinstance(element, cst.Call):
+        if isinstance(element, ast.Tuple) and len(element.elts) == 2:
+            second = element.elts[1]
+            return second.value if isinstance(second, ast.Starred) else second
+        if isinstance(element, ast.Call):
             return _keyword(element, "content") or _positional(element, 0)
         return None
 
     def unclaimed(self) -> None:
         """Role dicts and message lists not already seen as part of a request."""
-        for node in self.document.nodes(cst.Dict, cst.List):
-            if isinstance(node, cst.Dict):
+        for node in self.document.nodes(ast.Dict, ast.List):
+            if isinstance(node, ast.Dict):
                 if self._role(node) in SYSTEM_ROLES:
                     self._add(self._content(node), SYSTEM, "a system message")
                 continue
-            roles = [self._role(e.value) for e in node.elements]
+            items = [e.value if isinstance(e, ast.Starred) else e for e in node.elts]
+            roles = [self._role(e) for e in items]
             # Pairs read as (role, text) only when every item is one: [("repo", path), ...]
             # is not a conversation for holding a ("user", ...) pair.
-            pairs = any(isinstance(e.value, cst.Tuple) for e in node.elements)
+            pairs = any(isinstance(e, ast.Tuple) for e in items)
             if pairs and None in roles:
                 continue
             if sum(role is not None for role in roles) >= 2:
@@ -409,12 +382,10 @@ class _Finder:
 
     # -- named prompt text ------------------------------------------------------------------
 
-    def _named(
-        self, target: cst.CSTNode, value: cst.BaseExpression | None, statement: cst.CSTNode
-    ) -> None:
-        name = target.value if isinstance(target, cst.Name) else None
-        if isinstance(target, cst.Attribute):
-            name = target.attr.value
+    def _named(self, target: ast.expr, value: ast.expr | None) -> None:
+        name = target.id if isinstance(target, ast.Name) else None
+        if isinstance(target, ast.Attribute):
+            name = target.attr
         region = text_region(name) if name else None
         if region is not None and value is not None:
             label = self.document.code(target)
@@ -426,114 +397,109 @@ class _Finder:
             }[region]
             self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
 
-    def assignment(self, node: cst.Assign | cst.AnnAssign | cst.AugAssign) -> None:
-        targets = (
-            [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-        )
+    def assignment(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
-            self._named(target, node.value, node)
+            self._named(target, node.value)
             self._tool_field(target, node.value)
             self._content_write(target, node.value)
             self._schema_class_name(target, node.value)
 
-    def _content_write(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    def _content_write(self, target: ast.expr, value: ast.expr | None) -> None:
         """``messages[0]["content"] += text`` or ``messages[2].content = text``: text written
         into an early message of a conversation (the first one is the system message)."""
         if value is None:
             return
-        if isinstance(target, cst.Attribute) and target.attr.value == "content":
-            element: cst.BaseExpression | None = target.value
-            if isinstance(element, cst.Name) and self._copied_message(element, target):
-                self._add(value, EARLY, f"the content of `{element.value}`, a copy of a message")
+        element: ast.expr | None
+        if isinstance(target, ast.Attribute) and target.attr == "content":
+            element = target.value
+            if isinstance(element, ast.Name) and self._copied_message(element, target):
+                self._add(value, EARLY, f"the content of `{element.id}`, a copy of a message")
                 return
-        elif isinstance(target, cst.Subscript) and len(target.slice) == 1:
-            index = target.slice[0].slice
-            key = string_value(index.value) if isinstance(index, cst.Index) else None
+        elif isinstance(target, ast.Subscript) and not isinstance(target.slice, ast.Tuple):
+            index = index_of(target)
+            key = string_value(index) if index is not None else None
             element = target.value if key == "content" else None
         else:
             return
-        if not isinstance(element, cst.Subscript) or len(element.slice) != 1:
+        if not isinstance(element, ast.Subscript) or isinstance(element.slice, ast.Tuple):
             return
-        index = element.slice[0].slice
-        position = index.value if isinstance(index, cst.Index) else None
+        position = index_of(element)
         name = _dotted(element.value) or ""
         words = split_words(name.rsplit(".", 1)[-1])
-        if not isinstance(position, cst.Integer) or not words or words[-1] not in CHAT_LISTS:
+        number = integer(position) if isinstance(position, ast.Constant) else None
+        if number is None or not words or words[-1] not in CHAT_LISTS:
             return
-        first = int(position.value, 0) == 0
+        first = number == 0
         region, what = (SYSTEM, "the first message") if first else (EARLY, "an earlier message")
         self._add(value, region, f"{what} of `{name}`")
 
-    def _copied_message(self, name: cst.Name, use: cst.CSTNode) -> bool:
+    def _copied_message(self, name: ast.Name, use: ast.AST) -> bool:
         """Whether ``name`` is bound, in the function around ``use``, to a copy of a message
         (``converted = message.model_copy(deep=True)``, ``copy.deepcopy(msg)``): a message
         rewritten on a copy is rendered again each time the stored one is sent."""
         function = self.document.enclosing_function(use)
         if function is None:
             return False
-        for node in self.document.nodes(cst.Assign):
+        for node in self.document.nodes(ast.Assign):
             if self.document.enclosing_function(node) is not function:
                 continue
-            if not any(
-                isinstance(t.target, cst.Name) and t.target.value == name.value
-                for t in node.targets
-            ):
+            if not any(isinstance(t, ast.Name) and t.id == name.id for t in node.targets):
                 continue
             call = node.value
-            if not isinstance(call, cst.Call) or _callee(call.func) not in _COPY_CALLS:
+            if not isinstance(call, ast.Call) or _callee(call.func) not in _COPY_CALLS:
                 continue
-            copied = call.func.value if isinstance(call.func, cst.Attribute) else None
-            if _callee(call.func) in ("copy", "deepcopy") and call.args:
-                copied = call.args[0].value
+            copied = call.func.value if isinstance(call.func, ast.Attribute) else None
+            if _callee(call.func) in ("copy", "deepcopy") and (call.args or call.keywords):
+                first = call.args[0] if call.args else call.keywords[0].value
+                copied = first.value if isinstance(first, ast.Starred) else first
             words = split_words(_dotted(copied) or "") if copied is not None else ()
             if words and words[-1] in _MESSAGE_WORDS:
                 return True
         return False
 
-    def _tool_field(self, target: cst.BaseExpression, value: cst.BaseExpression | None) -> None:
+    def _tool_field(self, target: ast.expr, value: ast.expr | None) -> None:
         """``schema["function"]["description"] = ...`` and a tool class's ``description``."""
         if value is None:
             return
-        if isinstance(target, cst.Subscript) and len(target.slice) == 1:
-            index = target.slice[0].slice
-            key = string_value(index.value) if isinstance(index, cst.Index) else None
+        if isinstance(target, ast.Subscript) and not isinstance(target.slice, ast.Tuple):
+            index = index_of(target)
+            key = string_value(index) if index is not None else None
             owner = self.document.code(target.value).lower()
             if key in TOOL_FIELDS and any(word in owner for word in _TOOL_OWNERS):
                 self._add(value, TOOLS, f"the {key} in `{self.document.code(target.value)}`")
-        elif isinstance(target, cst.Name) and target.value in TOOL_FIELDS:
+        elif isinstance(target, ast.Name) and target.id in TOOL_FIELDS:
             tool_class = self.document.enclosing_class(target)
             if tool_class is not None and self.document.enclosing_function(target) is None:
-                bases = " ".join(self.document.code(b.value) for b in tool_class.bases)
-                if tool_class.name.value.endswith("Tool") or "Tool" in bases:
-                    self._add(value, TOOLS, f"the {target.value} of tool {tool_class.name.value}")
+                bases = " ".join(self.document.code(b) for b in tool_class.bases)
+                if tool_class.name.endswith("Tool") or "Tool" in bases:
+                    self._add(value, TOOLS, f"the {target.id} of tool {tool_class.name}")
 
-    def _schema_class_name(
-        self, target: cst.BaseAssignTargetExpression, value: cst.BaseExpression | None
-    ) -> None:
+    def _schema_class_name(self, target: ast.expr, value: ast.expr | None) -> None:
         """``_Model.__name__ = f"submit_{task.id}"`` for a class made in a factory function
         with declared fields (a dataclass or model, a tool's argument schema): function-calling
         libraries send the class name as the tool's name, so the name is tool definition."""
-        if value is None or not isinstance(target, cst.Attribute):
+        if value is None or not isinstance(target, ast.Attribute):
             return
-        if target.attr.value != "__name__" or not isinstance(target.value, cst.Name):
+        if target.attr != "__name__" or not isinstance(target.value, ast.Name):
             return
         factory = self.document.enclosing_function(target)
         if factory is None:
             return
-        owner = target.value.value
-        for node in self.document.nodes(cst.ClassDef):
-            if node.name.value != owner or self.document.enclosing_function(node) is not factory:
+        owner = target.value.id
+        for node in self.document.nodes(ast.ClassDef):
+            if node.name != owner or self.document.enclosing_function(node) is not factory:
                 continue
             if _declares_fields(node):
                 self._add(value, TOOLS, f"the name of the schema class {owner}")
             return
 
-    def function(self, node: cst.FunctionDef) -> None:
+    def function(self, node: Function) -> None:
         decorated = any(
-            isinstance(d.decorator, cst.Attribute) and d.decorator.attr.value in SYSTEM_DECORATORS
-            for d in node.decorators
+            isinstance(d, ast.Attribute) and d.attr in SYSTEM_DECORATORS
+            for d in node.decorator_list
         )
-        region = SYSTEM if decorated else name_region(node.name.value)
+        region = SYSTEM if decorated else name_region(node.name)
         if region is None:
             region = self._rewritten_prompt(node)
         if region is None:
@@ -543,33 +509,28 @@ class _Finder:
             sink = Sink(
                 value,
                 region,
-                f"the {what} returned by {node.name.value}()",
+                f"the {what} returned by {node.name}()",
                 named=None if decorated else node,
             )
             (self.sinks if decorated else self.named).append(sink)
 
-    def _rewritten_prompt(self, node: cst.FunctionDef) -> str | None:
+    def _rewritten_prompt(self, node: Function) -> str | None:
         """The region of a parameter named like prompt text that the function returns, changed
         (``def replace_date_tag(prompt_str): ...; return prompt_str``): its result is one too."""
-        params = [*node.params.posonly_params, *node.params.params, *node.params.kwonly_params]
+        params = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
         for param in params:
-            region = name_region(param.name.value)
+            region = name_region(param.arg)
             if region not in (SYSTEM, PROMPT):
                 continue
-            if any(_mentions(v, param.name.value) for v in self.document.returns_of(node)):
+            if any(_mentions(v, param.arg) for v in self.document.returns_of(node)):
                 return region
         return None
 
 
-def _declares_fields(node: cst.ClassDef) -> bool:
+def _declares_fields(node: ast.ClassDef) -> bool:
     """Whether a class body declares annotated fields (``result: int``), as a dataclass or a
     pydantic model used as an argument schema does."""
-    body = node.body.body if isinstance(node.body, cst.IndentedBlock) else ()
-    return any(
-        isinstance(statement, cst.SimpleStatementLine)
-        and any(isinstance(small, cst.AnnAssign) for small in statement.body)
-        for statement in body
-    )
+    return any(isinstance(statement, ast.AnnAssign) for statement in node.body)
 
 
 @dataclass
@@ -582,17 +543,18 @@ class Sinks:
 
     concrete: list[Sink]
     named: list[Sink]
-    message_lists: list[cst.BaseExpression]
+    message_lists: list[ast.expr]
 
 
 def find_sinks(document: PythonDocument) -> Sinks:
     finder = _Finder(document)
-    for call in document.nodes(cst.Call):
+    for call in document.nodes(ast.Call):
         finder.call(call)
     finder.unclaimed()
-    for node in document.nodes(cst.Assign, cst.AnnAssign, cst.AugAssign, cst.FunctionDef):
-        if isinstance(node, cst.FunctionDef):
+    kinds = (ast.Assign, ast.AnnAssign, ast.AugAssign, *FUNCTIONS)
+    for node in sorted((n for kind in kinds for n in document.nodes(kind)), key=document.order):
+        if isinstance(node, FUNCTIONS):
             finder.function(node)
-        else:
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             finder.assignment(node)
     return Sinks(finder.sinks, finder.named, finder.message_lists)

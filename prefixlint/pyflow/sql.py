@@ -9,9 +9,8 @@ reordered after new integrations were added).
 
 from __future__ import annotations
 
+import ast
 import re
-
-import libcst as cst
 
 _COMMENT = re.compile(r"--[^\n]*|/\*.*?\*/", re.S)
 _SELECT = re.compile(r"^\s*(?:with\b.*?\)\s*)?select\b(?P<columns>.*?)\bfrom\b", re.I | re.S)
@@ -26,19 +25,19 @@ _AGGREGATE = re.compile(
 )
 
 
-def query_text(node: cst.BaseExpression) -> str | None:
+def query_text(node: ast.expr) -> str | None:
     """The static text of a query literal (f-string holes read as a placeholder)."""
-    if isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
-        value = node.evaluated_value
-        return value if isinstance(value, str) else None
-    if isinstance(node, cst.FormattedString):
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
         return "".join(
-            p.value if isinstance(p, cst.FormattedStringText) else "?" for p in node.parts
+            p.value if isinstance(p, ast.Constant) and isinstance(p.value, str) else "?"
+            for p in node.values
         )
     return None
 
 
-def is_unordered_query(node: cst.BaseExpression) -> bool:
+def is_unordered_query(node: ast.expr) -> bool:
     """A SELECT that can return several rows and has no ORDER BY."""
     text = query_text(node)
     if text is None:

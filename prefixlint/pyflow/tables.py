@@ -1,6 +1,6 @@
 """Data: the calls whose results vary between runs or come back in no fixed order.
 
-Keys are fully qualified names as libcst's ``QualifiedNameProvider`` spells them, so
+Keys are fully qualified names as ``pyflow.scopes`` spells them (as libcst does), so
 ``from datetime import datetime as dt; dt.now()`` and ``import datetime; datetime.datetime.now()``
 both read ``datetime.datetime.now``. Values are ``(rule code, granularity)``: ``"instant"``
 changes on every call, ``"daily"`` once a day, ``"process"`` once per process or machine.
@@ -123,7 +123,7 @@ UNORDERED_METHODS: dict[str, str] = {
     "list_tools": "by name",
 }
 SET_METHODS = frozenset({"union", "intersection", "difference", "symmetric_difference"})
-SET_OPERATORS = ("BitOr", "BitAnd", "Subtract", "BitXor")
+SET_OPERATORS = ("BitOr", "BitAnd", "Sub", "BitXor")
 
 # Calls that keep the order of what they are given (so an unordered input stays unordered).
 ORDER_PRESERVING = frozenset(

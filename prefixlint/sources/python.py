@@ -1,13 +1,13 @@
-"""Python source that builds prompts: screened with ``ast``, analysed with libcst.
+"""Python source that builds prompts: screened and analysed on the stdlib ``ast`` tree.
 
 A cheap text test (:func:`~prefixlint.pyflow.sinks.may_hold_prompt`) skips files that cannot
 hold a prompt (no call, role, keyword or name a sink needs, and no edit of a message list).
-The rest are parsed with :func:`ast.parse`, and a syntactic screen over that tree
+The rest are parsed once with :func:`ast.parse`, and a syntactic screen over that tree
 (:func:`~prefixlint.pyflow.screen.may_need_analysis`) skips files with no request part that a
-volatile value could reach and no conversation edited in place. Only what is left is parsed
-with libcst, wrapped with its scope, qualified name, parent and position metadata
-(:class:`~prefixlint.pyflow.document.PythonDocument`), and handed to every enabled checker
-registered for ``"python"``. Code ``ast`` rejects goes straight to libcst, which reports it.
+volatile value could reach and no conversation edited in place. What is left is walked into a
+:class:`~prefixlint.pyflow.document.PythonDocument` (parents, scopes, qualified names) and
+handed to every enabled checker registered for ``"python"``. Code ``ast`` rejects is reported
+at the compiler's position. libcst is imported only to render a fix.
 """
 
 from __future__ import annotations
@@ -24,8 +24,6 @@ from prefixlint.sources.nesting import guard_python
 from prefixlint.types import Diagnostic
 
 if TYPE_CHECKING:
-    import libcst as cst
-
     from prefixlint.pyflow.document import PythonDocument
 
 SOURCE_KIND = "python"
@@ -34,45 +32,38 @@ SOURCE_KIND = "python"
 def parse(text: str, ctx: RuleContext) -> PythonDocument:
     """``text`` parsed into a document; :class:`SourceError` at the position if not Python."""
     guard_python(text, ctx.limits)
-    return _document(text, ctx)
+    return _document(text, ctx, parsed_quietly(text))
 
 
-def _document(text: str, ctx: RuleContext) -> PythonDocument:
-    """``text`` parsed by libcst (the nesting guard has run); imported here, so that a run
-    whose files all stop at the screen never loads libcst or the python rules."""
-    import libcst as cst
-
+def _document(text: str, ctx: RuleContext, tree: ast.Module | None) -> PythonDocument:
+    """The document of ``text`` (the nesting guard has run), parsed as ``tree``; imported here,
+    so that a run whose files all stop at the screen never loads the python rules."""
     from prefixlint.pyflow.document import PythonDocument
 
-    path = ctx.path
+    if tree is None:
+        line, column, message = _syntax_error(text)
+        raise SourceError(f"{ctx.path}:{line}:{column}: not valid Python: {message}", line, column)
     try:
-        module = cst.parse_module(text)
-    except cst.ParserSyntaxError as exc:
-        line, column = _error_position(text, exc)
-        message = exc.message.splitlines()[0] if exc.message else "syntax error"
-        raise SourceError(
-            f"{path}:{line}:{column}: not valid Python: {message}", line, column
-        ) from None
-    try:
-        return PythonDocument(text, module, ctx)
+        return PythonDocument(text, tree, ctx)
     except RecursionError:
-        raise SourceError(f"{path}: too deeply nested to analyse") from None
+        raise SourceError(f"{ctx.path}: too deeply nested to analyse") from None
 
 
-def _error_position(text: str, exc: cst.ParserSyntaxError) -> tuple[int, int]:
-    """Where the syntax error is: CPython's compiler places tokenizer errors better than libcst."""
+def _syntax_error(text: str) -> tuple[int, int, str]:
+    """Where and why the compiler rejects ``text``."""
     try:
-        compile(text, "<prompt source>", "exec", ast.PyCF_ONLY_AST)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            compile(text, "<prompt source>", "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as error:
-        if error.lineno:
-            return error.lineno, max(error.offset or 1, 1)
-    except (ValueError, RecursionError, MemoryError):
-        pass
-    return exc.raw_line, exc.raw_column + 1
+        return error.lineno or 1, max(error.offset or 1, 1), error.msg or "syntax error"
+    except (ValueError, RecursionError, MemoryError) as error:
+        return 1, 1, str(error) or type(error).__name__
+    return 1, 1, "syntax error"
 
 
 def parsed_quietly(text: str) -> ast.Module | None:
-    """``text`` parsed by the stdlib; ``None`` where it raises (libcst then reports why). The
+    """``text`` parsed by the stdlib; ``None`` where it raises (:func:`parse` says why). The
     compiler's warnings about the user's code (an invalid escape such as ``"\\:"``) are
     not prefixlint's output, so they are silenced."""
     try:
@@ -99,7 +90,7 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
     if not enabled:
         return []
-    document = _document(text, ctx)
+    document = _document(text, ctx, tree)
     found: list[Diagnostic] = []
     for _code, checker in enabled:
         found.extend(checker(document, ctx))

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
-
-import libcst as cst
 
 from prefixlint.codes import KEY_ORDER
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.fixes import sort_keys
+from prefixlint.pyflow.fixers import sort_keys
 from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic, Fix
@@ -18,7 +17,7 @@ from prefixlint.types import Diagnostic, Fix
 
 def _fix(document: PythonDocument, reach: Reach) -> Fix | None:
     call = reach.origin.node
-    if isinstance(call, cst.Call) and "json.dumps" in document.qualified_names(call.func):
+    if isinstance(call, ast.Call) and "json.dumps" in document.qualified_names(call.func):
         return sort_keys(document, call)
     return None
 

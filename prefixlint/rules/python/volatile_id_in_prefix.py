@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from prefixlint.codes import UNIQUE_ID
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.relocate import relocate
+from prefixlint.pyflow.fixers import relocate
 from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.registry import register
 from prefixlint.types import Diagnostic

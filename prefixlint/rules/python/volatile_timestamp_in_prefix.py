@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Iterator
-
-import libcst as cst
 
 from prefixlint.codes import TIMESTAMP
 from prefixlint.context import RuleContext
-from prefixlint.pyflow import fixes
+from prefixlint.pyflow import fixers
 from prefixlint.pyflow.analysis import Reach
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.relocate import relocate
 from prefixlint.pyflow.report import prefix_diagnostics
 from prefixlint.pyflow.tables import DAILY, INSTANT, PROCESS
 from prefixlint.registry import register
@@ -20,12 +18,12 @@ from prefixlint.types import Diagnostic, Fix, Severity
 
 def _fix(document: PythonDocument, reach: Reach) -> Fix | None:
     """Move the line to the last user message; failing that, keep only the date."""
-    moved = relocate(document, reach)
+    moved = fixers.relocate(document, reach)
     if moved is not None or reach.origin.granularity != INSTANT:
         return moved
-    if not isinstance(reach.origin.node, cst.Call):
+    if not isinstance(reach.origin.node, ast.Call):
         return None  # a template's field: the value is filled in elsewhere
-    return fixes.coarsen_to_date(document, reach.origin.node)
+    return fixers.coarsen_to_date(document, reach.origin.node)
 
 
 # How a reading of the clock changes, by its granularity, in the message.
