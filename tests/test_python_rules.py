@@ -201,6 +201,21 @@ def _send(system: str, user: str = "question") -> str:
             id="window re-applied every turn",
         ),
         pytest.param(
+            CHAT + "def ask(q, history):\n"
+            "    return client.chat.completions.create(model='m', messages=[\n"
+            "        {'role': 'system', 'content': 'Be brief.'}, *history[-6:],\n"
+            "        {'role': 'user', 'content': q}])\n",
+            [(5, 54, "PFX502")],
+            id="window of a parameter spliced into the messages sent",
+        ),
+        pytest.param(
+            CHAT + "def ask(q, past):\n"
+            "    sent = [{'role': 'system', 'content': 'Be brief.'}] + past[-6:]\n"
+            "    return client.chat.completions.create(model='m', messages=sent)\n",
+            [(4, 59, "PFX502")],
+            id="window joined to the messages sent through a name",
+        ),
+        pytest.param(
             "def chat(messages, client):\n"
             "    while len(messages) > 30:\n"
             "        messages.pop(0)\n"
@@ -244,6 +259,14 @@ def test_finds(src, expected):
         pytest.param(
             CHAT + "TAGS = {'a', 'b'}\n" + _send('"Tags: " + ", ".join(sorted(TAGS))'),
             id="sorted set",
+        ),
+        pytest.param(
+            CHAT + "def ask(q, history):\n"
+            "    log(history[-6:])\n"
+            "    return client.chat.completions.create(model='m', messages=[\n"
+            "        {'role': 'system', 'content': 'Be brief.'}, *history[:6],\n"
+            "        {'role': 'user', 'content': q}])\n",
+            id="a window only logged, the head of a conversation sent",
         ),
         pytest.param(
             CHAT + "import json\n" + _send("json.dumps(dict(a=1), sort_keys=True)"),

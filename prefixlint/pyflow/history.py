@@ -578,8 +578,12 @@ class HistoryAnalysis:
                 and self._identity(target) == self._identity(value.value)
             ):
                 candidates.append(value)
+        # A slice spliced into the messages of a request holds messages, whatever its name.
+        sent: set[int] = set()
         for expr in self.analysis.message_lists:
-            candidates += [p for p in self._sent_slices(expr)]
+            slices = self._sent_slices(expr)
+            sent.update(id(s.value) for s in slices)
+            candidates += slices
         candidates += [
             subscript
             for subscript in self.document.nodes(ast.Subscript)
@@ -593,7 +597,8 @@ class HistoryAnalysis:
                 continue
             seen.add(id(subscript))
             base = subscript.value
-            if not self.is_message_list(base) or self._cuts_in_blocks(subscript, base):
+            known = id(base) in sent or self.is_message_list(base)
+            if not known or self._cuts_in_blocks(subscript, base):
                 continue
             out.append(self._window_edit(subscript, base))
         return out
