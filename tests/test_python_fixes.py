@@ -98,7 +98,7 @@ def test_safe_fix(src, expected):
             "        {'role': 'system', 'content': system},"
             " {'role': 'user', 'content': f'Q: {q}'}])\n",
             "import time\n" + CHAT + "def ask(q):\n"
-            "    system = f'You are helpful.\\nCite sources.'\n"
+            "    system = 'You are helpful.\\nCite sources.'\n"
             "    return client.chat.completions.create(model='m', messages=[\n"
             "        {'role': 'system', 'content': system},"
             " {'role': 'user', 'content': f'Q: {q}\\n\\nClock: {time.time()}'}])\n",
@@ -109,7 +109,7 @@ def test_safe_fix(src, expected):
             + CHAT
             + 'SYSTEM_PROMPT = f"""Trace {uuid.uuid4()}\nYou are the bot."""\n'
             "def ask(q):\n    system = SYSTEM_PROMPT\n" + SEND,
-            "import uuid\n" + CHAT + 'SYSTEM_PROMPT = f"""You are the bot."""\n'
+            "import uuid\n" + CHAT + 'SYSTEM_PROMPT = """You are the bot."""\n'
             "def ask(q):\n    system = SYSTEM_PROMPT\n"
             "    return client.chat.completions.create(model='m', messages=[\n"
             "        {'role': 'system', 'content': system},"
@@ -123,9 +123,35 @@ def test_safe_fix(src, expected):
             " messages=[{'role': 'user', 'content': q}])\n",
             "import os\nimport anthropic\nclient = anthropic.Anthropic()\ndef ask(q):\n"
             "    return client.messages.create(model='m', max_tokens=9,"
-            " system=f'Rules first.',"
+            " system='Rules first.',"
             " messages=[{'role': 'user', 'content': f\"{q}\\n\\nCWD: {os.getcwd()}\"}])\n",
             id="anthropic system= line moved",
+        ),
+        pytest.param(
+            "import time\n" + CHAT + "def ask(q):\n"
+            "    system = f'You are helpful. Clock: {time.time()}. Cite sources.'\n"
+            "    return client.chat.completions.create(model='m', messages=[\n"
+            "        {'role': 'system', 'content': system},"
+            " {'role': 'user', 'content': q}])\n",
+            "import time\n" + CHAT + "def ask(q):\n"
+            "    system = 'You are helpful. Cite sources.'\n"
+            "    return client.chat.completions.create(model='m', messages=[\n"
+            "        {'role': 'system', 'content': system},"
+            " {'role': 'user', 'content': f\"{q}\\n\\nClock: {time.time()}.\"}])\n",
+            id="the sentence holding the value moved, the others kept",
+        ),
+        pytest.param(
+            "import time, uuid\n" + CHAT + "def ask(q):\n"
+            "    system = f'You are helpful. Clock: {time.time()}.\\nTrace: {uuid.uuid4()}'\n"
+            "    return client.chat.completions.create(model='m', messages=[\n"
+            "        {'role': 'system', 'content': system},"
+            " {'role': 'user', 'content': q}])\n",
+            "import time, uuid\n" + CHAT + "def ask(q):\n"
+            "    system = 'You are helpful.'\n"
+            "    return client.chat.completions.create(model='m', messages=[\n"
+            "        {'role': 'system', 'content': system}, {'role': 'user', 'content':"
+            " f\"{q}\\n\\nClock: {time.time()}.\\n\\nTrace: {uuid.uuid4()}\"}])\n",
+            id="a sentence ending a line and the next line moved, an instruction kept",
         ),
         pytest.param(
             "from datetime import datetime\n"

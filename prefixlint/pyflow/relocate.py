@@ -11,6 +11,7 @@ the user message, and the strings' quoting allows it without re-escaping.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from typing import Literal, TypeAlias
 
@@ -73,25 +74,59 @@ def _same_meaning(
     return True
 
 
-def _split(fstring: cst.FormattedString, index: int) -> tuple[Parts, Parts] | None:
-    """(kept parts, moved parts) around the line holding part ``index``, or ``None``."""
+# The end of a sentence followed by another on the same line: ``Be brief. Today is ...``.
+_SENTENCE_END = re.compile(r"[.!?](?=[ \t]+\S)")
+LINE, SENTENCE = "line", "sentence"
+
+
+def _past_spaces(raw: str, at: int) -> int:
+    return len(raw) - len(raw[at:].lstrip(" \t"))
+
+
+def _cut_before(raw: str) -> tuple[int, int, str] | None:
+    """Where the moved text starts in ``raw`` (text before the value): ``(end of the text
+    kept, start of the text moved, kind)``, at the last line break or, after it, the last
+    sentence end; ``None`` when ``raw`` has neither."""
+    line = _last_break(raw)
+    sentences = list(_SENTENCE_END.finditer(raw, line or 0))
+    if sentences:
+        end = sentences[-1].end()
+        return end, _past_spaces(raw, end), SENTENCE
+    return (line, line, LINE) if line is not None else None
+
+
+def _cut_after(raw: str) -> tuple[int, str] | None:
+    """Where the moved text ends in ``raw`` (text after the value), and its kind: at the
+    first line break or, before it, the first sentence end (the space after it is kept)."""
+    line = _first_break(raw)
+    sentence = _SENTENCE_END.search(raw, 0, len(raw) if line is None else line)
+    if sentence is not None:
+        return sentence.end(), SENTENCE
+    return (line, LINE) if line is not None else None
+
+
+def _split(fstring: cst.FormattedString, index: int) -> tuple[Parts, Parts, str] | None:
+    """(kept parts, moved parts, ``LINE`` or ``SENTENCE``) around the line, or the sentence of
+    a line of several, that holds part ``index``; ``None`` when the string is that one line."""
     parts = list(fstring.parts)
     head: Parts = []
-    start: tuple[int, str] | None = None
+    start: tuple[int, str, str] | None = None  # (part index, moved text, kind)
     for j in range(index - 1, -1, -1):
         part = parts[j]
-        if isinstance(part, cst.FormattedStringText) and _last_break(part.value) is not None:
-            cut = _last_break(part.value)
-            head = [*parts[:j], part.with_changes(value=part.value[:cut])]
-            start = (j, part.value[cut:])
+        found = _cut_before(part.value) if isinstance(part, cst.FormattedStringText) else None
+        if found is not None and isinstance(part, cst.FormattedStringText):
+            kept_end, moved_start, kind = found
+            head = [*parts[:j], part.with_changes(value=part.value[:kept_end])]
+            start = (j, part.value[moved_start:], kind)
             break
     tail: Parts = []
-    end: tuple[int, str] | None = None
+    end: tuple[int, str, str] | None = None
     for j in range(index + 1, len(parts)):
         part = parts[j]
-        if isinstance(part, cst.FormattedStringText) and _first_break(part.value) is not None:
-            cut = _first_break(part.value)
-            end = (j, part.value[:cut])
+        after = _cut_after(part.value) if isinstance(part, cst.FormattedStringText) else None
+        if after is not None and isinstance(part, cst.FormattedStringText):
+            cut, kind = after
+            end = (j, part.value[:cut], kind)
             tail = [part.with_changes(value=part.value[cut:]), *parts[j + 1 :]]
             break
     if start is None and end is None:
@@ -103,26 +138,50 @@ def _split(fstring: cst.FormattedString, index: int) -> tuple[Parts, Parts] | No
         moved.insert(0, cst.FormattedStringText(start[1]))
     if end and end[1]:
         moved.append(cst.FormattedStringText(end[1]))
-    if start is not None:
+    kept = _joined(head, tail, start[2] if start else None, end[2] if end else None)
+    if kept is None:
+        return None
+    kept = [p for p in kept if not (isinstance(p, cst.FormattedStringText) and not p.value)]
+    kinds = {start[2] if start else None, end[2] if end else None}
+    return kept, moved, SENTENCE if SENTENCE in kinds else LINE
+
+
+def _joined(head: Parts, tail: Parts, before: str | None, after: str | None) -> Parts | None:
+    """The parts kept around the moved text: one line break between the lines left, one
+    space between the sentences left, none at either end of the string."""
+    if before == LINE and after != SENTENCE:
         # Drop the line break that ended the previous line; keep the one after the moved line.
         broken = head[-1]
         if not isinstance(broken, cst.FormattedStringText):  # the text cut above
             return None
         cut = max(broken.value.rfind(b) for b in _BREAKS if b in broken.value)
         cut -= broken.value.endswith("\r", 0, cut)  # a CRLF file's literal break is two chars
-        head[-1] = broken.with_changes(value=broken.value[:cut])
-        kept = head + (tail if end else [])
-    else:
-        first_tail = tail[0]
-        if not isinstance(first_tail, cst.FormattedStringText):  # the text cut above
+        head = [*head[:-1], broken.with_changes(value=broken.value[:cut])]
+        return head + (tail if after else [])
+    if after is None:
+        return head
+    first_tail = tail[0]
+    if not isinstance(first_tail, cst.FormattedStringText):  # the text cut above
+        return None
+    value = first_tail.value
+    if after == SENTENCE and before != SENTENCE:
+        value = value[_past_spaces(value, 0) :]
+    elif after == LINE and before is None:
+        line = _first_break(value)
+        if line is None:  # it starts with the break found above
             return None
-        cut = _first_break(first_tail.value)
-        if cut is None:  # it starts with the break found above
-            return None
-        length = 2 if first_tail.value.startswith(("\\n", "\r\n"), cut) else 1
-        kept = [first_tail.with_changes(value=first_tail.value[cut + length :]), *tail[1:]]
-    kept = [p for p in kept if not (isinstance(p, cst.FormattedStringText) and not p.value)]
-    return kept, moved
+        value = value[line + (2 if value.startswith(("\\n", "\r\n"), line) else 1) :]
+    return [*head, first_tail.with_changes(value=value), *tail[1:]]
+
+
+def _remaining(fstring: cst.FormattedString, kept: Parts) -> cst.BaseExpression:
+    """The system prompt left: a plain string once no replacement field is left in it."""
+    texts = [p.value for p in kept if isinstance(p, cst.FormattedStringText)]
+    text = "".join(texts)
+    if len(texts) < len(kept) or "{" in text or "}" in text:
+        return fstring.with_changes(parts=kept)
+    prefix = fstring.start[: -len(fstring.end)].replace("f", "").replace("F", "")
+    return cst.SimpleString(prefix + fstring.end + text + fstring.end)
 
 
 def _quote_for(*texts: str) -> Quote | None:
@@ -183,7 +242,7 @@ def relocate(
     split = _split(fstring, list(fstring.parts).index(hole))
     if split is None:
         return None
-    kept, moved = split
+    kept, moved, unit = split
     if not _same_meaning(document, tree, joined, moved, sink.last_user):
         return None
     destination = _destination(tree, last_user, moved)
@@ -191,7 +250,7 @@ def relocate(
         return None
     start, end = tree.offsets(fstring)
     edits = (
-        Edit(start, end, render(tree, fstring.with_changes(parts=kept), at=fstring)),
+        Edit(start, end, render(tree, _remaining(fstring, kept), at=fstring)),
         Edit(*tree.offsets(last_user), render(tree, destination, at=last_user)),
     )
-    return Fix(edits, Applicability.UNSAFE, "Move the line to the end of the last user message")
+    return Fix(edits, Applicability.UNSAFE, f"Move the {unit} to the end of the last user message")
