@@ -150,7 +150,7 @@ def test_safe_fix(src, expected):
             "    system = 'You are helpful.'\n"
             "    return client.chat.completions.create(model='m', messages=[\n"
             "        {'role': 'system', 'content': system}, {'role': 'user', 'content':"
-            " f\"{q}\\n\\nClock: {time.time()}.\\n\\nTrace: {uuid.uuid4()}\"}])\n",
+            ' f"{q}\\n\\nClock: {time.time()}.\\n\\nTrace: {uuid.uuid4()}"}])\n',
             id="a sentence ending a line and the next line moved, an instruction kept",
         ),
         pytest.param(
