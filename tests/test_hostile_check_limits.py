@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import ast
 import time
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prefixlint.context import SourceError
 from prefixlint.limits import Limits
 from prefixlint.linting.budget import OverBudget, time_budget
 from prefixlint.linting.config import ConfigError, Settings, settings_from_table
 from prefixlint.linting.engine import FixMode, check_file, check_source, check_text
-from prefixlint.sources.nesting import guard_brackets, guard_jinja, guard_python
+from prefixlint.sources.nesting import (
+    guard_brackets,
+    guard_jinja,
+    guard_python,
+    within_python_limits,
+)
 from prefixlint.textio import SourceText
 
 LAUGHS = (
@@ -206,3 +214,73 @@ def test_text_from_stdin_has_the_time_budget_too():
     assert [d.message for d in result.diagnostics] == [
         "too slow to check: over 0.3 s (limit file-seconds); not checked"
     ]
+
+
+_EXPRESSIONS = st.recursive(
+    st.sampled_from(["x", "1", "'s'", "f'{x}'", "'a' 'b'"]),
+    lambda inner: st.one_of(
+        inner.map(lambda e: f"({e})"),
+        inner.map(lambda e: f"[{e}]"),
+        inner.map(lambda e: f"f({e}, {e})"),
+        inner.map(lambda e: f"lambda: {e}"),
+        st.tuples(inner, inner).map(lambda p: f"{p[0]} + {p[1]}"),
+        inner.map(lambda e: f"f'{{{e}}}'" if "'" not in e else e),
+    ),
+    max_leaves=12,
+)
+
+
+def _program(statements):
+    lines, indent = [], ""
+    for kind, expression in statements:
+        if kind == "if":
+            lines += [f"{indent}if {expression}:", f"{indent}    y = 1"]
+            indent += "    "
+        elif kind == "elif" and lines:
+            lines += [f"{indent}if x:", f"{indent}    pass"]
+            lines += [f"{indent}elif {expression}:", f"{indent}    pass"]
+        else:
+            lines.append(f"{indent}y = {expression}")
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["if", "elif", "set"]), _EXPRESSIONS), max_size=6),
+    st.integers(min_value=1, max_value=12),
+    st.integers(min_value=2, max_value=40),
+)
+def test_the_cheap_bound_never_clears_code_the_scan_rejects(statements, depth, chain):
+    # Where the bounds taken from the parsed tree say the limits hold, the scan agrees.
+    text = _program(statements)
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, RecursionError):  # nested quotes in f-strings before Python 3.12
+        return
+    limits = Limits(max_depth=depth, max_python_chain=chain)
+    if within_python_limits(text, tree, limits):
+        guard_python(text, limits)
+
+
+@pytest.mark.parametrize(
+    ("text", "limits"),
+    [
+        ("x = ((((((1))))))\n", Limits(max_depth=5)),
+        ("x = " + " ".join(["'a'"] * 12) + "\n", Limits(max_python_chain=10)),
+        # Block levels and lambdas count with the brackets.
+        ("if x:\n    if x:\n        if x:\n            y = ((1))\n", Limits(max_depth=4)),
+        ("y = lambda: lambda: lambda: (1)\n", Limits(max_depth=3)),
+        ("@d(((1)))\ndef f():\n    pass\n", Limits(max_depth=2)),
+        ("if x:\n    pass\n" + "elif y:\n    pass\n" * 3, Limits(max_python_chain=2)),
+    ],
+)
+def test_the_cheap_bound_sends_deep_or_long_code_to_the_scan(text, limits):
+    with pytest.raises(SourceError):
+        guard_python(text, limits)
+    assert not within_python_limits(text, ast.parse(text), limits)
+
+
+def test_the_cheap_bound_clears_shallow_code():
+    shallow = "@d(1)\ndef f(a):\n    return g(a)\n"
+    # Four columns of indentation, two openers in the header and decorator, one in the body.
+    assert within_python_limits(shallow, ast.parse(shallow), Limits(max_depth=8))

@@ -9,10 +9,12 @@ naming the limit (see :mod:`prefixlint.limits`).
 
 from __future__ import annotations
 
+import ast
 import io
 import re
 import sys
 import tokenize
+from collections.abc import Iterator
 from dataclasses import replace
 
 from prefixlint.context import SourceError
@@ -135,6 +137,96 @@ class _PythonScan:
             raise _too_deep(limits.max_depth, line, column)
         if kind not in _SKIPPED:
             self.previous = token
+
+
+def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
+    """Whether ``text``, which parsed as ``tree``, cannot go over the limits that
+    :func:`guard_python` enforces, by bounds that are cheap to take and never too low.
+
+    Brackets close within a statement, so the brackets open at any point are at most the
+    openers on the lines of one statement (those in strings and comments counted too); block
+    levels are at most the widest indentation; each term of a chain takes a character of its
+    statement outside string literals, or a quote of one. A text these bounds do not clear is
+    scanned by :func:`guard_python`.
+    """
+    lines = text.split("\n")
+    openers = [0]  # openers on the lines before each line (a running sum)
+    for line in lines:
+        openers.append(openers[-1] + line.count("(") + line.count("[") + line.count("{"))
+    indent = max((len(line) - len(line.lstrip(" \t")) for line in lines), default=0)
+    if text.count("elif") > limits.max_python_chain:
+        return False
+    for statement, first, last in _statement_lines(tree):
+        span = openers[last] - openers[first - 1]
+        lambdas = sum(lines[n - 1].count("lambda") for n in range(first, last + 1))
+        if indent + span + lambdas > limits.max_depth:
+            return False
+        size = sum(len(lines[n - 1]) for n in range(first, last + 1))
+        if size > limits.max_python_chain and statement is not None:
+            size -= _string_text(statement, lines)
+        if size > limits.max_python_chain:
+            return False
+    return True
+
+
+def _string_text(statement: ast.stmt, lines: list[str]) -> int:
+    """The characters of ``statement``'s string literals that are not quotes (at most; the
+    quotes stay counted: implicitly joined literals chain one term each)."""
+    found = 0
+    stack: list[ast.AST] = [statement]
+    while stack:
+        node = stack.pop()
+        literal = isinstance(node, ast.JoinedStr) or (
+            isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
+        )
+        if not literal:
+            stack.extend(ast.iter_child_nodes(node))
+            continue
+        assert isinstance(node, (ast.JoinedStr, ast.Constant))
+        if node.end_lineno is None or node.end_col_offset is None:
+            continue
+        source = _source(lines, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
+        found += len(source) - source.count('"') - source.count("'")
+    return found
+
+
+def _source(lines: list[str], line: int, column: int, end_line: int, end_column: int) -> str:
+    """The text between two ``ast`` positions (columns in UTF-8 bytes)."""
+    if line == end_line:
+        return lines[line - 1].encode()[column:end_column].decode(errors="replace")
+    first = lines[line - 1].encode()[column:].decode(errors="replace")
+    last = lines[end_line - 1].encode()[:end_column].decode(errors="replace")
+    return "\n".join([first, *lines[line : end_line - 1], last])
+
+
+def _statement_lines(tree: ast.Module) -> Iterator[tuple[ast.stmt | None, int, int]]:
+    """Each statement's own text as ``(the statement if simple, first line, last line)``: a
+    simple statement whole, a compound one from its first decorator to the line before its
+    body (or its header line), and each ``except`` clause and ``case`` pattern."""
+    stack: list[ast.stmt | ast.excepthandler] = list(tree.body)
+    while stack:
+        node = stack.pop()
+        start = node.lineno
+        decorators = getattr(node, "decorator_list", None)
+        if decorators:
+            start = min(start, *(d.lineno for d in decorators))
+        inner: list[ast.stmt | ast.excepthandler] = [
+            child
+            for name in ("body", "orelse", "finalbody", "handlers")
+            for child in getattr(node, name, None) or []
+        ]
+        cases = getattr(node, "cases", None) or []
+        if not inner and not cases and isinstance(node, ast.stmt):
+            yield node, start, node.end_lineno or start
+            continue
+        for case in cases:
+            inner.extend(case.body)
+            for part in (case.pattern, case.guard):
+                if part is not None:
+                    yield None, part.lineno, part.end_lineno or part.lineno
+        body_start = min((child.lineno for child in inner), default=start)
+        yield None, start, max(start, body_start - 1)
+        stack.extend(inner)
 
 
 def guard_python(text: str, limits: Limits) -> None:

@@ -20,7 +20,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.pyflow.prompt_words import may_hold_prompt
 from prefixlint.pyflow.screen import may_need_analysis
-from prefixlint.sources.nesting import guard_python
+from prefixlint.sources.nesting import guard_python, within_python_limits
 from prefixlint.types import Diagnostic
 
 if TYPE_CHECKING:
@@ -78,13 +78,14 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics of the enabled python rules for ``text``."""
     if not may_hold_prompt(text):
         return []
-    try:
-        guard_python(text, ctx.limits)
-    except SourceError:
-        if not registry.checkers(SOURCE_KIND, ctx.enabled):
-            return []
-        raise
     tree = parsed_quietly(text)
+    if tree is None or not within_python_limits(text, tree, ctx.limits):
+        try:
+            guard_python(text, ctx.limits)
+        except SourceError:
+            if not registry.checkers(SOURCE_KIND, ctx.enabled):
+                return []
+            raise
     if tree is not None and not may_need_analysis(text, tree, ctx):
         return []
     enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
