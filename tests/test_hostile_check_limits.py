@@ -266,6 +266,7 @@ def test_the_cheap_bound_never_clears_code_the_scan_rejects(statements, depth, c
     ("text", "limits"),
     [
         ("x = ((((((1))))))\n", Limits(max_depth=5)),
+        ("x = 1\ry = 2\rz = ((((((1))))))\r", Limits(max_depth=5)),  # old Mac line ends
         ("x = " + " ".join(["'a'"] * 12) + "\n", Limits(max_python_chain=10)),
         # Block levels and lambdas count with the brackets.
         ("if x:\n    if x:\n        if x:\n            y = ((1))\n", Limits(max_depth=4)),

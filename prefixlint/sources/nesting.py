@@ -149,7 +149,7 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     statement outside string literals, or a quote of one. A text these bounds do not clear is
     scanned by :func:`guard_python`.
     """
-    lines = text.split("\n")
+    lines = _LINE_BREAK.split(text)  # as the parser counts lines
     openers = [0]  # openers on the lines before each line (a running sum)
     for line in lines:
         openers.append(openers[-1] + line.count("(") + line.count("[") + line.count("{"))
@@ -157,6 +157,8 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     if text.count("elif") > limits.max_python_chain:
         return False
     for statement, first, last in _statement_lines(tree):
+        if not 0 < first <= last <= len(lines):
+            return False
         span = openers[last] - openers[first - 1]
         lambdas = sum(lines[n - 1].count("lambda") for n in range(first, last + 1))
         if indent + span + lambdas > limits.max_depth:
@@ -167,6 +169,9 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
         if size > limits.max_python_chain:
             return False
     return True
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _string_text(statement: ast.stmt, lines: list[str]) -> int:
