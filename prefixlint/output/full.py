@@ -9,6 +9,7 @@ from rich.markup import escape
 
 from prefixlint.output import Report, summary
 from prefixlint.output.style import to_text
+from prefixlint.plural import counted
 from prefixlint.types import Applicability, Diagnostic
 
 MAX_SHOWN = 120
@@ -32,14 +33,10 @@ def _fix_note(report: Report, d: Diagnostic) -> str | None:
 def _prefix_note(d: Diagnostic) -> str | None:
     if d.stable_prefix_tokens is None:
         return None
-    note = f"stable prefix: {_tokens(d.stable_prefix_tokens)}"
+    note = f"stable prefix: {counted(d.stable_prefix_tokens, 'token')}"
     if d.unstable_tokens is not None:
-        note += f", then {_tokens(d.unstable_tokens)} that the cache cannot reuse"
+        note += f", then {counted(d.unstable_tokens, 'token')} that the cache cannot reuse"
     return note
-
-
-def _tokens(count: int) -> str:
-    return f"{count:,} token" if count == 1 else f"{count:,} tokens"
 
 
 def _window(line: str, start: int, end: int) -> tuple[str, int, int]:

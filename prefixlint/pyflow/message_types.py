@@ -8,29 +8,23 @@ from __future__ import annotations
 
 import ast
 
+from prefixlint.pyflow.syntax import leaf
+
 _CONTAINERS = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "deque"})
 _MESSAGE_SUFFIXES = ("Message", "MessageParam", "MessageDict")
 _COPY_METHODS = frozenset({"copy", "deepcopy"})
 _COPY_CALLS = frozenset({"list", "copy", "deepcopy"})
 
 
-def _leaf(node: ast.expr) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
 def is_message_class(node: ast.expr) -> bool:
     """A class spelled like a chat message (``UserMessage``, ``llm.ChatMessage``)."""
-    name = _leaf(node)
+    name = leaf(node)
     return name is not None and name.endswith(_MESSAGE_SUFFIXES)
 
 
 def holds_messages(annotation: ast.expr | None) -> bool:
     """``list[Message]``, ``List[ChatMessage]``, ``Sequence["BaseMessage"]`` and the like."""
-    if isinstance(annotation, ast.Subscript) and _leaf(annotation.value) in _CONTAINERS:
+    if isinstance(annotation, ast.Subscript) and leaf(annotation.value) in _CONTAINERS:
         item = annotation.slice
         if isinstance(item, (ast.Tuple, ast.Slice)):
             return False
@@ -50,7 +44,7 @@ def copied_list(value: ast.expr) -> ast.expr | None:
         given += [k.value for k in value.keywords]
         if isinstance(func, ast.Attribute) and func.attr in _COPY_METHODS and not given:
             return func.value
-        if _leaf(func) in _COPY_CALLS and len(given) == 1:
+        if leaf(func) in _COPY_CALLS and len(given) == 1:
             return given[0]
         return None
     if isinstance(value, ast.Subscript):

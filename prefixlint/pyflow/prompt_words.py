@@ -2,7 +2,7 @@
 and spellings of request parts, and the text prefilter run before any parse.
 
 :func:`may_hold_prompt` is a superset test: a file for which it is false cannot produce a
-python finding, so it is neither parsed nor imported into libcst.
+python finding, so it is not parsed at all.
 """
 
 from __future__ import annotations
@@ -256,7 +256,7 @@ def _named_text(text: str, lowered: str) -> bool:
         if _TRIVIAL_VALUE.match(lowered, assigned.end()):
             continue
         keyword = identifier in SYSTEM_KEYWORDS or identifier in TOOL_KEYWORDS
-        if keyword or text_region(identifier.rsplit(".", 1)[-1]) is not None:
+        if keyword or text_region(identifier) is not None:
             return True
     return False
 

@@ -1,8 +1,9 @@
 """Whether a Python file can hold a finding, decided on the stdlib ``ast`` tree.
 
-The full analysis needs libcst (scopes, qualified names, exact positions for fixes), which
-parses many times slower than :func:`ast.parse`. :func:`may_need_analysis` runs first: it is
-a superset test of what the analysis needs, so a file it rejects yields no finding there:
+The full analysis builds a document on the same tree (parents, scopes, qualified names,
+every flow into every request part), which costs many times the parse.
+:func:`may_need_analysis` runs first: it is a superset test of what the analysis needs, so a
+file it rejects yields no finding there:
 
 * a request part (:func:`prefixlint.pyflow.sinks.find_sinks` finds one) and something that
   can start a volatile, unordered or per-request value (``Flow.possible``), or
@@ -24,6 +25,7 @@ from functools import cached_property
 from prefixlint import codes, vocabulary
 from prefixlint.codes import ENVIRONMENT, LAYOUT, PER_USER, SYSTEM_ROLES, TIMESTAMP, UNIQUE_ID
 from prefixlint.context import RuleContext
+from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
@@ -70,40 +72,13 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
 def may_need_analysis(text: str, tree: ast.Module, ctx: RuleContext) -> bool:
-    """Whether the libcst analysis of ``text`` (parsed as ``tree``) could find anything."""
+    """Whether the analysis of ``text`` (parsed as ``tree``) could find anything."""
     screen = _Screen(text, tree, ctx)
     return screen.history_possible() or (screen.sinks_possible() and screen.flow_possible())
 
 
 def _words(name: str) -> tuple[str, ...]:
     return vocabulary.split_words(name)
-
-
-def _string(node: ast.AST | None) -> str | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    return None
-
-
-def _leaf(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    return None
-
-
-def _dotted(node: ast.AST) -> str | None:
-    """``a.b.c`` for names and attributes, ``f()`` for a call of one (as ``sinks._dotted``)."""
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    if isinstance(node, ast.Call):
-        base = _dotted(node.func)
-        return f"{base}()" if base else None
-    return None
 
 
 def _root(node: ast.AST) -> ast.AST:
@@ -124,17 +99,8 @@ def _chain(node: ast.AST) -> list[str]:
     return names[::-1]
 
 
-def _keyword(call: ast.Call, name: str) -> ast.expr | None:
-    return next((k.value for k in call.keywords if k.arg == name), None)
-
-
-def _positional(call: ast.Call, index: int) -> ast.expr | None:
-    args = [a for a in call.args if not isinstance(a, ast.Starred)]
-    return args[index] if len(args) > index else None
-
-
 def _spelled_role(node: ast.AST | None) -> str:
-    text = _string(node)
+    text = syntax.string_value(node)
     if text is None and isinstance(node, ast.Attribute):
         text = node.attr
     return (text or "").lower()
@@ -144,17 +110,17 @@ def _role(element: ast.AST) -> str | None:
     """The role of a message-shaped display or call (as ``sinks._Finder._role``)."""
     if isinstance(element, ast.Dict):
         for key, value in zip(element.keys, element.values, strict=True):
-            if key is not None and _string(key) == "role":
+            if key is not None and syntax.string_value(key) == "role":
                 return _spelled_role(value) or None
         return None
     if isinstance(element, ast.Tuple) and len(element.elts) == 2:
-        role = (_string(_unstarred(element.elts[0])) or "").lower()
+        role = (syntax.string_value(_unstarred(element.elts[0])) or "").lower()
         return role if role in SYSTEM_ROLES or role in CHAT_ROLES else None
     if isinstance(element, ast.Call):
-        short = (_dotted(element.func) or "").rsplit(".", 1)[-1]
+        short = (syntax.dotted(element.func) or "").rsplit(".", 1)[-1]
         if MESSAGE_CLASSES.get(short):
             return MESSAGE_CLASSES[short]
-        return _spelled_role(_keyword(element, "role")) or None
+        return _spelled_role(syntax.keyword(element, "role")) or None
     return None
 
 
@@ -163,14 +129,14 @@ def _unstarred(node: ast.expr) -> ast.expr:
 
 
 def _is_message_class(node: ast.AST) -> bool:
-    name = _leaf(node)
+    name = syntax.leaf(node)
     return name is not None and name.endswith(_MESSAGE_SUFFIXES)
 
 
 def _builds_message(node: ast.AST) -> bool:
     """A role dict, a message class, or a call given ``role=``."""
     if isinstance(node, ast.Dict):
-        return any(key is not None and _string(key) == "role" for key in node.keys)
+        return any(key is not None and syntax.string_value(key) == "role" for key in node.keys)
     if isinstance(node, ast.Call):
         return _is_message_class(node.func) or any(k.arg == "role" for k in node.keywords)
     return False
@@ -178,7 +144,7 @@ def _builds_message(node: ast.AST) -> bool:
 
 def _list_named(node: ast.AST) -> bool:
     """A name or attribute named like a conversation (``messages``, ``self.transcript``)."""
-    name = _leaf(node)
+    name = syntax.leaf(node)
     words = _words(name) if name else ()
     return bool(words) and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words)
 
@@ -256,15 +222,15 @@ class _Screen:
         func = call.func
         if isinstance(func, ast.Attribute) and func.attr == "bind_tools" and call.args:
             return True
-        callee = _leaf(func) or ""
+        callee = syntax.leaf(func) or ""
         if SYSTEM_CALLEE.match(callee):
             return True
-        role = _keyword(call, "role")
+        role = syntax.keyword(call, "role")
         if role is not None:
             return _spelled_role(role) in SYSTEM_ROLES
         unnamed = len(call.args) + sum(k.arg is None for k in call.keywords)
         if unnamed >= 2 and MESSAGE_MAKER.search(callee):
-            return _spelled_role(_positional(call, 0)) in SYSTEM_ROLES
+            return _spelled_role(syntax.positional_at(call, 0)) in SYSTEM_ROLES
         return False
 
     def _unclaimed(self) -> bool:
@@ -288,7 +254,7 @@ class _Screen:
             return False
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         for target in targets:
-            name = _leaf(target)
+            name = syntax.leaf(target)
             if name is not None and text_region(name) is not None:
                 return True
             if self._tool_field(node, target) or _content_write(target):
@@ -299,7 +265,7 @@ class _Screen:
 
     def _tool_field(self, statement: ast.AST, target: ast.AST) -> bool:
         if isinstance(target, ast.Subscript):
-            return _string(target.slice) in TOOL_FIELDS
+            return syntax.string_value(target.slice) in TOOL_FIELDS
         if isinstance(target, ast.Name) and target.id in TOOL_FIELDS:
             owner = self._class_of.get(id(statement))
             return owner is not None and (owner.name.endswith("Tool") or bool(owner.bases))
@@ -323,7 +289,7 @@ class _Screen:
     # -- values that can start a volatile or per-request flow ------------------------------
 
     def flow_possible(self) -> bool:
-        """A superset of ``Flow.possible`` on the libcst tree, where values that only PFX301
+        """A superset of ``Flow.possible`` on the document, where values that only PFX301
         reads (per-request input) count only with enough static text to report."""
         return self._volatile_possible() or (
             self._layout_possible() and any(self._is_input(n) for n in self._spellings)
@@ -335,7 +301,7 @@ class _Screen:
             return True
         aliases = self._import_aliases()
         for call in self._calls():
-            leaf = _leaf(call.func)
+            leaf = syntax.leaf(call.func)
             root = _root(call.func)
             first = root.id if isinstance(root, ast.Name) else None
             if leaf in t.SOURCE_LEAVES or first in t.SOURCE_ROOTS:
@@ -396,7 +362,7 @@ class _Screen:
 
     @cached_property
     def _spellings(self) -> set[str]:
-        """Every name, dotted attribute path and short string the libcst test reads."""
+        """Every name, dotted attribute path and short string ``Flow.possible`` reads."""
         found: set[str] = set()
         for node in self.of(ast.Name):
             assert isinstance(node, ast.Name)
@@ -404,7 +370,7 @@ class _Screen:
         for node in self.of(ast.Attribute):
             assert isinstance(node, ast.Attribute)
             found.add(node.attr)
-            dotted = _dotted(node)
+            dotted = syntax.dotted(node)
             if dotted:
                 found.add(dotted)
         for node in self.of(ast.arg):
@@ -447,11 +413,12 @@ class _Screen:
         return found
 
     def _string_pieces(self) -> Iterator[tuple[str, str]]:
-        """``(value, source)`` of every plain string literal, as libcst's ``SimpleString``.
+        """``(value, source)`` of every plain string literal, each piece of an implicit
+        concatenation apart, as the analysis reads them.
 
         Implicit concatenations are one ``ast`` node: their pieces are re-tokenized. Inside
         an f-string, positions are not reliable before Python 3.12, so strings there count
-        as short (a superset of what libcst reads).
+        as short (a superset of what the analysis reads).
         """
         for node in self.of(ast.JoinedStr):
             if id(node) not in self._in_fstring:
@@ -642,7 +609,7 @@ def _subscripted(node: ast.AST) -> Iterator[ast.AST]:
 def _content_write(target: ast.AST) -> bool:
     """``messages[0]["content"] = ...`` or ``history[2].content = ...`` (``_content_write``)."""
     attribute = isinstance(target, ast.Attribute) and target.attr == "content"
-    key = isinstance(target, ast.Subscript) and _string(target.slice) == "content"
+    key = isinstance(target, ast.Subscript) and syntax.string_value(target.slice) == "content"
     if not (attribute or key):
         return False
     assert isinstance(target, (ast.Attribute, ast.Subscript))
@@ -658,7 +625,7 @@ def _content_write(target: ast.AST) -> bool:
         and not isinstance(position.value, bool)
     ):
         return False
-    name = _dotted(element.value) or ""
+    name = syntax.dotted(element.value) or ""
     words = _words(name.rsplit(".", 1)[-1])
     return bool(words) and words[-1] in CHAT_LISTS
 
@@ -668,7 +635,7 @@ def _shape(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant):
         return node.value if isinstance(node.value, str) else None
     if isinstance(node, ast.JoinedStr):
-        return "".join(_string(v) or "\0" for v in node.values)
+        return "".join(syntax.string_value(v) or "\0" for v in node.values)
     return None
 
 

@@ -48,8 +48,10 @@ from prefixlint.pyflow.prompt_words import (
 )
 from prefixlint.pyflow.scopes import Assignment
 from prefixlint.pyflow.syntax import callee as _callee
+from prefixlint.pyflow.syntax import dotted as _dotted
 from prefixlint.pyflow.syntax import index_of, integer, string_value
 from prefixlint.pyflow.syntax import keyword as _keyword
+from prefixlint.pyflow.syntax import positional_at as _positional
 from prefixlint.vocabulary import split_words
 
 _LITELLM = frozenset({"litellm.completion", "litellm.acompletion", "litellm.text_completion"})
@@ -76,26 +78,9 @@ class Sink:
     named: ast.AST | None = None
 
 
-def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        base = _dotted(node.value)
-        return f"{base}.{node.attr}" if base else None
-    if isinstance(node, ast.Call):
-        base = _dotted(node.func)
-        return f"{base}()" if base else None
-    return None
-
-
 def _mentions(node: ast.AST, name: str) -> bool:
     """Whether ``name`` is read anywhere in ``node``."""
     return any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(node))
-
-
-def _positional(call: ast.Call, index: int) -> ast.expr | None:
-    args = [a for a in call.args if not isinstance(a, ast.Starred)]
-    return args[index] if len(args) > index else None
 
 
 def _role_name(node: ast.expr | None) -> str | None:

@@ -31,6 +31,12 @@ def positional(call: ast.Call) -> list[ast.expr]:
     return [a for a in call.args if not isinstance(a, ast.Starred)]
 
 
+def positional_at(call: ast.Call, index: int) -> ast.expr | None:
+    """The ``index``-th positional argument that is not unpacked, if there is one."""
+    args = positional(call)
+    return args[index] if len(args) > index else None
+
+
 def keyword(call: ast.Call, name: str) -> ast.expr | None:
     return next((k.value for k in call.keywords if k.arg == name), None)
 
@@ -51,6 +57,26 @@ def index_of(node: ast.Subscript) -> ast.expr | None:
 def slice_of(node: ast.Subscript) -> ast.Slice | None:
     """The slice of ``node[lower:upper]``."""
     return node.slice if isinstance(node.slice, ast.Slice) else None
+
+
+def leaf(node: ast.AST) -> str | None:
+    """The last name of a name or attribute: ``c`` of ``a.b.c`` and of ``c``."""
+    if isinstance(node, ast.Name):
+        return node.id
+    return node.attr if isinstance(node, ast.Attribute) else None
+
+
+def dotted(node: ast.AST) -> str | None:
+    """``a.b.c`` for names and attributes, ``f()`` for a call of one."""
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        base = dotted(node.value)
+        return f"{base}.{node.attr}" if base else None
+    if isinstance(node, ast.Call):
+        base = dotted(node.func)
+        return f"{base}()" if base else None
+    return None
 
 
 def callee(func: ast.expr) -> str:

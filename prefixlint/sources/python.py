@@ -31,8 +31,16 @@ SOURCE_KIND = "python"
 
 def parse(text: str, ctx: RuleContext) -> PythonDocument:
     """``text`` parsed into a document; :class:`SourceError` at the position if not Python."""
-    guard_python(text, ctx.limits)
-    return _document(text, ctx, parsed_quietly(text))
+    return _document(text, ctx, _guarded_tree(text, ctx))
+
+
+def _guarded_tree(text: str, ctx: RuleContext) -> ast.Module | None:
+    """``text``'s stdlib tree (``None`` where it does not parse), once the nesting guard has
+    scanned it where bounds taken from the tree do not show that the limits hold."""
+    tree = parsed_quietly(text)
+    if tree is None or not within_python_limits(text, tree, ctx.limits):
+        guard_python(text, ctx.limits)
+    return tree
 
 
 def _document(text: str, ctx: RuleContext, tree: ast.Module | None) -> PythonDocument:
@@ -78,14 +86,12 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics of the enabled python rules for ``text``."""
     if not may_hold_prompt(text):
         return []
-    tree = parsed_quietly(text)
-    if tree is None or not within_python_limits(text, tree, ctx.limits):
-        try:
-            guard_python(text, ctx.limits)
-        except SourceError:
-            if not registry.checkers(SOURCE_KIND, ctx.enabled):
-                return []
-            raise
+    try:
+        tree = _guarded_tree(text, ctx)
+    except SourceError:
+        if not registry.checkers(SOURCE_KIND, ctx.enabled):
+            return []
+        raise
     if tree is not None and not may_need_analysis(text, tree, ctx):
         return []
     enabled = registry.checkers(SOURCE_KIND, ctx.enabled)
