@@ -116,8 +116,9 @@ def test_the_server_took_a_request_its_own_time_before_its_answer():
     assert last_pass_s(reply(None, 0.0, 1.0)) == 0.0
     # Busy until halfway through the last pass (one pass each here, no pass for the third).
     # The first, sent at 10, worked 0.5 s of its 2: taken at 11.5. The second, sent at 10.5,
-    # worked 0.25 of its 1: taken at 11.25, first, while the first was still to come.
-    # The third reports no timings: taken when sent.
+    # worked 0.25 of its 1, which would place its take at 11.25; but the server takes tasks
+    # in the order they came, so not before the first: 11.5. The third reports no timings
+    # and was sent at 11: taken after the second, at 11.5 too.
     queries = [CacheQuery(tokens=[1]), CacheQuery(tokens=[2]), CacheQuery(tokens=[3])]
     replies = [
         reply((100, 500.0, 0.0), 10.0, 2.0),
@@ -125,12 +126,43 @@ def test_the_server_took_a_request_its_own_time_before_its_answer():
         reply(None, 11.0, 0.5),
     ]
     order = timed_queries(queries, replies)
-    assert [i for i, _ in order] == [2, 1, 0]
+    assert [i for i, _ in order] == [0, 1, 2]
     assert [(q.timestamp, q.finish) for _, q in order] == [
-        (pytest.approx(1.0), pytest.approx(1.5)),
-        (pytest.approx(1.25), pytest.approx(1.375)),
         (pytest.approx(1.5), pytest.approx(1.75)),
+        (pytest.approx(1.5), pytest.approx(1.5)),
+        (pytest.approx(1.5), pytest.approx(1.5)),
     ]
+    # Two sent 25 ms apart whose timings put the later one's take 1 ms before the earlier
+    # one's (clock noise): taken in the order sent.
+    close = [reply((100, 508.0, 0.0), 39.570, 0.540), reply((100, 422.0, 0.0), 39.595, 0.428)]
+    order = timed_queries(queries[:2], close)
+    assert [i for i, _ in order] == [0, 1]
+    assert order[0][1].timestamp == pytest.approx(0.032)
+    assert order[1][1].timestamp == pytest.approx(0.032)
     # A server time longer than the latency (clocks apart) is never before the send.
     ((_, query),) = timed_queries(queries[:1], [reply((1, 5000.0, 0.0), 10.0, 1.0)])
     assert query.timestamp == 0.0
+
+
+def test_concurrent_sends_are_paced_and_in_log_order():
+    import threading
+    import time
+
+    from prefixlint.replay.server import ServerReply, send_in_order
+
+    sent: list[tuple[int, float]] = []
+    lock = threading.Lock()
+
+    class Client:
+        def complete(self, body):
+            with lock:
+                sent.append((body["n"], time.monotonic()))
+            time.sleep(0.001 * (5 - body["n"] % 5))
+            return ServerReply(1, 0, None, 0.0, started_s=0.0)
+
+    bodies = [{"n": n} for n in range(8)]
+    started = time.monotonic()
+    replies = list(send_in_order(Client(), bodies, concurrency=3, gap_s=0.02))  # type: ignore[arg-type]
+    assert len(replies) == 8
+    assert [n for n, _ in sent] == list(range(8))
+    assert sent[-1][1] - started >= 7 * 0.02

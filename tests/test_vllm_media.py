@@ -9,7 +9,7 @@ from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.query import build_query
 from prefixlint.cache.vllm import VllmCache, block_hashes
 from prefixlint.chat import TemplateError, get_renderer
-from prefixlint.chat.media import part_identity
+from prefixlint.chat.media import VISION_PROCESSORS, part_identity
 from prefixlint.cli.audit import audit
 from prefixlint.request import ChatRequest
 
@@ -132,3 +132,100 @@ def test_audit_image_tokens_option(tmp_path):
     offset = renderer.render(request(image(urls[0]))).media[0].offset
     prompt = many[0]["prompt_tokens"]
     assert [r["cached_tokens"] for r in many] == [0, (prompt - 1) // 16 * 16, offset // 16 * 16]
+
+
+def inline_png(width, height):
+    import base64
+    import struct
+    import zlib
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = b"IHDR" + header
+    data = (
+        b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + chunk + struct.pack(">I", zlib.crc32(chunk))
+    )
+    return image("data:image/png;base64," + base64.b64encode(data).decode())
+
+
+@pytest.mark.parametrize(
+    ("name", "width", "height", "tokens"),
+    [
+        # Qwen2.5-VL: 28-pixel cells; 224x224 is 8x8 cells
+        ("qwen2.5-vl", 224, 224, 64),
+        ("qwen2.5-vl", 448, 448, 256),
+        ("qwen2.5-vl", 640, 480, 23 * 17),  # 644x476 after rounding to 28
+        # Qwen3-VL: 32-pixel cells; 448x448 is 14x14 cells
+        ("qwen3-vl", 448, 448, 196),
+        ("qwen3-vl", 1920, 1080, 60 * 34),  # 1920x1088
+        # below the least pixels: scaled up (65536 for Qwen3-VL, 3136 for Qwen2.5-VL)
+        ("qwen3-vl", 10, 20, 6 * 12),
+        ("qwen2.5-vl", 28, 28, 4),
+    ],
+)
+def test_image_tokens_from_size(name, width, height, tokens):
+    assert VISION_PROCESSORS[name].image_tokens(width, height) == tokens
+
+
+def transformers_smart_resize():
+    """transformers' own ``smart_resize``, taken from its source: the module that holds it
+    imports torchvision, which the function does not need."""
+    import ast
+    import importlib.util
+    import math
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("transformers")
+    if spec is None or spec.origin is None:
+        pytest.skip("transformers is not installed")
+    source = Path(spec.origin).parent / "models" / "qwen2_vl" / "image_processing_qwen2_vl.py"
+    tree = ast.parse(source.read_text())
+    (function,) = [n for n in tree.body if getattr(n, "name", None) == "smart_resize"]
+    namespace = {"math": math}
+    exec(compile(ast.Module([function], []), str(source), "exec"), namespace)
+    return namespace["smart_resize"]
+
+
+@pytest.mark.parametrize("name", sorted(VISION_PROCESSORS))
+@pytest.mark.parametrize(
+    "size", [(1, 1), (10, 20), (224, 224), (333, 777), (4032, 3024), (8000, 100), (40000, 600)]
+)
+def test_image_tokens_equal_transformers_smart_resize(name, size):
+    smart_resize = transformers_smart_resize()
+    processor = VISION_PROCESSORS[name]
+    width, height = size
+    factor = processor.patch_size * processor.merge_size
+    h, w = smart_resize(height, width, factor, processor.min_pixels, processor.max_pixels)
+    patches = (h // processor.patch_size) * (w // processor.patch_size)
+    assert processor.image_tokens(width, height) == patches // processor.merge_size**2
+
+
+def test_inline_images_get_their_own_pad_counts():
+    renderer = get_renderer("qwen3", "qwen", engine="vllm", image_tokens=5)
+    parts = (inline_png(448, 448), image("http://x/a.png"), inline_png(64, 64))
+    rendered = renderer.render(request(*parts, text="compare"))
+    assert [item.length for item in rendered.media] == [196, 5, 64]
+    offsets = [item.offset for item in rendered.media]
+    # each item's pads follow the previous item's and its <|vision_end|>\n<|vision_start|>
+    assert offsets[1] - offsets[0] == 196 + 3 and offsets[2] - offsets[1] == 5 + 3
+    message = rendered.components[0]
+    assert message.token_end == rendered.tokens.index(151645) + 2  # through <|im_end|>\n
+    assert rendered.text[message.char_start : message.char_end].endswith("<|im_end|>\n")
+    assert rendered.tokens == tuple(get_renderer("qwen3", "qwen").tokenizer.encode(rendered.text))
+    older = get_renderer("qwen3", "qwen", engine="vllm", vision_processor="qwen2.5-vl")
+    assert [i.length for i in older.render(request(*parts)).media] == [256, 64, 4]
+
+
+def test_audit_vision_processor_option(tmp_path):
+    log = tmp_path / "log.jsonl"
+    messages = request(inline_png(448, 448)).messages
+    log.write_text(json.dumps({"request": {"model": "vl", "messages": messages}}) + "\n")
+
+    def prompt_tokens(*extra):
+        args = [str(log), "--engine", "vllm", "--format", "json", "--no-what-if", *extra]
+        result = CliRunner().invoke(audit, args)
+        assert result.exit_code in (0, 1), result.output
+        return json.loads(result.output)["requests"][0]["prompt_tokens"]
+
+    assert prompt_tokens("--vision-processor", "qwen2.5-vl") - prompt_tokens() == 256 - 196
+    result = CliRunner().invoke(audit, [str(log), "--vision-processor", "qwen9"])
+    assert result.exit_code == 2 and "qwen9" in result.output

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from prefixlint.auditing.prices import GpuTimePrice, PriceTable
 from prefixlint.cache import CACHE_MODELS, CacheModel, make_configured_model
 from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE
-from prefixlint.chat.media import IMAGE_TOKENS
+from prefixlint.chat.media import DEFAULT_VISION, IMAGE_TOKENS
 from prefixlint.sources.logs.limits import DEFAULT_LIMITS, LogLimits
 
 MOONCAKE_BLOCK_TOKENS = 512
@@ -47,8 +47,10 @@ class AuditOptions:
     kv_unified: bool | None = None
     # The LoRA adapters a vLLM server serves (``--lora-modules``), by name.
     lora_modules: frozenset[str] = frozenset()
-    # Pad tokens per media part on the vllm engine path (``--image-tokens``).
+    # Pad tokens per media part of unknown size on the vllm engine path (``--image-tokens``),
+    # and the image processor that sizes inline images (``--vision-processor``).
     image_tokens: int = IMAGE_TOKENS
+    vision_processor: str = DEFAULT_VISION
     log_limits: LogLimits = DEFAULT_LIMITS
     # Folders and files whose templates and Python built the logged prompts (audit --source).
     source_paths: tuple[str, ...] = ()

@@ -54,6 +54,7 @@ def renderer_for(options: AuditOptions) -> Renderer:
         options.tokenizer,
         engine=options.engine,
         image_tokens=options.image_tokens,
+        vision_processor=options.vision_processor,
     )
 
 

@@ -7,28 +7,74 @@ in ``vllm/model_executor/models/qwen2_vl.py``, vLLM v1 engine) replaces each ite
 lie (``PlaceholderRange(offset, length)``). ``vllm/v1/core/kv_cache_utils.py``
 ``_gen_mm_extra_hash_keys`` then adds ``(mm_feature.identifier, offset - start_token_idx)``
 (earlier v1 releases: the item hash alone) to the extra keys of every block that overlaps
-the item, so a block holding an image's pad tokens is cached
-per image. The number of pad tokens depends on the image's size, which a log rarely
-holds: it is a fixed count per item (``image_tokens``). vLLM hashes the item's bytes (or
-takes its ``uuid``); here its identity is a digest of the ``uuid``, else of its URL or
-data, so the same URL is the same image. Every non-text part is rendered with the image
-placeholder (:func:`prefixlint.chat.messages.part_text`), audio included.
+the item, so a block holding an image's pad tokens is cached per image.
+
+The number of pad tokens depends on the image's size. When the part carries the image inline
+(a base64 ``data:`` URL or source) its header gives the size (:mod:`prefixlint.chat.image_size`)
+and the count is the Qwen-VL image processor's (``smart_resize`` in transformers'
+``models/qwen2_vl/image_processing_qwen2_vl.py``, which vLLM calls through the model's HF
+processor): the size rounded to multiples of ``patch_size * merge_size`` within the pixel
+bounds, one token per merged patch. Otherwise (a remote URL, a format without a known
+header) it is a fixed count per item (``image_tokens``). vLLM hashes the item's bytes (or
+takes its ``uuid``); here its identity is a digest of the ``uuid``, else of its URL or data,
+so the same URL is the same image. Every non-text part is rendered with the image
+placeholder (:func:`prefixlint.chat.messages.part_text`), audio included: Qwen3's vocabulary
+has no audio tokens.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import math
+from bisect import bisect_left
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from prefixlint.chat.errors import TemplateError
+from prefixlint.chat.image_size import image_size, part_image_bytes
 from prefixlint.chat.messages import TEXT_PART_TYPES
 from prefixlint.request import ChatRequest, Component, MediaItem, Rendered
 
 IMAGE_TOKENS = 64
-"""Default pad tokens per item (a 448x448 image in Qwen2-VL: 16x16 patches merged 2x2)."""
+"""Default pad tokens per item of unknown size (a 224x224 image in Qwen2.5-VL: 16x16 patches
+of 14 pixels, merged 2x2)."""
 IMAGE_PAD = "<|image_pad|>"
+
+
+@dataclass(frozen=True)
+class VisionProcessor:
+    """A Qwen-VL image processor's geometry, as its released ``preprocessor_config.json``."""
+
+    patch_size: int
+    merge_size: int
+    min_pixels: int
+    max_pixels: int
+
+    def image_tokens(self, width: int, height: int) -> int:
+        """Pad tokens for an image of this size: transformers' ``smart_resize``, then one token
+        per ``merge_size`` x ``merge_size`` patches."""
+        factor = self.patch_size * self.merge_size
+        h_bar = round(height / factor) * factor
+        w_bar = round(width / factor) * factor
+        if h_bar * w_bar > self.max_pixels:
+            beta = math.sqrt(height * width / self.max_pixels)
+            h_bar = max(factor, math.floor(height / beta / factor) * factor)
+            w_bar = max(factor, math.floor(width / beta / factor) * factor)
+        elif h_bar * w_bar < self.min_pixels:
+            beta = math.sqrt(self.min_pixels / (height * width))
+            h_bar = math.ceil(height * beta / factor) * factor
+            w_bar = math.ceil(width * beta / factor) * factor
+        return (h_bar // factor) * (w_bar // factor)
+
+
+VISION_PROCESSORS = {
+    # Qwen3-VL: patch 16, merge 2, size {"shortest_edge": 65536, "longest_edge": 16777216}.
+    "qwen3-vl": VisionProcessor(16, 2, 65_536, 16_777_216),
+    # Qwen2-VL and Qwen2.5-VL: patch 14, merge 2, min_pixels 3136, max_pixels 12845056.
+    "qwen2.5-vl": VisionProcessor(14, 2, 3_136, 12_845_056),
+}
+DEFAULT_VISION = "qwen3-vl"
 
 
 def part_identity(part: dict[str, object]) -> str:
@@ -51,49 +97,56 @@ def _media_parts(content: object) -> Iterator[dict[str, object]]:
             yield part
 
 
-def media_identities(request: ChatRequest) -> list[str]:
-    """The identity of each media part of ``request``, in the order the template writes them."""
+def part_tokens(part: dict[str, object], processor: VisionProcessor, default: int) -> int:
+    """The pad tokens a media part becomes: from its inline image's size, else ``default``."""
+    data = part_image_bytes(part)
+    size = image_size(data) if data is not None else None
+    return default if size is None else processor.image_tokens(*size)
+
+
+def media_items(
+    request: ChatRequest, processor: VisionProcessor, default: int
+) -> list[tuple[str, int]]:
+    """The identity and pad-token count of each media part of ``request``, in the order the
+    template writes them."""
     return [
-        part_identity(part)
+        (part_identity(part), part_tokens(part, processor, default))
         for message in request.messages
         for part in _media_parts(message.get("content"))
     ]
 
 
-def expand_media(
-    rendered: Rendered, identities: list[str], pad_id: int, image_tokens: int
-) -> Rendered:
-    """``rendered`` with each pad token repeated ``image_tokens`` times, as vLLM's processor
-    does, and the items' token ranges in ``media``; components shift with the tokens.
+def expand_media(rendered: Rendered, items: list[tuple[str, int]], pad_id: int) -> Rendered:
+    """``rendered`` with each item's pad token repeated as many times as the item has tokens,
+    as vLLM's processor does, and the items' token ranges in ``media``; components shift
+    with the tokens.
 
     Items whose placeholder is not in the prompt (cut by ``continue_final_message``) are
     dropped; a pad token that no media part wrote is an error, as in vLLM."""
     positions = [i for i, token in enumerate(rendered.tokens) if token == pad_id]
     if not positions:
         return rendered
-    if len(positions) > len(identities):
+    if len(positions) > len(items):
         raise TemplateError(
-            f"the prompt holds {len(positions)} {IMAGE_PAD} tokens for {len(identities)} "
-            "media parts"
+            f"the prompt holds {len(positions)} {IMAGE_PAD} tokens for {len(items)} media parts"
         )
     char_at = list(_find_all(rendered.text, IMAGE_PAD))
-    extra, extra_chars = image_tokens - 1, (image_tokens - 1) * len(IMAGE_PAD)
     tokens: list[int] = []
     text: list[str] = []
     media: list[MediaItem] = []
+    added = [0]  # tokens added by the items before each position, and after the last
     done = done_char = 0
-    for number, (position, char) in enumerate(zip(positions, char_at, strict=False)):
+    for position, char, (identity, count) in zip(positions, char_at, items, strict=False):
         tokens += rendered.tokens[done:position]
         text.append(rendered.text[done_char:char])
-        media.append(MediaItem(len(tokens), image_tokens, identities[number]))
-        tokens += [pad_id] * image_tokens
-        text.append(IMAGE_PAD * image_tokens)
+        media.append(MediaItem(len(tokens), count, identity))
+        tokens += [pad_id] * count
+        text.append(IMAGE_PAD * count)
+        added.append(added[-1] + count - 1)
         done, done_char = position + 1, char + len(IMAGE_PAD)
     tokens += rendered.tokens[done:]
     text.append(rendered.text[done_char:])
-    components = tuple(
-        _shifted(c, positions, char_at, extra, extra_chars) for c in rendered.components
-    )
+    components = tuple(_shifted(c, positions, char_at, added) for c in rendered.components)
     return replace(
         rendered,
         text="".join(text),
@@ -111,13 +164,15 @@ def _find_all(text: str, needle: str) -> Iterator[int]:
 
 
 def _shifted(
-    component: Component, positions: list[int], chars: list[int], extra: int, extra_chars: int
+    component: Component, positions: list[int], chars: list[int], added: list[int]
 ) -> Component:
+    """``component`` moved by the pad tokens (and their text) of the items before its ends."""
+
     def token(index: int) -> int:
-        return index + extra * sum(1 for p in positions if p < index)
+        return index + added[bisect_left(positions, index)]
 
     def char(index: int) -> int:
-        return index + extra_chars * sum(1 for c in chars if c < index)
+        return index + added[bisect_left(chars, index)] * len(IMAGE_PAD)
 
     return Component(
         component.name,

@@ -17,7 +17,8 @@ message is a system message (the OpenAI name for it since o1), and a legacy ``fu
 message is a ``tool`` message; reasoning logged as ``thinking`` or ``reasoning`` is
 ``reasoning_content``, as transformers aliases it. Non-text parts (images, files, audio)
 render as Qwen-VL's ``<|vision_start|><|image_pad|><|vision_end|>`` placeholder: the text
-model sees their position, not their bytes.
+model sees their position, not their bytes (``engine="vllm"``: one pad token per image
+embedding, :mod:`prefixlint.chat.media`).
 
 Providers that do not use ChatML still get Qwen-vocabulary tokens, as a proxy for their own
 (undisclosed) tokenization, so that prefix lengths and divergence points are comparable:
@@ -62,7 +63,14 @@ from prefixlint.chat.engines import (
     logged_template_kwargs,
 )
 from prefixlint.chat.errors import TemplateError
-from prefixlint.chat.media import IMAGE_PAD, IMAGE_TOKENS, expand_media, media_identities
+from prefixlint.chat.media import (
+    DEFAULT_VISION,
+    IMAGE_PAD,
+    IMAGE_TOKENS,
+    VISION_PROCESSORS,
+    expand_media,
+    media_items,
+)
 from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.chat.messages import (
     Message,
@@ -122,10 +130,12 @@ class Renderer:
         engine: str = DEFAULT_ENGINE,
         cache_size: int = 4096,
         image_tokens: int = IMAGE_TOKENS,
+        vision_processor: str = DEFAULT_VISION,
     ) -> None:
         self.template = template
         self.engine = check_engine(engine)
         self.image_tokens = image_tokens
+        self.vision = VISION_PROCESSORS[vision_processor]
         self._pad: int | None = None  # the pad token's id, -1 if it is no single token
         # A server runs the template as the request says; Qwen3 thinks unless told not to.
         self.enable_thinking = enable_thinking if engine == DEFAULT_ENGINE else True
@@ -178,7 +188,8 @@ class Renderer:
             self._pad = pad[0] if len(pad) == 1 else -1
         if self._pad not in rendered.tokens:
             return rendered
-        return expand_media(rendered, media_identities(view.request), self._pad, self.image_tokens)
+        items = media_items(view.request, self.vision, self.image_tokens)
+        return expand_media(rendered, items, self._pad)
 
     def template_kwargs(self, request: ChatRequest) -> dict[str, Any]:
         """The ``chat_template_kwargs`` a server needs to render ``request`` as this renderer
@@ -313,7 +324,7 @@ def _template_name(request: ChatRequest) -> str:
     return "qwen3+anthropic-order" if request.format == "anthropic" else "qwen3"
 
 
-_RENDERERS: dict[tuple[str, Tokenizer | str | None, bool, str, int], Renderer] = {}
+_RENDERERS: dict[tuple[str, Tokenizer | str | None, bool, str, int, str], Renderer] = {}
 
 
 def get_renderer(
@@ -323,10 +334,11 @@ def get_renderer(
     enable_thinking: bool = False,
     engine: str = DEFAULT_ENGINE,
     image_tokens: int = IMAGE_TOKENS,
+    vision_processor: str = DEFAULT_VISION,
 ) -> Renderer:
-    """A renderer shared per (template, tokenizer, thinking, engine, image tokens), so its
+    """A renderer shared per (template, tokenizer, thinking, engine, media sizing), so its
     memo is too."""
-    key = (template, tokenizer, enable_thinking, engine, image_tokens)
+    key = (template, tokenizer, enable_thinking, engine, image_tokens, vision_processor)
     if key not in _RENDERERS:
         _RENDERERS[key] = Renderer(
             template,
@@ -334,6 +346,7 @@ def get_renderer(
             enable_thinking=enable_thinking,
             engine=engine,
             image_tokens=image_tokens,
+            vision_processor=vision_processor,
         )
     return _RENDERERS[key]
 

@@ -406,6 +406,7 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
             engine=options["engine"],
             lora_modules=options["lora_modules"],
             image_tokens=options["image_tokens"],
+            vision_processor=options["vision_processor"],
             log_format=options["log_format"],
             session_key=options["session_key"],
             what_if=options["what_if"],

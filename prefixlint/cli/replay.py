@@ -160,6 +160,7 @@ def _run(options: dict[str, Any]) -> ReplayReport:
         engine=options["engine"],
         lora_modules=options["lora_modules"],
         image_tokens=options["image_tokens"],
+        vision_processor=options["vision_processor"],
         max_prompt_tokens=options["max_prompt_tokens"],
         limit=options["limit"],
     )
@@ -201,4 +202,5 @@ def _run(options: dict[str, Any]) -> ReplayReport:
         engine=options["engine"],
         lora_modules=options["lora_modules"],
         image_tokens=options["image_tokens"],
+        vision_processor=options["vision_processor"],
     )

@@ -5,8 +5,10 @@
 object with ``name`` and ``path``; a request whose ``model`` is an adapter's name runs with
 that adapter. Only the names matter to the cache.
 
-``--image-tokens``: the pad tokens each image part becomes (see
-:mod:`prefixlint.chat.media`): vLLM counts them from the image's size, which a log lacks.
+``--vision-processor`` and ``--image-tokens``: the pad tokens each image part becomes (see
+:mod:`prefixlint.chat.media`). vLLM counts them from the image's size with the model's image
+processor; an image the log holds inline is sized from its header with the named
+processor's geometry, any other (a remote URL) is ``--image-tokens``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 
 import click
 
-from prefixlint.chat.media import IMAGE_TOKENS
+from prefixlint.chat.media import DEFAULT_VISION, IMAGE_TOKENS, VISION_PROCESSORS
 from prefixlint.cli.group import Callback
 
 
@@ -41,7 +43,8 @@ def _names(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
 
 
 def vllm_server_options(command: Callback) -> Callback:
-    """Add ``--lora-modules`` (repeatable; its value is a name set) and ``--image-tokens``."""
+    """Add ``--lora-modules`` (repeatable; its value is a name set), ``--image-tokens`` and
+    ``--vision-processor``."""
     lora = click.option(
         "--lora-modules",
         multiple=True,
@@ -55,6 +58,13 @@ def vllm_server_options(command: Callback) -> Callback:
         type=click.IntRange(min=1),
         default=IMAGE_TOKENS,
         show_default=True,
-        help="Pad tokens per image or audio part (--engine vllm).",
+        help="Pad tokens per image or audio part whose size the log does not hold (--engine vllm).",
     )
-    return lora(image(command))
+    vision = click.option(
+        "--vision-processor",
+        type=click.Choice(sorted(VISION_PROCESSORS)),
+        default=DEFAULT_VISION,
+        show_default=True,
+        help="The Qwen-VL image processor that sizes images held inline as data (--engine vllm).",
+    )
+    return lora(image(vision(command)))

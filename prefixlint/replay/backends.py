@@ -8,7 +8,7 @@ from typing import Any
 
 from prefixlint.cache.query import prefill_query
 from prefixlint.chat import DEFAULT_ENGINE, get_renderer
-from prefixlint.chat.media import IMAGE_TOKENS
+from prefixlint.chat.media import DEFAULT_VISION, IMAGE_TOKENS
 from prefixlint.replay.inputs import Inputs
 from prefixlint.replay.report import ReplayReport, percentile, token_summary
 from prefixlint.replay.sim import cache_params, simulate
@@ -192,6 +192,7 @@ def run_server(
     engine: str = DEFAULT_ENGINE,
     lora_modules: frozenset[str] = frozenset(),
     image_tokens: int = IMAGE_TOKENS,
+    vision_processor: str = DEFAULT_VISION,
 ) -> ReplayReport:
     """Send the requests to ``options.url`` and compare what it reused with ``cache``'s model.
 
@@ -221,7 +222,13 @@ def run_server(
         model = options.served_model or client.served_model()
         reset = client.reset_cache() if options.reset_cache else None
         before = client.prefix_cache_counters() if options.scrape_metrics else None
-        renderer = get_renderer(template, tokenizer, engine=engine, image_tokens=image_tokens)
+        renderer = get_renderer(
+            template,
+            tokenizer,
+            engine=engine,
+            image_tokens=image_tokens,
+            vision_processor=vision_processor,
+        )
         bodies = [
             request_body(
                 p.request,

@@ -15,7 +15,7 @@ from typing import Any
 from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.query import build_query
 from prefixlint.chat import DEFAULT_ENGINE, TemplateError, get_renderer
-from prefixlint.chat.media import IMAGE_TOKENS
+from prefixlint.chat.media import DEFAULT_VISION, IMAGE_TOKENS
 from prefixlint.replay import ReplayError
 from prefixlint.request import ChatRequest
 from prefixlint.sources.logs import LogReadError, read_log
@@ -71,16 +71,23 @@ def load_prompts(
     engine: str = DEFAULT_ENGINE,
     lora_modules: frozenset[str] = frozenset(),
     image_tokens: int = IMAGE_TOKENS,
+    vision_processor: str = DEFAULT_VISION,
     max_prompt_tokens: int | None = None,
     limit: int | None = None,
 ) -> Inputs:
     """Read, render and tokenize the requests of ``paths`` in order; skip what cannot be read.
 
     Rendered as ``engine``'s server renders them; requests naming one of ``lora_modules``
-    are in that adapter's cache namespace; a media part is ``image_tokens`` pad tokens
-    (vllm). When not one line yields a request, that
-    is an error naming the first line and why."""
-    renderer = get_renderer(template, tokenizer, engine=engine, image_tokens=image_tokens)
+    are in that adapter's cache namespace; a media part is as many pad tokens as
+    ``vision_processor`` gives its inline image, else ``image_tokens`` (vllm). When not one
+    line yields a request, that is an error naming the first line and why."""
+    renderer = get_renderer(
+        template,
+        tokenizer,
+        engine=engine,
+        image_tokens=image_tokens,
+        vision_processor=vision_processor,
+    )
     prompts: list[Prompt] = []
     skipped: list[dict[str, Any]] = []
     for path in paths:

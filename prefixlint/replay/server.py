@@ -440,49 +440,64 @@ def timed_queries(
 ) -> list[tuple[int, CacheQuery]]:
     """``(log index, query)`` in the order the server took the requests, each query timed
     from the first send: ``timestamp`` when the server took it (its answer less
-    :func:`server_time_s`, never before it was sent; when it was sent if the server reports
-    no timings), ``finish`` halfway through its last decode pass (its answer less half of
-    :func:`last_pass_s`).
+    :func:`server_time_s`, never before it was sent nor before an earlier send was taken;
+    when it was sent if the server reports no timings), ``finish`` halfway through its last
+    decode pass (its answer less half of :func:`last_pass_s`).
 
-    llama-server takes new tasks only between ``update_slots`` passes
-    (``server_queue::start_loop``; ``process_single_task`` declines a completion while a decode
-    runs) and releases a slot in the pass that samples its last token. A request taken while
-    another held its slot was taken before that one's last pass began; one taken after the
-    release was taken when that pass ended: the middle of the last pass parts the two with
-    half a pass to spare on either side of the client's clock. The send time alone is not
-    enough: a request sent while another decodes its last pass is taken after that one is
-    released, and the HTTP thread's rendering and tokenizing delay it further."""
+    llama-server takes tasks in the order they reach its queue: a task that finds no free
+    slot waits at the back of the deferred tasks and comes back first when a slot is
+    released (``server_queue::defer``, ``pop_deferred_task``). Sends paced
+    :data:`SEND_GAP_S` apart reach the queue in the order sent, so that is the order taken;
+    the timings place each take and release. llama-server takes new tasks only between
+    ``update_slots`` passes (``server_queue::start_loop``; ``process_single_task`` declines a
+    completion while a decode runs) and releases a slot in the pass that samples its last
+    token. A request taken while another held its slot was taken before that one's last pass
+    began; one taken after the release was taken when that pass ended: the middle of the
+    last pass parts the two with half a pass to spare on either side of the client's clock.
+    The send time alone is not enough: a request sent while another decodes its last pass is
+    taken after that one is released, and the HTTP thread's rendering and tokenizing delay
+    it further."""
     if not replies:
         return []
     origin = min(reply.started_s for reply in replies)
-    taken = [
-        (
-            reply.started_s
-            if reply.timings is None
-            else max(reply.started_s, reply.finished_s - server_time_s(reply))
-        )
-        - origin
-        for reply in replies
-    ]
+    order = sorted(range(len(replies)), key=lambda i: (replies[i].started_s, i))
+    taken = [0.0] * len(replies)
+    previous = 0.0
+    for i in order:
+        reply = replies[i]
+        took = reply.started_s if reply.timings is None else reply.finished_s - server_time_s(reply)
+        previous = taken[i] = max(took - origin, reply.started_s - origin, previous)
     finish = [
         max(reply.finished_s - last_pass_s(reply, batch_tokens) / 2 - origin, taken[i])
         for i, reply in enumerate(replies)
     ]
-    order = sorted(range(len(replies)), key=lambda i: (taken[i], i))
     return [(i, replace(queries[i], timestamp=taken[i], finish=finish[i])) for i in order]
 
 
+SEND_GAP_S = 0.025
+"""The least time between two sends when several are in flight: more than the difference in
+time two requests spend in the server's HTTP threads (rendering, tokenizing) before they
+reach its queue, so they reach it in the order sent."""
+
+
 def send_in_order(
-    client: EngineClient, bodies: Iterable[dict[str, Any]], concurrency: int = 1
+    client: EngineClient,
+    bodies: Iterable[dict[str, Any]],
+    concurrency: int = 1,
+    gap_s: float = SEND_GAP_S,
 ) -> Iterator[ServerReply]:
-    """Send ``bodies`` in log order, ``concurrency`` at most in flight; replies in that order."""
+    """Send ``bodies`` in log order, ``concurrency`` at most in flight and sends at least
+    ``gap_s`` apart; replies in that order."""
     if concurrency <= 1:
         for body in bodies:
             yield client.complete(body)
         return
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
         pending = []
+        last_send = -math.inf
         for body in bodies:
+            time.sleep(max(0.0, last_send + gap_s - time.monotonic()))
+            last_send = time.monotonic()
             pending.append(pool.submit(client.complete, body))
             if len(pending) >= concurrency:
                 yield pending.pop(0).result()
