@@ -206,3 +206,63 @@ def test_leading_tokens_are_the_system_prompt_and_tools():
     separate = _rendered(("system", 0, 8), ("messages[0]", 8, 20))
     assert leading_tokens(user_first, separate) == 8
     assert leading_tokens(user_first, None) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    POLICIES,
+    st.integers(0, 6),
+    st.lists(
+        st.tuples(st.sampled_from([(), ("lora",)]), st.booleans()),
+        min_size=30,
+        max_size=30,
+    ),
+)
+def test_compact_queries_sweep_and_route_as_their_tokens(case, spare, shapes):
+    """Block hashes in place of tokens change no figure of the sweep or the routing what-if
+    (outputs as counts, as the audit logs them; namespaces and salts)."""
+    from prefixlint.auditing.routing import route
+    from prefixlint.auditing.sweep import compact_query
+    from prefixlint.cache.chain_memo import ChainHashMemo
+
+    block_size, requests = case
+    queries = [
+        CacheQuery(
+            tokens=prompt,
+            output_tokens=len(output),
+            extra_keys=keys,
+            cache_key="salt" if salted else None,
+            timestamp=float(n),
+        )
+        for n, ((prompt, output), (keys, salted)) in enumerate(zip(requests, shapes, strict=False))
+    ]
+    memo = ChainHashMemo(block_size)
+    compact = [compact_query(q, memo) for q in queries]
+    assert all(c.tokens is None for c in compact)
+    full_trace = [TraceEntry(q, n % 3, f"s{n % 4}") for n, q in enumerate(queries)]
+    compact_trace = [
+        TraceEntry(c, e.protected_tokens, e.session)
+        for c, e in zip(compact, full_trace, strict=True)
+    ]
+    capacities = default_capacities(queries, block_size)
+    chosen = sorted({capacities[0] + spare * block_size, *capacities})
+    assert default_capacities([e.query for e in compact_trace], block_size) == capacities
+    full = run_sweep(full_trace, chosen, block_size=block_size)
+    assert run_sweep(compact_trace, chosen, block_size=block_size) == full
+    for router in ("round-robin", "session", "prefix-aware"):
+        kwargs = {"capacity_tokens": chosen[0], "block_size": block_size}
+        assert route(compact_trace, 2, router, **kwargs) == route(full_trace, 2, router, **kwargs)
+
+
+def test_a_compact_query_is_its_block_hashes():
+    from prefixlint.auditing.sweep import compact_query
+    from prefixlint.cache.chain_memo import ChainHashMemo
+
+    query = CacheQuery(tokens=list(range(1000)), output_tokens=7, timestamp=3.0)
+    compact = compact_query(query, ChainHashMemo(16))
+    assert compact.tokens is None and compact.block_tokens == 16
+    assert len(compact.block_hashes) == 63  # 62 full blocks and the partial one
+    assert (compact.prompt_tokens, compact.output_count, compact.timestamp) == (1000, 7, 3.0)
+    assert compact.block_hashes.itemsize * len(compact.block_hashes) == 504  # bytes
+    logged = CacheQuery(tokens=[1, 2, 3], output_tokens=[4, 5])
+    assert compact_query(logged, ChainHashMemo(16)) is logged

@@ -1,13 +1,21 @@
-"""The audit's capacity-planning hook: keep each audited request's cache query, then run the
-capacity sweep (``--sweep``) and the routing what-if (``--replicas``) over them."""
+"""The audit's capacity-planning hook: keep each audited request's cache query (compact: its
+block hashes), then run the capacity sweep (``--sweep``) and the routing what-if
+(``--replicas``) over them."""
 
 from __future__ import annotations
 
 from prefixlint.auditing.options import AuditError, AuditOptions
 from prefixlint.auditing.results import AuditReport
 from prefixlint.auditing.routing import ReplayStreams, route
-from prefixlint.auditing.sweep import DEFAULT_BLOCK_SIZE, TraceEntry, leading_tokens, run_sweep
+from prefixlint.auditing.sweep import (
+    DEFAULT_BLOCK_SIZE,
+    TraceEntry,
+    compact_query,
+    leading_tokens,
+    run_sweep,
+)
 from prefixlint.cache.base import CacheQuery, InvalidQuery
+from prefixlint.cache.chain_memo import ChainHashMemo
 from prefixlint.request import ChatRequest, Rendered
 
 
@@ -17,6 +25,7 @@ class Planner:
     def __init__(self, options: AuditOptions) -> None:
         self.options = options
         self.trace: list[TraceEntry] = []
+        self._memo = ChainHashMemo(options.block_size or DEFAULT_BLOCK_SIZE)
 
     @staticmethod
     def wanted(options: AuditOptions) -> bool:
@@ -29,7 +38,8 @@ class Planner:
         query: CacheQuery,
         session: str | None,
     ) -> None:
-        self.trace.append(TraceEntry(query, leading_tokens(request, rendered), session))
+        compact = compact_query(query, self._memo)
+        self.trace.append(TraceEntry(compact, leading_tokens(request, rendered), session))
 
     def finish(self, report: AuditReport, replay_streams: ReplayStreams | None = None) -> None:
         """Run what the options ask for and put the results on ``report``;

@@ -14,6 +14,10 @@ left out); there every policy hits what an unlimited cache hits (the *ceiling*).
 
 The *knee* of a curve is its smallest capacity whose hit rate reaches 90% of the curve's
 gain (lowest point + 0.9 x (highest - lowest)): past it, more memory buys little.
+
+The sweep replays the whole log once per policy and capacity (Belady needs its future), so
+the audit keeps each request as :func:`compact_query` gives it: the chained hashes of its
+blocks, 8 bytes per block, instead of its tokens (and their packed copy), 16 bytes per token.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import csv
 import io
 import itertools
 import re
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -31,7 +36,7 @@ from prefixlint.cache.belady import BeladyCache
 from prefixlint.cache.chain_memo import ChainHashMemo
 from prefixlint.cache.geometry import GeometryError, parse_bytes
 from prefixlint.cache.policies import EvictionCache
-from prefixlint.cache.vllm import VllmCache, request_hashes
+from prefixlint.cache.vllm import VllmCache, request_hashes, token_hashes
 from prefixlint.request import ChatRequest, Rendered
 
 SWEEP_POLICIES = ("lru", "lfu", "fifo", "priority", "belady")
@@ -46,6 +51,32 @@ class TraceEntry:
     query: CacheQuery
     protected_tokens: int
     session: str | None
+
+
+def compact_query(query: CacheQuery, memo: ChainHashMemo) -> CacheQuery:
+    """``query`` as its blocks' chained hashes (blocks of ``memo.block_size``), for which
+    every policy of the sweep and the routing what-if computes what it does for ``query``:
+    the hashes name the blocks, their prefix and namespace (extra keys, salt, media), and a
+    trace query's ids are compared as such.
+
+    A query already in block form, or with logged output ids (blocks that later prompts can
+    hit, which a block-form query cannot hold), is kept as it is. A trace holds one form or
+    the other: a compact query shares no block with a token query. The audit's queries
+    carry output counts only, so it keeps every one compact."""
+    if query.tokens is None or query.output_ids:
+        return query
+    hashes = array("q", token_hashes(query, memo))
+    prompt = query.prompt_tokens
+    if prompt % memo.block_size:
+        hashes.append(0)  # the partial last block: never cached, so never compared
+    return CacheQuery(
+        block_hashes=hashes,
+        block_tokens=memo.block_size,
+        input_length=prompt,
+        timestamp=query.timestamp,
+        output_tokens=query.output_count,
+        model=query.model,
+    )
 
 
 def leading_tokens(request: ChatRequest, rendered: Rendered | None) -> int:
