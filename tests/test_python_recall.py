@@ -344,3 +344,107 @@ def test_summarized_split_finds(
 def test_summarized_split_quiet(targets: str, call: str) -> None:
     src = _SPLIT.format(targets=targets, call=call).replace("recent", "older")
     assert _findings(src) == []
+
+
+_UNPACKED = (
+    "import time\n"
+    "from openai import OpenAI\n"
+    "client = OpenAI()\n"
+    "def parts(question):\n"
+    "{returns}"
+    "{prefix}def ask(question):\n"
+    "    {targets} = {call}parts(question)\n"
+    "    system = 'You are a helper. ' + {sent}\n"
+    "    return client.chat.completions.create(model='m', messages=[\n"
+    "        {{'role': 'system', 'content': system}}, {{'role': 'user', 'content': question}}])\n"
+)
+
+
+def _unpacked(returns, sent, targets="stamp, rules", call="", prefix=""):
+    body = "".join(f"    {line}\n" for line in returns)
+    return _UNPACKED.format(returns=body, sent=sent, targets=targets, call=call, prefix=prefix)
+
+
+@pytest.mark.parametrize(
+    ("src", "expected"),
+    (
+        pytest.param(
+            _unpacked(["return str(time.time()), 'Be brief.'"], "stamp"),
+            [(5, 16, "PFX101")],
+            id="the element sent is the volatile one",
+        ),
+        pytest.param(
+            _unpacked(
+                ["if question:", "    return str(time.time()), 'Be brief.'", "return 'x', 'y'"],
+                "stamp",
+            ),
+            [(6, 20, "PFX101")],
+            id="every return of one shape: its elements by position",
+        ),
+        pytest.param(
+            _unpacked(["return str(time.time()), 'Be brief.'", "return 'x', 'y', 'z'"], "rules"),
+            [(5, 16, "PFX101")],
+            id="returns of two lengths: the whole value",
+        ),
+        pytest.param(
+            _unpacked(["return (*[str(time.time())], 'Be brief.')"], "rules"),
+            [(5, 19, "PFX101")],
+            id="a starred element: the whole value",
+        ),
+        pytest.param(
+            _unpacked(
+                ["return str(time.time()), 'Be brief.'"], "stamp", call="await ", prefix="async "
+            ),
+            [(5, 16, "PFX101")],
+            id="awaited",
+        ),
+    ),
+)
+def test_unpacked_return_finds(src: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(src) == expected
+
+
+@pytest.mark.parametrize(
+    "src",
+    (
+        pytest.param(
+            _unpacked(["return str(time.time()), 'Be brief.'"], "rules"),
+            id="only the stable element is sent",
+        ),
+        pytest.param(
+            _unpacked(
+                ["if question:", "    return str(time.time()), 'Be brief.'", "return 'x', 'y'"],
+                "rules",
+            ),
+            id="the stable position on every path",
+        ),
+    ),
+)
+def test_unpacked_return_quiet(src: str) -> None:
+    assert _findings(src) == []
+
+
+_REPORTED = (
+    "from crewai import Agent\n"
+    "from crewai.events.types.agent_events import AgentExecutionStartedEvent\n"
+    "from crewai.telemetry import Telemetry\n"
+    "def run(user, tools):\n"
+    "    memory = user.memory.recall('x')\n"
+    "    {call}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    (
+        pytest.param(
+            "Agent(role='r', goal='g', backstory='b', tools=[memory])",
+            [(5, 14, "PFX103")],
+            id="an agent's tools",
+        ),
+        pytest.param("AgentExecutionStartedEvent(tools=[memory], messages=[])", [], id="an event"),
+        pytest.param("Telemetry().record(tools=[memory])", [], id="telemetry"),
+    ),
+)
+def test_telemetry_records_are_no_requests(call: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_REPORTED.format(call=call)) == expected

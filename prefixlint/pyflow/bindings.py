@@ -20,12 +20,15 @@ MUTATING_METHODS = frozenset({"append", "extend", "insert", "sort", "update", "e
 
 @dataclass(frozen=True)
 class Binding:
-    """``target`` gets ``value``; ``kind`` is how (assign, augment, element, context)."""
+    """``target`` gets ``value``; ``kind`` is how (assign, augment, element, context).
+    ``position``: the target's index in a tuple target unpacking ``value`` as a whole
+    (``a, b = f()``), so that only ``value``'s element there is read."""
 
     value: ast.expr
     kind: str
     statement: ast.AST
     target: ast.AST | None = None
+    position: int | None = None
 
 
 @dataclass(frozen=True)
@@ -70,9 +73,17 @@ class _Index:
             None,
         )
 
-    def _bind(self, target: ast.expr, value: ast.expr, kind: str, statement: ast.AST) -> None:
+    def _bind(
+        self,
+        target: ast.expr,
+        value: ast.expr,
+        kind: str,
+        statement: ast.AST,
+        position: int | None = None,
+    ) -> None:
         if isinstance(target, ast.Name):
-            self.targets.setdefault(id(target), []).append(Binding(value, kind, statement))
+            binding = Binding(value, kind, statement, position=position)
+            self.targets.setdefault(id(target), []).append(binding)
         elif isinstance(target, ast.Attribute):
             owner = self.document.enclosing_class(statement)
             if (
@@ -85,6 +96,7 @@ class _Index:
                 self.attributes.setdefault(key, []).append(binding)
         elif isinstance(target, (ast.Tuple, ast.List)):
             items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else None
+            starred = any(isinstance(e, ast.Starred) for e in target.elts)
             for index, element in enumerate(target.elts):
                 inner = element.value if isinstance(element, ast.Starred) else element
                 if items is not None and len(items) == len(target.elts):
@@ -92,7 +104,7 @@ class _Index:
                     item = item.value if isinstance(item, ast.Starred) else item
                     self._bind(inner, item, kind, statement)
                 else:
-                    self._bind(inner, value, "element", statement)
+                    self._bind(inner, value, "element", statement, None if starred else index)
 
     def _bind_class_attribute(
         self, target: ast.expr, value: ast.expr, kind: str, statement: ast.AST

@@ -18,7 +18,7 @@ from typing import cast
 from prefixlint import codes, vocabulary
 from prefixlint.codes import LAYOUT
 from prefixlint.pyflow import tables as t
-from prefixlint.pyflow.bindings import Bindings, Mutation
+from prefixlint.pyflow.bindings import Binding, Bindings, Mutation
 from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
 from prefixlint.pyflow.origins import (
     Origin,
@@ -386,6 +386,10 @@ class Flow:
     def _assigned(self, assignment: Assignment, env: Env) -> tuple[Origin, ...]:
         found = []
         for binding in self.bindings.values_of(assignment):
+            unpacked = self._unpacked(binding, env)
+            if unpacked is not None:
+                found.append(unpacked)
+                continue
             origins = self.origins(binding.value, env)
             if binding.kind == "element":
                 origins = without_order(origins)
@@ -634,12 +638,36 @@ class Flow:
                 return True
         return False
 
-    def _local_call(self, function: Function, node: ast.Call, env: Env) -> tuple[Origin, ...]:
+    def _unpacked(self, binding: Binding, env: Env) -> tuple[Origin, ...] | None:
+        """``a, b = f()`` where every ``return`` of the local function ``f`` is a tuple display
+        of one length: the origins of the returned elements at the target's position, not of
+        the whole tuple (``None`` for any other binding)."""
+        value = binding.value
+        value = value.value if isinstance(value, ast.Await) else value
+        if binding.position is None or not isinstance(value, ast.Call):
+            return None
+        function = self.bindings.local_function(value.func)
+        if function is None:
+            return None
+        returns = self.bindings.returns_of(function)
+        lengths = {len(r.elts) if isinstance(r, ast.Tuple) else -1 for r in returns}
+        if len(lengths) != 1 or lengths.pop() <= binding.position:
+            return None
+        if any(isinstance(e, ast.Starred) for r in returns for e in cast(ast.Tuple, r).elts):
+            return None
+        return self._local_call(function, value, env, binding.position)
+
+    def _local_call(
+        self, function: Function, node: ast.Call, env: Env, position: int | None = None
+    ) -> tuple[Origin, ...]:
+        """What a call of a function defined here returns, its parameters replaced by the
+        call's arguments; ``position``: only that element of the tuples it returns."""
         self.visited.add(id(function))
         summary_env = self._summaries.setdefault(id(function), Env(function))
-        summary = merge(
-            *(self.origins(value, summary_env) for value in self.bindings.returns_of(function))
-        )
+        returned = self.bindings.returns_of(function)
+        if position is not None:
+            returned = [cast(ast.Tuple, value).elts[position] for value in returned]
+        summary = merge(*(self.origins(value, summary_env) for value in returned))
         bound = self._bind_arguments(function, node, env)
         found: list[tuple[Origin, ...]] = []
         for origin in summary:

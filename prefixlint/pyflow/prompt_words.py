@@ -49,6 +49,12 @@ AGENT_PACKAGES = frozenset(
         "dspy", "camel", "autogen_agentchat", "qwen_agent",
     }
 )  # fmt: skip
+# Parts of a framework's qualified names that hold what it reports about a run (event-bus
+# records, traces, callbacks, metrics), not what it sends: ``crewai.events....StartedEvent(
+# tools=..., messages=...)`` describes a request. A class name ending in ``Event`` is one too.
+TELEMETRY_PARTS = frozenset(
+    {"events", "event", "telemetry", "tracing", "callbacks", "metrics", "logging", "observability"}
+)
 # Agent classes that take their system message as a positional argument: (package, class)
 # -> the argument's index.
 POSITIONAL_SYSTEM = {

@@ -39,6 +39,7 @@ from prefixlint.pyflow.prompt_words import (
     SYSTEM_CALLEE,
     SYSTEM_DECORATORS,
     SYSTEM_KEYWORDS,
+    TELEMETRY_PARTS,
     TOOL_FIELDS,
     TOOL_KEYWORDS,
     TOOLS,
@@ -189,11 +190,14 @@ class _Finder:
         return None
 
     def _agent_call(self, node: ast.Call) -> bool:
-        """A call into an LLM framework (an agent or model constructor that takes tools)."""
+        """A call into an LLM framework (an agent or model constructor that takes tools), not
+        one of its telemetry records (:data:`TELEMETRY_PARTS`)."""
         if not self._agents:
             return False
-        roots = {name.split(".")[0] for name in self.document.qualified_names(node.func)}
-        return bool(roots & AGENT_PACKAGES)
+        names = [name.split(".") for name in self.document.qualified_names(node.func)]
+        if any(parts[-1].endswith("Event") or TELEMETRY_PARTS & set(parts) for parts in names):
+            return False
+        return any(parts[0] in AGENT_PACKAGES for parts in names)
 
     def _api(self, node: ast.Call, dotted: str) -> str | None:
         parts = [p for p in dotted.split(".") if p not in RESPONSE_WRAPPERS]
