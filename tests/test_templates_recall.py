@@ -346,3 +346,43 @@ def test_severity_follows_the_share_of_the_prefix_lost():
     late = check("p.md", RULES * 4 + "Date: {{ date }}\n" + RULES, VOLATILE)
     assert [d.severity.value for d in early] == ["error"]
     assert [d.severity.value for d in late] == ["warning"]
+
+
+DOCKERFILE = (
+    "ARG WORKDIR=/app\n\nFROM python:3.12-slim\nWORKDIR ${WORKDIR}\nCOPY . .\n"
+    "RUN pip install -r requirements.txt\n"
+)
+LOGGING = (
+    "import logging\n\nlogging.basicConfig(\n    level=logging.INFO,\n"
+    "    format='%(asctime)s %(levelname)s %(message)s',\n)\nlogger = logging.getLogger(__name__)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the variables of example code pasted without a fence belong to the code
+        ("Use this Dockerfile:\n\n" + DOCKERFILE + "\n" + RULES, []),
+        ("Configure logging like this:\n" + LOGGING + "\n" + GUIDANCE, []),
+        (
+            "Run:\nexport PATH=$HOME/bin:$PATH\ncd /srv/app\nnpm install\necho $user_id\n" + RULES,
+            [],
+        ),
+        # ... and in code that nests backticks inside a span
+        ("Tag reads with `updateTag(`user-$userId`)`; then refresh.\n" + RULES, []),
+        # the same syntaxes in the prompt's prose are its placeholders
+        ("Work in ${workdir} only.\n" + RULES, [("PFX104", 1, 9)]),
+        ("Greet ${user_id} by name.\n" + RULES, [("PFX103", 1, 7)]),
+        ("Tag the reply for $user_id first.\n" + RULES, [("PFX103", 1, 19)]),
+        ("Today is %(current_date)s.\n" + RULES, [("PFX101", 1, 10)]),
+        ("Question: %(message)s\n\n" + GUIDANCE, [("PFX301", 1, 11)]),
+        # a block of fields written as assignments is the template's, not a program
+        ("cwd=${cwd}\nos=${os_name}\nshell=${shell}\n" + RULES, [("PFX104", 1, 5)]),
+        # one code-like line in prose is not a program
+        ("Always answer.\nlevel=${user_id}\nBe brief.\n" + RULES, [("PFX103", 2, 7)]),
+        # an escaped backtick opens no code
+        ("The directory is \\`${cwd}\\`.\n" + RULES, [("PFX104", 1, 20)]),
+    ],
+)
+def test_fields_of_code_shown_without_a_fence(text, expected):
+    assert findings("p.txt", text, VOLATILE | {"PFX301", "PFX404"}) == expected

@@ -15,6 +15,8 @@ escaped brace, and a brace that does not open an identifier, as in a JSON exampl
 pattern example are text). A field that is part of a pattern or code the prompt shows (in a
 URL or a link, an unquoted attribute of a markup tag as JSX writes them, glued to other text
 in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}`` pair.
+``${x}``, ``$x`` and ``%(x)s`` on a line of example code pasted without a fence (a
+Dockerfile's ``FROM golang:${GO_VERSION}``, Python's ``format='%(message)s'``) are the code's.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
 from prefixlint.sources import JINJA_SUFFIXES
+from prefixlint.sources.code_lines import in_unfenced_code
 from prefixlint.sources.nesting import guard_jinja
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
@@ -75,6 +78,8 @@ _FORMAT_FIELD = re.compile(
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
 _BACKTICK = re.compile(r"(?<!\\)`")
+_RUN_BEFORE = re.compile(r"\S*\Z")
+_RUN_AFTER = re.compile(r"\S*")
 # A URL up to the field (its other fields may hold spaces: ``/{background color}/``), a query
 # parameter's value (``?text=``, ``&id=``), or a Markdown link's destination (``](<...``).
 _URL_BEFORE = re.compile(
@@ -650,6 +655,8 @@ def _scan_format(text: str) -> ParsedTemplate:
             continue  # ``{user}`` of ``{user}...{/user}``: a markup tag, not a field
         if (match.group(4) or match.group(1)) and _in_code(text, match.start(), fences):
             continue  # ``$HOME`` or ``${name}`` in a shell or JavaScript example is text
+        if not match.group(2) and in_unfenced_code(text, match.start()):
+            continue  # ``${GO_VERSION}`` of a Dockerfile, ``%(message)s`` of Python, unfenced
         braced = match.group(1) or match.group(2)
         if braced and _described(text, match.start(), match.end(), fences, programs):
             if pattern := _glued_pattern(text, match.start(), match.end()):
@@ -764,8 +771,16 @@ def fence_at(fences: list[tuple[int, int]], offset: int) -> tuple[int, int] | No
 
 
 def _in_code(text: str, offset: int, fences: list[tuple[int, int]]) -> bool:
-    """Whether ``offset`` is inside Markdown code: a fenced block, or a backtick span."""
-    return fence_at(fences, offset) is not None or _code_span(text, offset) is not None
+    """Whether ``offset`` is inside Markdown code: a fenced block, a backtick span, or text
+    glued between backticks on both sides (code that nests backticks, ``updateTag(`user-$id`)``
+    written in a span, pairs the backticks the wrong way)."""
+    if fence_at(fences, offset) is not None or _code_span(text, offset) is not None:
+        return True
+    before = _RUN_BEFORE.search(text, max(offset - 200, 0), offset)
+    after = _RUN_AFTER.match(text, offset, offset + 200)
+    return bool(
+        before and after and _BACKTICK.search(before.group(0)) and _BACKTICK.search(after.group(0))
+    )
 
 
 def _own_braces(code: str) -> bool:
