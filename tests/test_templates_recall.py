@@ -386,3 +386,41 @@ LOGGING = (
 )
 def test_fields_of_code_shown_without_a_fence(text, expected):
     assert findings("p.txt", text, VOLATILE | {"PFX301", "PFX404"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # what an assistant remembers of its user, pasted as text
+        (
+            "User memory: Ana is a nurse in Oslo who prefers short answers.\n" + RULES,
+            [("PFX103", 1, 14)],
+        ),
+        ("The user's memory is: likes tea, lives in Oslo.\n" + RULES, [("PFX103", 1, 23)]),
+        ("**User preferences:** metric units, no emoji\n" + RULES, [("PFX103", 1, 23)]),
+        (
+            "## User memories\n\n- Prefers metric units\n- Has a dog named Max\n\n" + RULES,
+            [("PFX103", 3, 3)],
+        ),
+        (
+            "<user_memories>\nUser collects bottle caps.\n</user_memories>\n" + RULES,
+            [("PFX103", 2, 1)],
+        ),
+        ("About the user:\n1. Works night shifts at a plant\n" + RULES, [("PFX103", 2, 4)]),
+        # quiet: a blank marker, a description or instruction, an example, code, other words
+        ("<userMemories>\n[Injected at runtime]\n</userMemories>\n" + RULES, []),
+        ("User profile: `<the profile text box>`\n" + RULES, []),
+        ("User memory: none\n" + RULES, []),
+        ("# User Bio\n\nThis profile is shown to you in every conversation.\n" + RULES, []),
+        ("User preferences: you should respect them when they apply.\n" + RULES, []),
+        ("User preferences are respected when they apply.\n" + RULES, []),
+        ("<example_user_memories>User collects caps</example_user_memories>\n" + RULES, []),
+        ("<example>\nUser memory: likes tea\n</example>\n" + RULES, []),
+        ("Example:\n```\nUser memory: likes tea\n```\n" + RULES, []),
+        ("User profile:\n```\nName: {{ name }}\n```\n" + RULES, []),
+        ("## Memory\nKeep notes in the memory tool.\n" + RULES, []),
+        ("Agent memory: the tool stores facts between runs.\n" + RULES, []),
+    ],
+)
+def test_a_pasted_user_memory_is_a_per_user_value(text, expected):
+    assert findings("p.md", text) == expected
