@@ -424,3 +424,24 @@ def test_fields_of_code_shown_without_a_fence(text, expected):
 )
 def test_a_pasted_user_memory_is_a_per_user_value(text, expected):
     assert findings("p.md", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a field that starts a file's path says where a file lives, as a URL pattern does
+        (
+            "p.md",
+            "Settings are in:\n* project - {working_directory}/.claude/settings.json\n" + RULES,
+            [],
+        ),
+        ("p.md", "Logs go to {home_dir}/logs/app.log when enabled.\n" + RULES, []),
+        # the field alone, or before a folder, is the value
+        ("p.md", "Working directory: {working_directory}\n" + RULES, [("PFX104", 1, 20)]),
+        ("p.md", "Work in {working_directory}/src only.\n" + RULES, [("PFX104", 1, 9)]),
+        # a Jinja or mustache placeholder is the template's own, wherever it is
+        ("p.j2", "Edit {{ cwd }}/.claude/settings.json only.\n" + RULES, [("PFX104", 1, 6)]),
+    ],
+)
+def test_a_field_that_starts_a_file_path(path, text, expected):
+    assert findings(path, text) == expected

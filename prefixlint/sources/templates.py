@@ -91,6 +91,8 @@ _ATTRIBUTE_BEFORE = re.compile(r"[\s\"'][A-Za-z_][\w:.-]*=\Z")
 _TAG_EDGE = re.compile(r"<(?=[A-Za-z])|&lt;(?=[A-Za-z])|>|&gt;")
 _TAG_WINDOW = 600  # characters back to look for the ``<`` of a tag that spans lines
 _NAMED_AS_TAG = re.compile(r"[ \t]+(?:tags?|elements?)\b")
+# The rest of a file's path after a field that starts it (``/.claude/settings.json``).
+_FILE_PATH_AFTER = re.compile(r"(?:/[\w.-]+)*/[\w-]*\.[A-Za-z]\w{0,9}(?![\w/-])")
 _GLUED_BEFORE = re.compile(r"[\w.:/-]+\Z")
 _GLUED_AFTER = re.compile(r"[\w.:/-]+")
 # Words that introduce code as an example of what to write (``For example: `cd {dir}` ``).
@@ -812,7 +814,7 @@ def _described(
     """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
     rather than a value it is given: inside a URL (a query value, a link's destination), an
     unquoted attribute of a markup tag (``<Input value={text}``), a tag's name (``{context}
-    tags``), or glued to other text in
+    tags``), the start of a file's path (``{home}/.config/app.json``), or glued to other text in
     Markdown code (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span,
     ``f"id-{i}"`` in a fenced block), anywhere in a fenced block of a program (one of
     ``programs``) or in code given as an example (after ``For example:``). A field that is
@@ -822,6 +824,8 @@ def _described(
         return True
     if _NAMED_AS_TAG.match(text, end):
         return True  # ``wrapped in {document_context} tags``: the name of a tag, not a value
+    if _FILE_PATH_AFTER.match(text, end):
+        return True  # ``{working_directory}/.claude/settings.json``: where a file lives
     block = fence_at(fences, start)
     if block is not None:
         if block in programs:
