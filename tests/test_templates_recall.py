@@ -407,7 +407,12 @@ def test_fields_of_code_shown_without_a_fence(text, expected):
             [("PFX103", 2, 1)],
         ),
         ("About the user:\n1. Works night shifts at a plant\n" + RULES, [("PFX103", 2, 4)]),
+        ("Here is the user's memory: likes tea.\n" + RULES, [("PFX103", 1, 28)]),
+        ("## Memories\n- User works night shifts\n\n" + RULES, [("PFX103", 2, 3)]),
+        ("<memories>\nUser lives in Oslo.\n</memories>\n" + RULES, [("PFX103", 2, 1)]),
         # quiet: a blank marker, a description or instruction, an example, code, other words
+        ("<memories>\nThese come from earlier chats.\n</memories>\n" + RULES, []),
+        ("Memory: 512 MB per worker\n" + RULES, []),
         ("<userMemories>\n[Injected at runtime]\n</userMemories>\n" + RULES, []),
         ("User profile: `<the profile text box>`\n" + RULES, []),
         ("User memory: none\n" + RULES, []),

@@ -6,7 +6,8 @@ heading or a ``The user's saved memories:`` label over a list of facts, a ``<use
 block. That text differs per user, so it breaks the prefix as ``{{ user_memory }}`` would.
 
 The label names the user's (or a customer's) memory, bio, profile, preferences or facts, or
-says ``About the user``. What follows it counts when it states something: not a blank marker
+says ``About the user``; a bare ``Memory`` or ``Memories`` label counts before a fact about the
+user (``User is a nurse``). What follows it counts when it states something: not a blank marker
 (``[REDACTED]``, ``<memories appear here>``, ``None``), not a description of the section or
 an instruction to the assistant (``This profile is shown to you``, ``Use it only when it
 helps``), and not inside fenced code or an ``<example>`` block.
@@ -22,19 +23,21 @@ from prefixlint.sources.templates import fence_at, fence_blocks
 _WHOSE = r"(?:the\s+)?(?:user|customer|member|human|person)(?:['’]s)?"
 _KIND = r"(?:saved\s+|stored\s+|long[- ]term\s+|knowledge\s+|personal\s+)?"
 _WHAT = r"(?:memory|memories|bio|profile|preferences|facts)"
+# A bare ``Memory`` label counts only before a fact about the user (``User is a nurse``).
 _LABEL = (
     rf"(?:{_WHOSE}\s+{_KIND}{_WHAT}|(?:saved|stored)\s+memor(?:y|ies)(?:\s+about\s+the\s+user)?"
-    r"|about\s+the\s+user)"
+    r"|about\s+the\s+user|(?P<bare>(?:long[- ]term\s+)?memor(?:y|ies)))"
 )
-# A label at the start of a line (a list item, a heading, bold) with the text after its colon,
-# or alone on its line (the text is on the next one).
+# A label at the start of a line (a list item, a heading, bold; ``Here is``) with the text
+# after its colon, or alone on its line (the text is on the next one).
 _LABEL_LINE = re.compile(
-    rf"^[ \t]*(?:[-*][ \t]+)?(?:#{{1,6}}[ \t]+)?(?:\*\*)?{_LABEL}(?:\*\*)?"
+    r"^[ \t]*(?:[-*][ \t]+)?(?:#{1,6}[ \t]+)?(?:(?:here|below)[ \t]+(?:is|are)[ \t]+)?(?:\*\*)?"
+    rf"{_LABEL}(?:\*\*)?"
     r"(?:(?:[ \t]+(?:is|are))?[ \t]*:(?:\*\*)?[ \t]*(?P<value>[^\n]*?))?[ \t]*\r?$",
     re.IGNORECASE | re.MULTILINE,
 )
 _TAG_LINE = re.compile(
-    r"^[ \t]*<(?P<tag>user[_-]?(?:memor(?:y|ies)|bio|profile|preferences|facts)|memories)>"
+    r"^[ \t]*<(?:user[_-]?(?:memor(?:y|ies)|bio|profile|preferences|facts)|(?P<bare>memories))>"
     r"[ \t]*(?P<value>[^\n<]*?)[ \t]*\r?$",
     re.IGNORECASE | re.MULTILINE,
 )
@@ -51,6 +54,7 @@ _ADDRESSED = re.compile(
     r"|check|save|store|read|here|below|the\s+following)\b",
     re.IGNORECASE,
 )
+_ABOUT_USER = re.compile(r"(?:\[[^\]\n]*\][ \t]*)?(?:the[ \t]+)?user\b", re.IGNORECASE)
 _EXAMPLE_TAG = re.compile(r"<(/?)[\w-]*example[\w-]*>", re.IGNORECASE)
 _HEADING = re.compile(r"#{1,6}[ \t]|</?[\w-]+>|`{3}|~{3}")
 
@@ -72,6 +76,8 @@ def pasted_memories(text: str) -> Iterator[tuple[int, int, str]]:
             start, end = following.span("value")
             shown = following.group("value")
         value = text[start:end]
+        if match.group("bare") and not _ABOUT_USER.match(value):
+            continue  # ``## Memory`` over how the memory tool works
         if value and not _BLANK_MARKER.fullmatch(value) and not _ADDRESSED.search(value):
             yield start, end, shown
 
