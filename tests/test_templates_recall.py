@@ -450,3 +450,33 @@ def test_a_pasted_user_memory_is_a_per_user_value(text, expected):
 )
 def test_a_field_that_starts_a_file_path(path, text, expected):
     assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a paragraph that documents the placeholder syntax shows examples, not values
+        (
+            "p.md",
+            "Holes are lookups only (`{{ user.name }}`, `{{ $index }}`, literals like"
+            " `{{ true }}`).\n\n" + RULES,
+            [],
+        ),
+        ("p.md", "Write `{{ user.email }}` or a literal such as `{{ 0 }}`.\n\n" + RULES, []),
+        # a value in a code span of another paragraph is still the prompt's
+        (
+            "p.md",
+            "Literals like `{{ true }}` work.\n\nYour email is `{{ user.email }}`.\n" + RULES * 3,
+            [("PFX103", 3, 16)],
+        ),
+        (
+            "p.md",
+            "Your email is `{{ user.email }}`, not `{{ alias }}`.\n" + RULES,
+            [("PFX103", 1, 16)],
+        ),
+        # a Jinja file's placeholders are its own
+        ("p.j2", "Use `{{ user.name }}` or `{{ true }}`.\n" + RULES, [("PFX103", 1, 6)]),
+    ],
+)
+def test_placeholders_shown_as_syntax_examples(path, text, expected):
+    assert findings(path, text) == expected

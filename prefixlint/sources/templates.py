@@ -15,8 +15,10 @@ escaped brace, and a brace that does not open an identifier, as in a JSON exampl
 pattern example are text). A field that is part of a pattern or code the prompt shows (in a
 URL or a link, an unquoted attribute of a markup tag as JSX writes them, glued to other text
 in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}`` pair.
-``${x}``, ``$x`` and ``%(x)s`` on a line of example code pasted without a fence (a
-Dockerfile's ``FROM golang:${GO_VERSION}``, Python's ``format='%(message)s'``) are the code's.
+A placeholder in a code span of a paragraph that documents the template syntax (one that also
+shows a literal, ``{{ true }}``) is an example, not a value. ``${x}``, ``$x`` and ``%(x)s`` on
+a line of example code pasted without a fence (a Dockerfile's ``FROM golang:${GO_VERSION}``,
+Python's ``format='%(message)s'``) are the code's.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from prefixlint.sourcemap import SourceMap, SourceMapBuilder
 from prefixlint.sources import JINJA_SUFFIXES
 from prefixlint.sources.code_lines import in_unfenced_code
 from prefixlint.sources.nesting import guard_jinja
+from prefixlint.sources.syntax_examples import example_spans
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 from prefixlint.vocabulary import is_request_input
@@ -442,6 +445,7 @@ def _scan_jinja(text: str, *, strict: bool) -> ParsedTemplate:
     placeholders: list[Placeholder] = []
     tags: list[Tag] = []
     aliases: dict[str, tuple[str, ...]] = {}
+    examples = [] if strict else example_spans(text)
     position = 0
     while (match := _JINJA_OPEN.search(text, position)) is not None:
         start, opener = match.start(), match.group(1)
@@ -452,6 +456,9 @@ def _scan_jinja(text: str, *, strict: bool) -> ParsedTemplate:
                 raise SourceError("Jinja syntax error: unclosed tag", line)
             position = match.end()
             continue
+        if opener == "{" and _inside(examples, start):
+            position = end
+            continue  # ``{{ user.name }}`` shown as an example of the syntax: text
         builder.literal(start)
         inner = text[match.end() : end - 2].strip("-+ \t\r\n")
         if opener == "#":
@@ -593,9 +600,12 @@ def _scan_mustache(text: str) -> ParsedTemplate:
     placeholders: list[Placeholder] = []
     tags: list[Tag] = []
     contexts: list[str | None] = []  # the section names a bare name is looked up in
+    examples = example_spans(text)
     for match in _MUSTACHE_TAG.finditer(text):
-        builder.literal(match.start())
         sigil = match.group(2) or ""
+        if sigil in ("", "&") and _inside(examples, match.start()):
+            continue  # ``{{ user.name }}`` shown as an example of the syntax: text
+        builder.literal(match.start())
         name = match.group(1) if match.group(1) is not None else match.group(3)
         if sigil in ("", "&"):
             builder.other(PLACEHOLDER, match.end())
