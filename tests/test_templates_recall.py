@@ -346,3 +346,137 @@ def test_severity_follows_the_share_of_the_prefix_lost():
     late = check("p.md", RULES * 4 + "Date: {{ date }}\n" + RULES, VOLATILE)
     assert [d.severity.value for d in early] == ["error"]
     assert [d.severity.value for d in late] == ["warning"]
+
+
+DOCKERFILE = (
+    "ARG WORKDIR=/app\n\nFROM python:3.12-slim\nWORKDIR ${WORKDIR}\nCOPY . .\n"
+    "RUN pip install -r requirements.txt\n"
+)
+LOGGING = (
+    "import logging\n\nlogging.basicConfig(\n    level=logging.INFO,\n"
+    "    format='%(asctime)s %(levelname)s %(message)s',\n)\nlogger = logging.getLogger(__name__)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # the variables of example code pasted without a fence belong to the code
+        ("Use this Dockerfile:\n\n" + DOCKERFILE + "\n" + RULES, []),
+        ("Configure logging like this:\n" + LOGGING + "\n" + GUIDANCE, []),
+        (
+            "Run:\nexport PATH=$HOME/bin:$PATH\ncd /srv/app\nnpm install\necho $user_id\n" + RULES,
+            [],
+        ),
+        # ... and in code that nests backticks inside a span
+        ("Tag reads with `updateTag(`user-$userId`)`; then refresh.\n" + RULES, []),
+        # the same syntaxes in the prompt's prose are its placeholders
+        ("Work in ${workdir} only.\n" + RULES, [("PFX104", 1, 9)]),
+        ("Greet ${user_id} by name.\n" + RULES, [("PFX103", 1, 7)]),
+        ("Tag the reply for $user_id first.\n" + RULES, [("PFX103", 1, 19)]),
+        ("Today is %(current_date)s.\n" + RULES, [("PFX101", 1, 10)]),
+        ("Question: %(message)s\n\n" + GUIDANCE, [("PFX301", 1, 11)]),
+        # a block of fields written as assignments is the template's, not a program
+        ("cwd=${cwd}\nos=${os_name}\nshell=${shell}\n" + RULES, [("PFX104", 1, 5)]),
+        # one code-like line in prose is not a program
+        ("Always answer.\nlevel=${user_id}\nBe brief.\n" + RULES, [("PFX103", 2, 7)]),
+        # an escaped backtick opens no code
+        ("The directory is \\`${cwd}\\`.\n" + RULES, [("PFX104", 1, 20)]),
+    ],
+)
+def test_fields_of_code_shown_without_a_fence(text, expected):
+    assert findings("p.txt", text, VOLATILE | {"PFX301", "PFX404"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # what an assistant remembers of its user, pasted as text
+        (
+            "User memory: Ana is a nurse in Oslo who prefers short answers.\n" + RULES,
+            [("PFX103", 1, 14)],
+        ),
+        ("The user's memory is: likes tea, lives in Oslo.\n" + RULES, [("PFX103", 1, 23)]),
+        ("**User preferences:** metric units, no emoji\n" + RULES, [("PFX103", 1, 23)]),
+        (
+            "## User memories\n\n- Prefers metric units\n- Has a dog named Max\n\n" + RULES,
+            [("PFX103", 3, 3)],
+        ),
+        (
+            "<user_memories>\nUser collects bottle caps.\n</user_memories>\n" + RULES,
+            [("PFX103", 2, 1)],
+        ),
+        ("About the user:\n1. Works night shifts at a plant\n" + RULES, [("PFX103", 2, 4)]),
+        ("Here is the user's memory: likes tea.\n" + RULES, [("PFX103", 1, 28)]),
+        ("## Memories\n- User works night shifts\n\n" + RULES, [("PFX103", 2, 3)]),
+        ("<memories>\nUser lives in Oslo.\n</memories>\n" + RULES, [("PFX103", 2, 1)]),
+        # quiet: a blank marker, a description or instruction, an example, code, other words
+        ("<memories>\nThese come from earlier chats.\n</memories>\n" + RULES, []),
+        ("Memory: 512 MB per worker\n" + RULES, []),
+        ("<userMemories>\n[Injected at runtime]\n</userMemories>\n" + RULES, []),
+        ("User profile: `<the profile text box>`\n" + RULES, []),
+        ("User memory: none\n" + RULES, []),
+        ("# User Bio\n\nThis profile is shown to you in every conversation.\n" + RULES, []),
+        ("User preferences: you should respect them when they apply.\n" + RULES, []),
+        ("User preferences are respected when they apply.\n" + RULES, []),
+        ("<example_user_memories>User collects caps</example_user_memories>\n" + RULES, []),
+        ("<example>\nUser memory: likes tea\n</example>\n" + RULES, []),
+        ("Example:\n```\nUser memory: likes tea\n```\n" + RULES, []),
+        ("User profile:\n```\nName: {{ name }}\n```\n" + RULES, []),
+        ("## Memory\nKeep notes in the memory tool.\n" + RULES, []),
+        ("Agent memory: the tool stores facts between runs.\n" + RULES, []),
+    ],
+)
+def test_a_pasted_user_memory_is_a_per_user_value(text, expected):
+    assert findings("p.md", text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a field that starts a file's path says where a file lives, as a URL pattern does
+        (
+            "p.md",
+            "Settings are in:\n* project - {working_directory}/.claude/settings.json\n" + RULES,
+            [],
+        ),
+        ("p.md", "Logs go to {home_dir}/logs/app.log when enabled.\n" + RULES, []),
+        # the field alone, or before a folder, is the value
+        ("p.md", "Working directory: {working_directory}\n" + RULES, [("PFX104", 1, 20)]),
+        ("p.md", "Work in {working_directory}/src only.\n" + RULES, [("PFX104", 1, 9)]),
+        # a Jinja or mustache placeholder is the template's own, wherever it is
+        ("p.j2", "Edit {{ cwd }}/.claude/settings.json only.\n" + RULES, [("PFX104", 1, 6)]),
+    ],
+)
+def test_a_field_that_starts_a_file_path(path, text, expected):
+    assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a paragraph that documents the placeholder syntax shows examples, not values
+        (
+            "p.md",
+            "Holes are lookups only (`{{ user.name }}`, `{{ $index }}`, literals like"
+            " `{{ true }}`).\n\n" + RULES,
+            [],
+        ),
+        ("p.md", "Write `{{ user.email }}` or a literal such as `{{ 0 }}`.\n\n" + RULES, []),
+        # a value in a code span of another paragraph is still the prompt's
+        (
+            "p.md",
+            "Literals like `{{ true }}` work.\n\nYour email is `{{ user.email }}`.\n" + RULES * 3,
+            [("PFX103", 3, 16)],
+        ),
+        (
+            "p.md",
+            "Your email is `{{ user.email }}`, not `{{ alias }}`.\n" + RULES,
+            [("PFX103", 1, 16)],
+        ),
+        # a Jinja file's placeholders are its own
+        ("p.j2", "Use `{{ user.name }}` or `{{ true }}`.\n" + RULES, [("PFX103", 1, 6)]),
+    ],
+)
+def test_placeholders_shown_as_syntax_examples(path, text, expected):
+    assert findings(path, text) == expected

@@ -3,6 +3,7 @@
 import pytest
 
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.linting.engine import check_text
 from prefixlint.sources import structured
 
 CODES = frozenset({"PFX101", "PFX102", "PFX103", "PFX104", "PFX401", "PFX402", "PFX403"})
@@ -187,3 +188,19 @@ def test_run_together_prompt_keys(key):
 
 def test_keys_that_do_not_say_prompt_stay_quiet():
     assert findings("p.yaml", 'name: "Session {{ session_id }}. ' + RULES + '"\n') == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # prose or Markdown saved as .json is read as the text it is
+        ("<tools>\n## Tools\nToday is {{ date }}.\n" + RULES * 8, [("PFX101", 3, 10)]),
+        ('AVAILABLE TOOLS:\n1. search\n   {\n     "q": {"type": "string"}\n   }\n', []),
+        # a file that starts like JSON and is broken is still unparsable, at its line
+        ('{\n  "system": "x"\n}\n```\n', [("PFX902", 4, 1)]),
+        ('\ufeff [\n  {"system": "x"},\n', [("PFX902", 3, 1)]),
+    ],
+)
+def test_a_json_file_is_read_as_what_it_starts_like(text, expected):
+    found = check_text(text, "tools.json")
+    assert sorted((d.code, d.span.line, d.span.column) for d in found) == expected

@@ -1,12 +1,14 @@
 """Kinds of source files and the checker that handles each.
 
 Every source module exposes ``check(text: str, ctx: RuleContext) -> list[Diagnostic]`` and
-raises :class:`prefixlint.context.SourceError` when the file cannot be parsed.
+raises :class:`prefixlint.context.SourceError` when the file cannot be parsed. A ``.json``
+file that does not start like JSON (a Markdown prompt saved under that name) is read as text.
 """
 
 from __future__ import annotations
 
 import importlib
+import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Protocol, cast
 
@@ -22,6 +24,9 @@ PYTHON_SUFFIXES = frozenset({".py", ".pyi"})
 # Where a chat template can be: a Jinja file, or a config file that holds one.
 CHAT_TEMPLATE_CONFIGS = frozenset({"tokenizer_config.json", "chat_template.json"})
 JINJA_SUFFIXES = frozenset({".jinja", ".jinja2", ".j2"})
+
+# How a JSON text starts (after a byte-order mark and whitespace): a value of any kind.
+_JSON_START = re.compile(r"\ufeff?\s*(?:[{\[\"\d-]|true\b|false\b|null\b|\Z)")
 
 _MODULE_FOR_SUFFIXES = (
     (TEMPLATE_SUFFIXES, "prefixlint.sources.templates"),
@@ -52,7 +57,15 @@ def source_module(path: str, text: str) -> SourceChecker:
         chat = importlib.import_module("prefixlint.sources.chat_template")
         if chat.looks_like_chat_template(path, text):
             return cast("SourceChecker", chat)
+    if suffix == ".json" and not looks_like_json(text):
+        return cast("SourceChecker", importlib.import_module("prefixlint.sources.templates"))
     for suffixes, module in _MODULE_FOR_SUFFIXES:
         if suffix in suffixes:
             return cast("SourceChecker", importlib.import_module(module))
     raise ValueError(f"no checker for {path}")
+
+
+def looks_like_json(text: str) -> bool:
+    """Whether ``text`` starts as a JSON value does (a broken one too, so that its syntax
+    error is reported), rather than as prose or Markdown."""
+    return _JSON_START.match(text) is not None

@@ -15,6 +15,10 @@ escaped brace, and a brace that does not open an identifier, as in a JSON exampl
 pattern example are text). A field that is part of a pattern or code the prompt shows (in a
 URL or a link, an unquoted attribute of a markup tag as JSX writes them, glued to other text
 in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}`` pair.
+A placeholder in a code span of a paragraph that documents the template syntax (one that also
+shows a literal, ``{{ true }}``) is an example, not a value. ``${x}``, ``$x`` and ``%(x)s`` on
+a line of example code pasted without a fence (a Dockerfile's ``FROM golang:${GO_VERSION}``,
+Python's ``format='%(message)s'``) are the code's.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
 from prefixlint.sources import JINJA_SUFFIXES
+from prefixlint.sources.code_lines import in_unfenced_code
 from prefixlint.sources.nesting import guard_jinja
+from prefixlint.sources.syntax_examples import example_spans
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 from prefixlint.vocabulary import is_request_input
@@ -75,6 +81,8 @@ _FORMAT_FIELD = re.compile(
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
 )
 _BACKTICK = re.compile(r"(?<!\\)`")
+_RUN_BEFORE = re.compile(r"\S*\Z")
+_RUN_AFTER = re.compile(r"\S*")
 # A URL up to the field (its other fields may hold spaces: ``/{background color}/``), a query
 # parameter's value (``?text=``, ``&id=``), or a Markdown link's destination (``](<...``).
 _URL_BEFORE = re.compile(
@@ -86,6 +94,8 @@ _ATTRIBUTE_BEFORE = re.compile(r"[\s\"'][A-Za-z_][\w:.-]*=\Z")
 _TAG_EDGE = re.compile(r"<(?=[A-Za-z])|&lt;(?=[A-Za-z])|>|&gt;")
 _TAG_WINDOW = 600  # characters back to look for the ``<`` of a tag that spans lines
 _NAMED_AS_TAG = re.compile(r"[ \t]+(?:tags?|elements?)\b")
+# The rest of a file's path after a field that starts it (``/.claude/settings.json``).
+_FILE_PATH_AFTER = re.compile(r"(?:/[\w.-]+)*/[\w-]*\.[A-Za-z]\w{0,9}(?![\w/-])")
 _GLUED_BEFORE = re.compile(r"[\w.:/-]+\Z")
 _GLUED_AFTER = re.compile(r"[\w.:/-]+")
 # Words that introduce code as an example of what to write (``For example: `cd {dir}` ``).
@@ -435,6 +445,7 @@ def _scan_jinja(text: str, *, strict: bool) -> ParsedTemplate:
     placeholders: list[Placeholder] = []
     tags: list[Tag] = []
     aliases: dict[str, tuple[str, ...]] = {}
+    examples = [] if strict else example_spans(text)
     position = 0
     while (match := _JINJA_OPEN.search(text, position)) is not None:
         start, opener = match.start(), match.group(1)
@@ -445,6 +456,9 @@ def _scan_jinja(text: str, *, strict: bool) -> ParsedTemplate:
                 raise SourceError("Jinja syntax error: unclosed tag", line)
             position = match.end()
             continue
+        if opener == "{" and _inside(examples, start):
+            position = end
+            continue  # ``{{ user.name }}`` shown as an example of the syntax: text
         builder.literal(start)
         inner = text[match.end() : end - 2].strip("-+ \t\r\n")
         if opener == "#":
@@ -586,9 +600,12 @@ def _scan_mustache(text: str) -> ParsedTemplate:
     placeholders: list[Placeholder] = []
     tags: list[Tag] = []
     contexts: list[str | None] = []  # the section names a bare name is looked up in
+    examples = example_spans(text)
     for match in _MUSTACHE_TAG.finditer(text):
-        builder.literal(match.start())
         sigil = match.group(2) or ""
+        if sigil in ("", "&") and _inside(examples, match.start()):
+            continue  # ``{{ user.name }}`` shown as an example of the syntax: text
+        builder.literal(match.start())
         name = match.group(1) if match.group(1) is not None else match.group(3)
         if sigil in ("", "&"):
             builder.other(PLACEHOLDER, match.end())
@@ -650,6 +667,8 @@ def _scan_format(text: str) -> ParsedTemplate:
             continue  # ``{user}`` of ``{user}...{/user}``: a markup tag, not a field
         if (match.group(4) or match.group(1)) and _in_code(text, match.start(), fences):
             continue  # ``$HOME`` or ``${name}`` in a shell or JavaScript example is text
+        if not match.group(2) and in_unfenced_code(text, match.start()):
+            continue  # ``${GO_VERSION}`` of a Dockerfile, ``%(message)s`` of Python, unfenced
         braced = match.group(1) or match.group(2)
         if braced and _described(text, match.start(), match.end(), fences, programs):
             if pattern := _glued_pattern(text, match.start(), match.end()):
@@ -764,8 +783,16 @@ def fence_at(fences: list[tuple[int, int]], offset: int) -> tuple[int, int] | No
 
 
 def _in_code(text: str, offset: int, fences: list[tuple[int, int]]) -> bool:
-    """Whether ``offset`` is inside Markdown code: a fenced block, or a backtick span."""
-    return fence_at(fences, offset) is not None or _code_span(text, offset) is not None
+    """Whether ``offset`` is inside Markdown code: a fenced block, a backtick span, or text
+    glued between backticks on both sides (code that nests backticks, ``updateTag(`user-$id`)``
+    written in a span, pairs the backticks the wrong way)."""
+    if fence_at(fences, offset) is not None or _code_span(text, offset) is not None:
+        return True
+    before = _RUN_BEFORE.search(text, max(offset - 200, 0), offset)
+    after = _RUN_AFTER.match(text, offset, offset + 200)
+    return bool(
+        before and after and _BACKTICK.search(before.group(0)) and _BACKTICK.search(after.group(0))
+    )
 
 
 def _own_braces(code: str) -> bool:
@@ -797,7 +824,7 @@ def _described(
     """Whether the field ``text[start:end]`` is part of a pattern or code the prompt shows
     rather than a value it is given: inside a URL (a query value, a link's destination), an
     unquoted attribute of a markup tag (``<Input value={text}``), a tag's name (``{context}
-    tags``), or glued to other text in
+    tags``), the start of a file's path (``{home}/.config/app.json``), or glued to other text in
     Markdown code (``devin/{timestamp}-{name}``, ``updated_at='{updated_at}'`` in a span,
     ``f"id-{i}"`` in a fenced block), anywhere in a fenced block of a program (one of
     ``programs``) or in code given as an example (after ``For example:``). A field that is
@@ -807,6 +834,8 @@ def _described(
         return True
     if _NAMED_AS_TAG.match(text, end):
         return True  # ``wrapped in {document_context} tags``: the name of a tag, not a value
+    if _FILE_PATH_AFTER.match(text, end):
+        return True  # ``{working_directory}/.claude/settings.json``: where a file lives
     block = fence_at(fences, start)
     if block is not None:
         if block in programs:

@@ -32,6 +32,7 @@ from typing import cast
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.linting.noqa import find_directives
+from prefixlint.rules.templates.pasted_memory import pasted_memories
 from prefixlint.rules.templates.sections import last_section_start
 from prefixlint.sources.templates import (
     BLOCK,
@@ -197,6 +198,9 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
         if static.is_literal(match.start(), end):
             places.append(Volatile(start, end, codes.TIMESTAMP, match.group(0)))
     places.extend(_pasted_values(document, extra))
+    for start, end, shown in pasted_memories(document.text):
+        if static.is_literal(start, end):
+            places.append(Volatile(start, end, codes.PER_USER, shown))
     return sorted(places, key=lambda v: v.start)
 
 
