@@ -146,15 +146,19 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     Brackets close within a statement, so the brackets open at any point are at most the
     openers on the lines of one statement (those in strings and comments counted too); block
     levels are at most the widest indentation; each term of a chain takes a character of its
-    statement outside string literals, or a quote of one. A text these bounds do not clear is
-    scanned by :func:`guard_python`.
+    statement outside string literals, or a quote of one, and is at most one of its operator,
+    bracket and quote characters or keyword words (:func:`_chain_terms`); an ``elif`` run adds
+    its length to the chain of its condition. A text these bounds do not clear is scanned by
+    :func:`guard_python`.
     """
     lines = _LINE_BREAK.split(text)  # as the parser counts lines
     openers = [0]  # openers on the lines before each line (a running sum)
     for line in lines:
         openers.append(openers[-1] + line.count("(") + line.count("[") + line.count("{"))
     indent = max((len(line) - len(line.lstrip(" \t")) for line in lines), default=0)
-    if text.count("elif") > limits.max_python_chain:
+    elifs = text.count("elif")
+    chain = limits.max_python_chain - elifs  # what a statement may chain after an elif run
+    if chain < 0:
         return False
     for statement, first, last in _statement_lines(tree):
         if not 0 < first <= last <= len(lines):
@@ -163,12 +167,25 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
         lambdas = sum(lines[n - 1].count("lambda") for n in range(first, last + 1))
         if indent + span + lambdas > limits.max_depth:
             return False
-        size = sum(len(lines[n - 1]) for n in range(first, last + 1))
-        if size > limits.max_python_chain and statement is not None:
-            size -= _string_text(statement, lines)
-        if size > limits.max_python_chain:
+        size = full = sum(len(lines[n - 1]) for n in range(first, last + 1))
+        if size > chain:
+            size = _chain_terms("\n".join(lines[first - 1 : last]))
+        if size > chain and statement is not None:
+            size = min(size, full - _string_text(statement, lines))
+        if size > chain:
             return False
     return True
+
+
+# What every term of a chain has among its characters (:func:`_chains`): an operator or
+# ``.``, a bracket opening a trailer, or a string literal's quote; or it is a keyword word.
+_CHAIN_CHARACTERS = "+-*/%@<>&|^~.!=([{'\""
+_CHAIN_WORDS = re.compile(r"(?<![A-Za-z_])(?:and|or|not|in|is|if|else)(?![A-Za-z0-9_])")
+
+
+def _chain_terms(source: str) -> int:
+    """At most the terms any chain of operators, trailers or literals in ``source`` has."""
+    return sum(map(source.count, _CHAIN_CHARACTERS)) + len(_CHAIN_WORDS.findall(source))
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
