@@ -11,6 +11,7 @@ import pytest
 from hostile_cli import PACKAGE_HOME, run_cli
 
 import prefixlint
+from prefixlint.linting import workers
 from prefixlint.linting.workers import chunk_size, map_isolated, worker_sys_path
 
 STDLIB_NAMES = [
@@ -104,6 +105,15 @@ def test_a_dying_worker_in_a_chunk_costs_only_its_own_item():
     expected = [n if n != 13 else "crashed" for n in range(40)]
     assert chunk_size(len(items), 2) == 2
     assert map_isolated(eval, items, 2, lambda item: "crashed") == expected
+
+
+def test_the_default_is_one_worker_per_500_files_and_at_most_one_per_core(monkeypatch):
+    monkeypatch.setattr(workers, "usable_cores", lambda: 4)
+    assert [workers.default_workers(n) for n in (0, 5, 999, 1000, 1500, 100_000)] == [
+        1, 1, 1, 2, 3, 4,
+    ]  # fmt: skip
+    monkeypatch.setattr(workers, "usable_cores", lambda: 1)
+    assert workers.default_workers(100_000) == 1
 
 
 def test_chunks_are_a_few_per_worker_and_bounded():
