@@ -8,7 +8,8 @@ Prints, for the same files:
 * how many files pass the text prefilter and the ast screen (the rest are never
   analysed), and the time per prefiltered file (median, p99, max; in this process);
 * the wall time of ``prefixlint check ROOT... --no-cache`` with ``-j 1`` and ``-j 2``, and of
-  ``pcdlint ROOT...``, each a fresh process, and the ratios;
+  ``pcdlint ROOT...``, each a fresh process, and the ratios (prefixlint's modules compiled to
+  bytecode first, in a folder of their own, as an installed package's are; pcdlint's are);
 * with the result cache: a cold run over a copy of the tree, then ``N`` of its prefiltered
   files changed, and a warm run over the whole copy and one over the changed files alone
   (what a pre-commit hook runs).
@@ -58,8 +59,26 @@ def _screened(path: Path, text: str) -> bool:
     return may_need_analysis(text, tree, RuleContext(str(path), frozenset(registry.rule_docs())))
 
 
+_BYTECODE = tempfile.TemporaryDirectory(prefix="prefixlint-bench-bytecode-")
+
+
+def _environment() -> dict[str, str]:
+    """This environment, importing this prefixlint, with bytecode kept in a folder of the
+    bench's own (``PYTHONDONTWRITEBYTECODE`` would have every run compile every module)."""
+    env = {**os.environ, "PYTHONPATH": str(_HERE), "PYTHONPYCACHEPREFIX": _BYTECODE.name}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
+
+
+def _compile_bytecode(sample: str) -> None:
+    """Bytecode for every prefixlint module, and for what one check of ``sample`` imports."""
+    command = [sys.executable, "-m", "compileall", "-q", str(_HERE / "prefixlint")]
+    subprocess.run(command, env=_environment(), check=True, stdout=subprocess.DEVNULL)
+    _timed(_prefixlint(sample, "--no-cache"))
+
+
 def _timed(command: list[str]) -> float:
-    env = {**os.environ, "PYTHONPATH": str(_HERE)}
+    env = _environment()
     start = time.perf_counter()
     subprocess.run(command, env=env, check=False, stdout=subprocess.DEVNULL)  # findings exit 1
     return time.perf_counter() - start
@@ -129,6 +148,7 @@ def main() -> None:
             f"p99 {p99 * 1000:.0f} ms, max {seconds[-1] * 1000:.0f} ms"
         )
     trees = [str(root) for root in roots]
+    _compile_bytecode(str(screened[0][0]) if screened else trees[0])
     one = _timed(_prefixlint(*trees, "--no-cache", "-j", "1"))
     two = _timed(_prefixlint(*trees, "--no-cache", "-j", "2"))
     print(f"prefixlint check --no-cache: -j 1 {one:.2f} s, -j 2 {two:.2f} s ({one / two:.2f}x)")

@@ -212,6 +212,7 @@ _POSSESSIVE = re.compile(r"['\u2019]s\b")
 _CHECK_ORDER = (UNIQUE_ID, PER_USER, ENVIRONMENT, TIMESTAMP)
 
 
+@lru_cache(maxsize=8192)  # the same names recur in every file
 def split_words(name: str) -> tuple[str, ...]:
     """Lowercase words of an identifier or dotted path (camelCase, snake_case, dots, calls),
     or of a label in prose (a possessive is its noun: ``the user's name`` is ``the user

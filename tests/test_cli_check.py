@@ -217,10 +217,11 @@ def test_jobs_gives_the_same_results_as_serial(project):
         (project / f"n{index}.txt").write_text(f"x prefixlint: noqa: PFX10{index}\n")
     (project / "bin.txt").write_bytes(b"\x00")
     serial = run("check", ".", "--select", "PFX901,PFX902", "--format", "json")
-    parallel = run("check", ".", "--select", "PFX901,PFX902", "--format", "json", "--jobs", "3")
-    assert parallel.exit_code == serial.exit_code == 1
-    assert json.loads(parallel.stdout) == json.loads(serial.stdout)
     assert len(json.loads(serial.stdout)) == 5
+    for jobs in ("3", "0"):  # 0: one per core
+        parallel = run("check", ".", "--select", "PFX901,PFX902", "--format", "json", "-j", jobs)
+        assert parallel.exit_code == serial.exit_code == 1
+        assert json.loads(parallel.stdout) == json.loads(serial.stdout)
 
 
 def test_stdin_over_the_size_limit(project, monkeypatch):

@@ -217,13 +217,14 @@ def test_text_from_stdin_has_the_time_budget_too():
 
 
 _EXPRESSIONS = st.recursive(
-    st.sampled_from(["x", "1", "'s'", "f'{x}'", "'a' 'b'"]),
+    st.sampled_from(["x", "1", "'s'", "f'{x}'", "'a' 'b'", "x.y", "not x", "x if y else x"]),
     lambda inner: st.one_of(
         inner.map(lambda e: f"({e})"),
         inner.map(lambda e: f"[{e}]"),
         inner.map(lambda e: f"f({e}, {e})"),
         inner.map(lambda e: f"lambda: {e}"),
         st.tuples(inner, inner).map(lambda p: f"{p[0]} + {p[1]}"),
+        st.tuples(inner, inner).map(lambda p: f"{p[0]} and {p[1]}"),
         inner.map(lambda e: f"f'{{{e}}}'" if "'" not in e else e),
     ),
     max_leaves=12,
@@ -237,7 +238,8 @@ def _program(statements):
             lines += [f"{indent}if {expression}:", f"{indent}    y = 1"]
             indent += "    "
         elif kind == "elif" and lines:
-            lines += [f"{indent}if x:", f"{indent}    pass"]
+            if not lines[-2:-1] or not lines[-2].startswith(f"{indent}elif "):  # a new run
+                lines += [f"{indent}if x:", f"{indent}    pass"]
             lines += [f"{indent}elif {expression}:", f"{indent}    pass"]
         else:
             lines.append(f"{indent}y = {expression}")
@@ -273,12 +275,25 @@ def test_the_cheap_bound_never_clears_code_the_scan_rejects(statements, depth, c
         ("y = lambda: lambda: lambda: (1)\n", Limits(max_depth=3)),
         ("@d(((1)))\ndef f():\n    pass\n", Limits(max_depth=2)),
         ("if x:\n    pass\n" + "elif y:\n    pass\n" * 3, Limits(max_python_chain=2)),
+        # An elif run's length adds to the chain of each condition in it.
+        ("if x:\n    pass\n" + "elif a + b + c:\n    pass\n" * 4, Limits(max_python_chain=4)),
+        ("y = a if b else c if d else e\n", Limits(max_python_chain=3)),
+        ("y = (a)(b)(c)(d)\n", Limits(max_python_chain=2)),
     ],
 )
 def test_the_cheap_bound_sends_deep_or_long_code_to_the_scan(text, limits):
     with pytest.raises(SourceError):
         guard_python(text, limits)
     assert not within_python_limits(text, ast.parse(text), limits)
+
+
+def test_the_cheap_bound_clears_long_statements_without_chains():
+    # Longer than the chain limit, but with fewer operators, brackets and quotes than it.
+    header = "def f(" + ", ".join(f"argument_{n}" for n in range(30)) + "):\n    pass\n"
+    assignment = "value = " + ", ".join(f"name_{n}" for n in range(30)) + "\n"
+    for text in (header, assignment):
+        guard_python(text, Limits(max_python_chain=10))
+        assert within_python_limits(text, ast.parse(text), Limits(max_python_chain=10))
 
 
 def test_the_cheap_bound_clears_shallow_code():

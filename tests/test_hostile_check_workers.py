@@ -11,7 +11,8 @@ import pytest
 from hostile_cli import PACKAGE_HOME, run_cli
 
 import prefixlint
-from prefixlint.linting.workers import map_isolated, worker_sys_path
+from prefixlint.linting import workers
+from prefixlint.linting.workers import chunk_size, map_isolated, worker_sys_path
 
 STDLIB_NAMES = [
     "types",
@@ -95,6 +96,30 @@ def test_worker_path_keeps_this_prefixlint_ahead_of_installed_packages(tmp_path,
 def test_a_dying_worker_costs_only_its_own_item():
     items = ["1 + 1", "__import__('os')._exit(9)", "2 * 3", "4", "5"]
     assert map_isolated(eval, items, 2, lambda item: "crashed") == [2, "crashed", 6, 4, 5]
+
+
+def test_a_dying_worker_in_a_chunk_costs_only_its_own_item():
+    # Forty items go in chunks of two; the crash takes its chunk and the others in flight.
+    items = [str(n) for n in range(40)]
+    items[13] = "__import__('os')._exit(9)"
+    expected = [n if n != 13 else "crashed" for n in range(40)]
+    assert chunk_size(len(items), 2) == 2
+    assert map_isolated(eval, items, 2, lambda item: "crashed") == expected
+
+
+def test_the_default_is_one_worker_per_500_files_and_at_most_one_per_core(monkeypatch):
+    monkeypatch.setattr(workers, "usable_cores", lambda: 4)
+    assert [workers.default_workers(n) for n in (0, 5, 999, 1000, 1500, 100_000)] == [
+        1, 1, 1, 2, 3, 4,
+    ]  # fmt: skip
+    monkeypatch.setattr(workers, "usable_cores", lambda: 1)
+    assert workers.default_workers(100_000) == 1
+
+
+def test_chunks_are_a_few_per_worker_and_bounded():
+    assert chunk_size(3, 2) == 1
+    assert chunk_size(160, 2) == 10
+    assert chunk_size(100_000, 2) == 32
 
 
 def test_exceptions_of_the_function_propagate():

@@ -1,5 +1,6 @@
 """The Python source kind: prefilter, parse errors, spans and offsets, noqa, messages."""
 
+import ast
 import warnings
 
 import pytest
@@ -32,10 +33,28 @@ from prefixlint.pyflow.prompt_words import may_hold_prompt
         pytest.param("history_prompt = 'x'\n", True, id="prompt word at the end of a name"),
         pytest.param("prompt_ids = tokenizer(x)\n", False, id="prompt word, not a text"),
         pytest.param("the system prompt is sent\n", False, id="prompt words in prose"),
+        # Doctest examples are docstring text: they may be skipped; the code around may not.
+        pytest.param('"""\n>>> prompt = "Hi"\n"""\n', False, id="doctest line"),
+        pytest.param(
+            '"""\n  ...     system_prompt = f(x)\n"""\n', False, id="doctest continuation"
+        ),
+        pytest.param('"""\n>>> x = 1\n"""\nprompt = "Hi"\n', True, id="prompt after a doctest"),
+        pytest.param("x = ...\nprompt = 'Hi'\n", True, id="prompt after an Ellipsis"),
+        pytest.param("# >>> prompt = 'Hi'\n", True, id="doctest in a comment"),
     ),
 )
 def test_prefilter(text, expected):
     assert may_hold_prompt(text) is expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [">>> prompt = 1\n", "... prompt = 1\n", "x = (1,\n    ... prompt)\n", "x = (a\n>>> b)\n"],
+)
+def test_a_doctest_line_is_never_code(text):
+    # Why the prefilter may skip names on doctest lines: as code they do not parse.
+    with pytest.raises(SyntaxError):
+        ast.parse(text)
 
 
 def test_parse_error_is_reported_with_its_position():

@@ -31,7 +31,7 @@ from prefixlint.linting.engine import (
 )
 from prefixlint.linting.files import collect_files
 from prefixlint.linting.result_cache import DEFAULT_FOLDER, ResultCache, cache_folder
-from prefixlint.linting.workers import map_isolated
+from prefixlint.linting.workers import default_workers, map_isolated, usable_cores
 from prefixlint.output import FORMATS, Report, render
 from prefixlint.output.style import wants_color
 from prefixlint.plural import counted
@@ -89,7 +89,13 @@ def _check_options(command: Callback) -> Callback:
         click.option("--preview", is_flag=True, default=None, help="Also run preview rules."),
         click.option("--fixable", multiple=True, help="Rule codes or prefixes --fix may fix."),
         click.option("--unfixable", multiple=True, help="Rule codes or prefixes not to fix."),
-        click.option("--jobs", "-j", type=click.IntRange(min=1), default=1, show_default=True),
+        click.option(
+            "--jobs",
+            "-j",
+            type=click.IntRange(min=0),
+            help="Worker processes (0: one per core; default: one per 500 files, at most one"
+            " per core).",
+        ),
         click.option("--config", type=click.Path(exists=True, dir_okay=False), help="pyproject."),
         click.option(
             "--stdin-filename",
@@ -214,8 +220,16 @@ def _result_cache(settings: Settings, options: dict[str, Any]) -> ResultCache | 
 
 
 def _check_files(
-    files: list[str], settings: Settings, mode: FixMode, jobs: int, cache: ResultCache | None
+    files: list[str],
+    settings: Settings,
+    mode: FixMode,
+    jobs: int | None,
+    cache: ResultCache | None,
 ) -> list[FileResult]:
+    if jobs is None:
+        jobs = default_workers(len(files))
+    elif jobs == 0:
+        jobs = usable_cores()
     if jobs == 1 or len(files) < 2:
         return [check_file(path, settings, mode, cache) for path in files]
     return map_isolated(

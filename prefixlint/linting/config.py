@@ -91,10 +91,7 @@ class Settings:
 
     def enabled_codes(self, path: str) -> frozenset[str]:
         """The rule codes that apply to ``path`` (selection minus per-file ignores)."""
-        layers = [registry.Selection(self.select, self.ignore, self.extend_select)]
-        if self.command_line is not None:
-            layers.append(self.command_line)
-        enabled = registry.resolve_selection(layers, preview=self.preview)
+        enabled = self._selected_codes
         ignored = [
             code
             for pattern, codes in self.per_file_ignores
@@ -108,6 +105,14 @@ class Settings:
     def can_fix(self, code: str) -> bool:
         """Whether ``--fix`` may apply fixes of ``code`` (a longer prefix wins, ruff-style)."""
         return code in self._fixable_codes
+
+    @cached_property
+    def _selected_codes(self) -> frozenset[str]:
+        """The codes the selection layers enable, before per-file ignores."""
+        layers = [registry.Selection(self.select, self.ignore, self.extend_select)]
+        if self.command_line is not None:
+            layers.append(self.command_line)
+        return registry.resolve_selection(layers, preview=self.preview)
 
     @cached_property
     def _fixable_codes(self) -> frozenset[str]:

@@ -122,12 +122,15 @@ def find_directives(text: str, path: str) -> list[Directive]:
     """Every noqa directive in ``text``, in order."""
     if "noqa" not in text.lower():
         return []
+    matches = list(_DIRECTIVE.finditer(text))
+    if not matches:  # only other linters' directives: no comments to find
+        return []
     index = LineIndex(text)
     suffix = PurePath(path).suffix.lower()
     hash_comments = suffix in _HASH_COMMENT_SUFFIXES
     comments = _python_comments(text, index) if suffix in _PYTHON_SUFFIXES else None
     directives = []
-    for match in _DIRECTIVE.finditer(text):
+    for match in matches:
         line, column = index.position(match.start())
         if not _counts(text, match.start(), index.starts[line - 1], hash_comments, comments):
             continue

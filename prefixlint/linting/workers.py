@@ -7,9 +7,11 @@ here start with ``PYTHONSAFEPATH`` set (nothing prepended to ``sys.path``) and i
 ``sys.path`` without the current folder, the script's folder and the folders of the checked
 files; prefixlint's own folder is kept, after the standard library.
 
-A worker that dies (a native crash, the out-of-memory killer) breaks only the files it had in
-hand: those are run again one per fresh worker, and the one that kills its worker again is
-reported through ``on_crash``; the other files are checked as usual.
+Files go to the workers in chunks (:func:`chunk_size`), so that the function and its settings
+are pickled once per chunk rather than once per file. A worker that dies (a native crash, the
+out-of-memory killer) breaks only the chunks it had in hand: their files are run again one per
+fresh worker, and the one that kills its worker again is reported through ``on_crash``; the
+other files are checked as usual.
 """
 
 from __future__ import annotations
@@ -32,6 +34,36 @@ import prefixlint
 Item = TypeVar("Item")
 Result = TypeVar("Result")
 _IN_FLIGHT_PER_WORKER = 2
+_CHUNKS_PER_WORKER = 8  # enough for the workers to stay even on files of uneven cost
+_MAX_CHUNK = 32
+
+
+_ITEMS_PER_WORKER = 500  # a worker's start (about 0.25 s of imports) pays off past this
+
+
+def usable_cores() -> int:
+    """The cores this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
+def default_workers(items: int) -> int:
+    """Workers for ``items`` files when none are asked for: one per
+    :data:`_ITEMS_PER_WORKER` files, at most one per usable core (so 1 for a pre-commit
+    run on a few changed files)."""
+    return max(1, min(usable_cores(), items // _ITEMS_PER_WORKER))
+
+
+def chunk_size(items: int, workers: int) -> int:
+    """Items per task: about :data:`_CHUNKS_PER_WORKER` tasks per worker, at most
+    :data:`_MAX_CHUNK` items each."""
+    return max(1, min(_MAX_CHUNK, items // (workers * _CHUNKS_PER_WORKER)))
+
+
+def _each(function: Callable[[Item], Result], chunk: list[Item]) -> list[Result]:
+    """``function`` of every item of one chunk, in a worker."""
+    return [function(item) for item in chunk]
 
 
 def _resolved(entry: str) -> Path:
@@ -94,28 +126,31 @@ def _executor(workers: int, folder: str) -> ProcessPoolExecutor:
 def _run_until_broken(
     function: Callable[[Item], Result],
     items: Sequence[Item],
-    queue: deque[int],
+    queue: deque[list[int]],
     workers: int,
     folder: str,
     results: dict[int, Result],
+    per_worker: int = _IN_FLIGHT_PER_WORKER,
 ) -> list[int]:
-    """Run the queued item indexes into ``results``; the indexes lost if a worker dies."""
+    """Run the queued chunks of item indexes into ``results``, ``per_worker`` chunks in
+    flight per worker; the indexes lost if a worker dies."""
     with _executor(workers, folder) as pool:
-        in_flight: dict[Future[Result], int] = {}
+        in_flight: dict[Future[list[Result]], list[int]] = {}
         while queue or in_flight:
-            while queue and len(in_flight) < workers * _IN_FLIGHT_PER_WORKER:
-                index = queue.popleft()
-                in_flight[pool.submit(function, items[index])] = index
+            while queue and len(in_flight) < workers * per_worker:
+                chunk = queue.popleft()
+                future = pool.submit(_each, function, [items[index] for index in chunk])
+                in_flight[future] = chunk
             done, _ = wait(in_flight, return_when=FIRST_COMPLETED)
             lost = []
             for future in done:
-                index = in_flight.pop(future)
+                chunk = in_flight.pop(future)
                 try:
-                    results[index] = future.result()
+                    results.update(zip(chunk, future.result(), strict=True))
                 except BrokenProcessPool:
-                    lost.append(index)
+                    lost += chunk
             if lost:
-                return sorted([*lost, *in_flight.values()])
+                return sorted([*lost, *(i for chunk in in_flight.values() for i in chunk)])
     return []
 
 
@@ -129,18 +164,23 @@ def map_isolated(
     """``[function(item) for item in items]`` on ``workers`` isolated processes, in order.
 
     ``avoid`` names further folders that must not be on the workers' ``sys.path``. An item
-    whose worker dies twice (once with others, once alone) gets ``on_crash(item)`` instead.
+    whose worker dies twice (once with others, once alone) gets ``on_crash(item)`` instead;
+    the other items lost with it are run again one at a time on a fresh worker.
     Exceptions raised by ``function`` propagate.
     """
     results: dict[int, Result] = {}
     crashed: list[int] = []
     with isolated_start(avoid) as folder:
-        queue = deque(range(len(items)))
+        size = chunk_size(len(items), workers)
+        queue = deque(
+            list(range(start, min(start + size, len(items))))
+            for start in range(0, len(items), size)
+        )
         while queue:
             lost = _run_until_broken(function, items, queue, workers, folder, results)
-            for index in lost:
-                if _run_until_broken(function, items, deque([index]), 1, folder, results):
-                    crashed.append(index)
+            alone = deque([index] for index in lost)
+            while alone:  # one worker, one item at a time: what it loses killed it
+                crashed += _run_until_broken(function, items, alone, 1, folder, results, 1)
     for index in crashed:  # back in the caller's folder, for relative paths
         results[index] = on_crash(items[index])
     return [results[index] for index in range(len(items))]

@@ -38,13 +38,19 @@ class Report:
         found = [d for r in self.results for d in r.diagnostics]
         return sorted(found, key=lambda d: d.sort_key)
 
+    _indexes: dict[str, LineIndex] = field(default_factory=dict, init=False, repr=False)
+
     @cached_property
-    def _indexes(self) -> dict[str, LineIndex]:
-        return {r.path: LineIndex(r.final_text) for r in self.results if r.final_text is not None}
+    def _texts(self) -> dict[str, str]:
+        return {r.path: r.final_text for r in self.results if r.final_text is not None}
 
     def line_index(self, path: str) -> LineIndex | None:
-        """Positions in the text that ``path``'s diagnostics refer to (None if unread)."""
-        return self._indexes.get(path)
+        """Positions in the text that ``path``'s diagnostics refer to (None if unread); made
+        on first use, so that only files with findings are indexed."""
+        index = self._indexes.get(path)
+        if index is None and path in self._texts:
+            index = self._indexes[path] = LineIndex(self._texts[path])
+        return index
 
     @property
     def paths(self) -> list[str]:

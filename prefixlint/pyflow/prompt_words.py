@@ -240,17 +240,24 @@ _TYPED_EDITS = (
     re.compile(r"\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"),
     re.compile(r"=\s*\w*message\("),  # an element replaced by a new message
 )
+# A doctest line up to a name (``    >>> prompt = ...``): in code that parses, ``>>>`` (``>>``
+# then ``>``) is never valid and ``...`` is never followed by an identifier, so the line is in a
+# docstring, not code.
+_DOCTEST_PROMPT = re.compile(r"[ \t]*(?:>>>|\.\.\.)[ \t]+")
 _TRIVIAL_VALUE = re.compile(
     r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
 )
 
 
 def _named_text(text: str, lowered: str) -> bool:
-    """A prompt-like name that is assigned a value, passed by keyword, or defined as a function."""
+    """A prompt-like name that is assigned a value, passed by keyword, or defined as a function
+    (outside doctest examples)."""
     for match in itertools.chain.from_iterable(p.finditer(lowered) for p in _NAME_WORDS):
         start, end = match.span()
         while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
             start -= 1
+        if _DOCTEST_PROMPT.fullmatch(lowered, lowered.rfind("\n", 0, start) + 1, start):
+            continue
         identifier = text[start:end]
         if _DEFINED.match(lowered, end) and _DEF_BEFORE.search(lowered, max(0, start - 80), start):
             if name_region(identifier) is not None:

@@ -562,20 +562,24 @@ class _Screen:
 def _by_type(tree: ast.Module) -> dict[type, list[ast.AST]]:
     """Every node of ``tree`` by its type (contexts, operators and aliases left out)."""
     found: dict[type, list[ast.AST]] = {}
-    stack: list[ast.AST] = [tree]
+    stack: list[ast.AST | None] = [tree]
+    pop, extend, append = stack.pop, stack.extend, stack.append
     while stack:
-        node = stack.pop()
+        node = pop()
+        if node is None:  # a gap in a list field (``{**rest}``'s key)
+            continue
         kind = type(node)
         nodes = found.get(kind)
         if nodes is None:
             nodes = found[kind] = []
         nodes.append(node)
-        for name in _node_fields(kind):
+        fields = _FIELDS.get(kind)
+        for name in _node_fields(kind) if fields is None else fields:
             value = getattr(node, name)
             if type(value) is list:
-                stack.extend([item for item in value if item is not None])
+                extend(value)
             elif isinstance(value, ast.AST):
-                stack.append(value)
+                append(value)
     return found
 
 
@@ -587,13 +591,15 @@ _LEAF_FIELDS = frozenset(
         "type_comment", "is_async", "conversion", "kwd_attrs", "value_str",
     }
 )  # fmt: skip
+_CONSTANT_FIELDS = _LEAF_FIELDS | {"value"}  # a constant's value is never a node
 _FIELDS: dict[type[ast.AST], tuple[str, ...]] = {}
 
 
 def _node_fields(kind: type[ast.AST]) -> tuple[str, ...]:
     fields = _FIELDS.get(kind)
     if fields is None:
-        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in _LEAF_FIELDS)
+        leaves = _CONSTANT_FIELDS if kind in (ast.Constant, ast.MatchSingleton) else _LEAF_FIELDS
+        fields = _FIELDS[kind] = tuple(f for f in kind._fields if f not in leaves)
     return fields
 
 

@@ -14,8 +14,10 @@ import io
 import re
 import sys
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import replace
+from itertools import accumulate, repeat
+from operator import sub
 
 from prefixlint.context import SourceError
 from prefixlint.limits import DEFAULT_LIMITS, Limits
@@ -146,32 +148,59 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     Brackets close within a statement, so the brackets open at any point are at most the
     openers on the lines of one statement (those in strings and comments counted too); block
     levels are at most the widest indentation; each term of a chain takes a character of its
-    statement outside string literals, or a quote of one. A text these bounds do not clear is
-    scanned by :func:`guard_python`.
+    statement outside string literals, or a quote of one, and is at most one of its operator,
+    bracket and quote characters or keyword words (:func:`_chain_terms`); an ``elif`` run adds
+    its length to the chain of its condition. A text these bounds do not clear is scanned by
+    :func:`guard_python`.
     """
     lines = _LINE_BREAK.split(text)  # as the parser counts lines
-    openers = [0]  # openers on the lines before each line (a running sum)
-    for line in lines:
-        openers.append(openers[-1] + line.count("(") + line.count("[") + line.count("{"))
-    indent = max((len(line) - len(line.lstrip(" \t")) for line in lines), default=0)
-    if text.count("elif") > limits.max_python_chain:
+    # Running sums over the lines (a statement's share is a difference): what can open a
+    # nesting level (brackets and lambdas), and characters.
+    parts = (_counts(lines, part) for part in ("(", "[", "{", "lambda"))
+    nesting = _running(map(sum, zip(*parts, strict=True)))
+    sizes = _running(map(len, lines))
+    indent = max(map(sub, map(len, lines), map(len, map(str.lstrip, lines, repeat(" \t")))))
+    elifs = text.count("elif")
+    chain = limits.max_python_chain - elifs  # what a statement may chain after an elif run
+    if chain < 0:
         return False
     for statement, first, last in _statement_lines(tree):
         if not 0 < first <= last <= len(lines):
             return False
-        span = openers[last] - openers[first - 1]
-        lambdas = sum(lines[n - 1].count("lambda") for n in range(first, last + 1))
-        if indent + span + lambdas > limits.max_depth:
+        if indent + nesting[last] - nesting[first - 1] > limits.max_depth:
             return False
-        size = sum(len(lines[n - 1]) for n in range(first, last + 1))
-        if size > limits.max_python_chain and statement is not None:
-            size -= _string_text(statement, lines)
-        if size > limits.max_python_chain:
+        size = full = sizes[last] - sizes[first - 1]
+        if size > chain:
+            size = _chain_terms("\n".join(lines[first - 1 : last]))
+        if size > chain and statement is not None:
+            size = min(size, full - _string_text(statement, lines))
+        if size > chain:
             return False
     return True
 
 
+# What every term of a chain has among its characters (:func:`_chains`): an operator or
+# ``.``, a bracket opening a trailer, or a string literal's quote; or it is a keyword word.
+_CHAIN_CHARACTERS = "+-*/%@<>&|^~.!=([{'\""
+_CHAIN_WORDS = re.compile(r"(?<![A-Za-z_])(?:and|or|not|in|is|if|else)(?![A-Za-z0-9_])")
+
+
+def _chain_terms(source: str) -> int:
+    """At most the terms any chain of operators, trailers or literals in ``source`` has."""
+    return sum(map(source.count, _CHAIN_CHARACTERS)) + len(_CHAIN_WORDS.findall(source))
+
+
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _counts(lines: list[str], part: str) -> Iterator[int]:
+    """How often ``part`` occurs on each line."""
+    return map(str.count, lines, repeat(part))
+
+
+def _running(values: Iterable[int]) -> list[int]:
+    """``[0, v0, v0 + v1, ...]``."""
+    return list(accumulate(values, initial=0))
 
 
 def _string_text(statement: ast.stmt, lines: list[str]) -> int:
@@ -204,6 +233,13 @@ def _source(lines: list[str], line: int, column: int, end_line: int, end_column:
     return "\n".join([first, *lines[line : end_line - 1], last])
 
 
+_SIMPLE_STATEMENTS = (
+    ast.Assign, ast.Expr, ast.Return, ast.AugAssign, ast.AnnAssign, ast.Raise, ast.Assert,
+    ast.Import, ast.ImportFrom, ast.Delete, ast.Pass, ast.Break, ast.Continue, ast.Global,
+    ast.Nonlocal,
+)  # fmt: skip
+
+
 def _statement_lines(tree: ast.Module) -> Iterator[tuple[ast.stmt | None, int, int]]:
     """Each statement's own text as ``(the statement if simple, first line, last line)``: a
     simple statement whole, a compound one from its first decorator to the line before its
@@ -212,6 +248,9 @@ def _statement_lines(tree: ast.Module) -> Iterator[tuple[ast.stmt | None, int, i
     while stack:
         node = stack.pop()
         start = node.lineno
+        if isinstance(node, _SIMPLE_STATEMENTS):  # most are: no decorators, no body
+            yield node, start, node.end_lineno or start
+            continue
         decorators = getattr(node, "decorator_list", None)
         if decorators:
             start = min(start, *(d.lineno for d in decorators))

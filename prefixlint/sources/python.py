@@ -1,7 +1,8 @@
 """Python source that builds prompts: screened and analysed on the stdlib ``ast`` tree.
 
 A cheap text test (:func:`~prefixlint.pyflow.sinks.may_hold_prompt`) skips files that cannot
-hold a prompt (no call, role, keyword or name a sink needs, and no edit of a message list).
+hold a prompt (no call, role, keyword or name a sink needs outside doctest examples, and no
+edit of a message list).
 The rest are parsed once with :func:`ast.parse`, and a syntactic screen over that tree
 (:func:`~prefixlint.pyflow.screen.may_need_analysis`) skips files with no request part that a
 volatile value could reach and no conversation edited in place. What is left is walked into a
