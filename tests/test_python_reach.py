@@ -573,6 +573,21 @@ FOUND = (
         [(11, "PFX501")],
         id="older messages replaced by masked copies",
     ),
+    pytest.param(
+        """
+        import json
+
+        def evaluate(trace):
+            args = trace.get("args", {})
+            prompt = [
+                {"role": "system", "content": f"Arguments: {json.dumps(args)}"},
+                {"role": "user", "content": "Grade them."},
+            ]
+            return prompt
+        """,
+        [(7, "PFX202")],
+        id="a message list bound to a prompt name keeps its system message",
+    ),
 )
 
 
@@ -854,6 +869,20 @@ QUIET = (
             events.emit("system", f"{time.ctime()}: {detail}")
         """,
         id="an event named system is not a message",
+    ),
+    pytest.param(
+        """
+        import json
+
+        def evaluate(trace):
+            args = trace.get("args", {})
+            prompt = [
+                {"role": "system", "content": "You grade tool calls. Be strict and fair."},
+                {"role": "user", "content": f"Arguments: {json.dumps(args)}"},
+            ]
+            return prompt
+        """,
+        id="the last user message of a list bound to a prompt name",
     ),
 )
 

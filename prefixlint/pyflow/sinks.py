@@ -376,7 +376,7 @@ class _Finder:
         if isinstance(target, ast.Attribute):
             name = target.attr
         region = text_region(name) if name else None
-        if region is not None and value is not None:
+        if region is not None and value is not None and not self._conversation(value):
             label = self.document.code(target)
             what = {
                 SYSTEM: "system prompt",
@@ -385,6 +385,13 @@ class _Finder:
                 LAST: "user prompt",
             }[region]
             self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
+
+    def _conversation(self, value: ast.expr) -> bool:
+        """A list display of messages up to a user turn: each message has its own region, so
+        the name it is bound to (``prompt = [system, user]``) says nothing more."""
+        if not isinstance(value, (ast.List, ast.Tuple)):
+            return False
+        return any(self._role(e) in USER_ROLES for e in self._elements(value, depth=1) or ())
 
     def assignment(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
