@@ -448,3 +448,41 @@ _REPORTED = (
 )
 def test_telemetry_records_are_no_requests(call: str, expected: list[tuple[int, int, str]]) -> None:
     assert _findings(_REPORTED.format(call=call)) == expected
+
+
+_CACHED = (
+    "import time\n"
+    "_cache = {{}}\n"
+    "def list_tools(server):\n"
+    "    if server in _cache:\n"
+    "        {targets} = _cache[server]\n"
+    "        if time.time() - stamp < 60:\n"
+    "            return tools\n"
+    "    tools = server.fetch()\n"
+    "    _cache[server] = {stored}\n"
+    "    return tools\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("targets", "stored", "expected"),
+    (
+        pytest.param("tools, stamp", "(tools, time.time())", [], id="the stable element is read"),
+        pytest.param(
+            "stamp, tools",
+            "(tools, time.time())",
+            [(9, 30, "PFX101")],
+            id="the element read is the time",
+        ),
+        pytest.param(
+            "tools, *stamp",
+            "(tools, time.time())",
+            [(9, 30, "PFX101")],
+            id="a starred target: the whole item",
+        ),
+    ),
+)
+def test_unpacked_cache_item(
+    targets: str, stored: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_CACHED.format(targets=targets, stored=stored)) == expected

@@ -644,6 +644,8 @@ class Flow:
         the whole tuple (``None`` for any other binding)."""
         value = binding.value
         value = value.value if isinstance(value, ast.Await) else value
+        if binding.position is not None and isinstance(value, ast.Subscript):
+            return self._unpacked_item(value, binding.position, env)
         if binding.position is None or not isinstance(value, ast.Call):
             return None
         function = self.bindings.local_function(value.func)
@@ -656,6 +658,30 @@ class Flow:
         if any(isinstance(e, ast.Starred) for r in returns for e in cast(ast.Tuple, r).elts):
             return None
         return self._local_call(function, value, env, binding.position)
+
+    def _unpacked_item(
+        self, item: ast.Subscript, position: int, env: Env
+    ) -> tuple[Origin, ...] | None:
+        """``value, stamp = cache[key]`` where ``cache`` starts empty and every item stored in
+        it is a tuple display of one length (``cache[key] = (value, time.time())``): the
+        origins of the stored elements at the target's position."""
+        if not isinstance(item.value, ast.Name):
+            return None
+        stored: list[ast.expr] = []
+        for assignment in self.bindings.reaching(item.value):
+            for binding in self.bindings.values_of(assignment):
+                if not (isinstance(binding.value, ast.Dict) and not binding.value.keys):
+                    return None
+            for mutation in self.bindings.mutations_of(assignment):
+                if not isinstance(mutation.call, ast.Assign):
+                    return None
+                stored.append(mutation.call.value)
+        lengths = {len(s.elts) if isinstance(s, ast.Tuple) else -1 for s in stored}
+        if len(lengths) != 1 or lengths.pop() <= position:
+            return None
+        if any(isinstance(e, ast.Starred) for s in stored for e in cast(ast.Tuple, s).elts):
+            return None
+        return merge(*(self.origins(cast(ast.Tuple, s).elts[position], env) for s in stored))
 
     def _local_call(
         self, function: Function, node: ast.Call, env: Env, position: int | None = None
