@@ -486,3 +486,42 @@ def test_unpacked_cache_item(
     targets: str, stored: str, expected: list[tuple[int, int, str]]
 ) -> None:
     assert _findings(_CACHED.format(targets=targets, stored=stored)) == expected
+
+
+_SCHEMA = (
+    "import dataclasses\n"
+    "import json\n"
+    "from pydantic import BaseModel\n"
+    "from .models import Report\n"
+    "class Answer(BaseModel):\n"
+    "    text: str\n"
+    "def fields():\n"
+    "    return {{'name': 'text', 'type': 'string'}}\n"
+    "def build_system_prompt(output, source):\n"
+    "    schema = {payload}\n"
+    "    return 'Reply as JSON in this schema: ' + json.dumps(schema, indent=2)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    (
+        pytest.param("Answer.model_json_schema()", [], id="a model's JSON schema"),
+        pytest.param("output.model_dump()", [], id="a model's dump"),
+        pytest.param("dataclasses.asdict(output)", [], id="a dataclass's fields"),
+        pytest.param("fields()", [], id="a local function returning a literal"),
+        pytest.param("describe(Answer)", [], id="a function given a class declared here"),
+        pytest.param("describe(Report)", [], id="a function given an imported class"),
+        pytest.param("describe(source)", [(11, 47, "PFX202")], id="a function given a value"),
+        pytest.param("source.tools()", [(11, 47, "PFX202")], id="a method of a value"),
+        pytest.param("describe()", [(11, 47, "PFX202")], id="a function given nothing"),
+        pytest.param("describe(MAX)", [(11, 47, "PFX202")], id="a function given a constant"),
+    ),
+)
+def test_fixed_order_payloads(payload: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_SCHEMA.format(payload=payload)) == expected
+
+
+def test_local_function_returning_a_value() -> None:
+    src = _SCHEMA.format(payload="fields()").replace("return {'name'", "return DEFAULT or {'name'")
+    assert _findings(src) == [(11, 47, "PFX202")]

@@ -613,7 +613,32 @@ class Flow:
             return all(self._fixed_value(_unstarred(e), depth) for e in node.elts)
         if isinstance(node, (ast.DictComp, ast.ListComp)):
             return True
-        return isinstance(node, ast.Call) and "json.loads" in self._names(node.func)
+        return isinstance(node, ast.Call) and self._fixed_call(node, depth)
+
+    def _fixed_call(self, node: ast.Call, depth: int) -> bool:
+        """A call whose dict comes from code, in one order: ``json.loads``, a dump or schema of
+        declared fields (:data:`~prefixlint.pyflow.tables.FIXED_ORDER_CALLS`), a function
+        defined here whose every return is fixed, or one given only classes
+        (``describe(Report)``)."""
+        names = self._names(node.func)
+        if "json.loads" in names or names & t.FIXED_ORDER_CALLS:
+            return True
+        if isinstance(node.func, ast.Attribute) and node.func.attr in t.FIXED_ORDER_METHODS:
+            return True
+        function = self.bindings.local_function(node.func)
+        if function is not None:
+            returns = self.bindings.returns_of(function)
+            return bool(returns) and all(self._fixed_literal(r, depth + 1) for r in returns)
+        given = [a.value for a in arguments(node)]
+        return bool(given) and all(self._names_class(a) for a in given)
+
+    def _names_class(self, node: ast.expr) -> bool:
+        """A name bound only to a class: defined here, or imported and spelled ``CapWords``."""
+        if not isinstance(node, ast.Name) or not node.id[0].isupper() or node.id.isupper():
+            return False
+        found = self.bindings.assignments(node)
+        kinds = (ast.ClassDef, ast.Import, ast.ImportFrom)
+        return bool(found) and all(isinstance(a.node, kinds) for a in found)
 
     def _fixed_value(self, node: ast.expr, depth: int) -> bool:
         if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
