@@ -525,3 +525,28 @@ def test_fixed_order_payloads(payload: str, expected: list[tuple[int, int, str]]
 def test_local_function_returning_a_value() -> None:
     src = _SCHEMA.format(payload="fields()").replace("return {'name'", "return DEFAULT or {'name'")
     assert _findings(src) == [(11, 47, "PFX202")]
+
+
+_SENT_COPY = (
+    "from app.schema import Message\n"
+    "def ask(client, messages: list[Message], rules: str):\n"
+    "    sent = messages.copy()\n"
+    "    sent.insert({index}, Message(role='system', content=rules))\n"
+    "    {after}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("index", "after", "expected"),
+    (
+        pytest.param("0", "return client.send(sent)", [], id="put first in a copy only sent"),
+        pytest.param("1", "client.send(sent)", [], id="at a fixed place in a copy only sent"),
+        pytest.param("-1", "client.send(sent)", [(4, 5, "PFX501")], id="counted from the end"),
+        pytest.param("0", "return sent", [(4, 5, "PFX501")], id="the copy returned"),
+        pytest.param("0", "self.history = sent", [(4, 5, "PFX501")], id="the copy stored"),
+    ),
+)
+def test_insert_into_sent_copy(
+    index: str, after: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_SENT_COPY.format(index=index, after=after)) == expected
