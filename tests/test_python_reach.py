@@ -588,6 +588,18 @@ FOUND = (
         [(7, "PFX202")],
         id="a message list bound to a prompt name keeps its system message",
     ),
+    pytest.param(
+        """
+        import json
+
+        def elicit(llm, console, schema):
+            prompt = "\\n".join(["Schema:", json.dumps(schema.fields), "Reply with JSON."])
+            console.print(prompt)
+            return llm.invoke(prompt)
+        """,
+        [(5, "PFX202")],
+        id="a prompt shown to a person and also sent",
+    ),
 )
 
 
@@ -883,6 +895,18 @@ QUIET = (
             return prompt
         """,
         id="the last user message of a list bound to a prompt name",
+    ),
+    pytest.param(
+        """
+        import json
+        import sys
+
+        def elicit(schema):
+            prompt = "\\n".join(["Schema:", json.dumps(schema.fields), "Reply with JSON."])
+            sys.stdout.write(prompt)
+            return input()
+        """,
+        id="a prompt only shown to a person",
     ),
 )
 
