@@ -550,3 +550,33 @@ def test_insert_into_sent_copy(
     index: str, after: str, expected: list[tuple[int, int, str]]
 ) -> None:
     assert _findings(_SENT_COPY.format(index=index, after=after)) == expected
+
+
+_ENV_READ = (
+    "import os\n"
+    "from openai import OpenAI\n"
+    "client = OpenAI()\n"
+    "def ask(question):\n"
+    "    system = f'You are {read} and follow the house rules in every single answer.'\n"
+    "    return client.chat.completions.create(model='m', messages=[\n"
+    "        {{'role': 'system', 'content': system}}, {{'role': 'user', 'content': question}}])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("read", "expected"),
+    (
+        pytest.param('{os.environ.get("AGENT_MODEL", "gpt-4o")}', [], id="a model from get"),
+        pytest.param('{os.getenv("MODEL_NAME")}', [], id="a model name from getenv"),
+        pytest.param('{os.environ["OPENAI_MODEL_ID"]}', [], id="a model id by subscript"),
+        pytest.param(
+            '{os.environ.get("AGENT_MODEL", os.getcwd())}',
+            [(5, 55, "PFX104")],
+            id="the default is still read",
+        ),
+        pytest.param('{os.getenv("MODELS_DIR")}', [(5, 25, "PFX104")], id="a folder of models"),
+        pytest.param('{os.environ["AGENT_ROLE"]}', [(5, 25, "PFX104")], id="another variable"),
+    ),
+)
+def test_model_named_by_environment(read: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_ENV_READ.format(read=read)) == expected

@@ -470,12 +470,14 @@ class Flow:
 
     def _Subscript(self, node: ast.Subscript, env: Env) -> tuple[Origin, ...]:
         code: str | None
+        key = string_value(index_of(node))
         for name in self._names(node.value):
+            if name == "os.environ" and _names_model(key):
+                return ()
             if name in t.VOLATILE_ATTRIBUTES:
                 code, granularity = t.VOLATILE_ATTRIBUTES[name]
                 return (Origin(code, node, self._label(node), granularity),)
         base = self.origins(node.value, env)
-        key = string_value(index_of(node))
         if key:
             base = read_out(base, key)
         if key and all(o.code == t.REQUEST_INPUT for o in base):
@@ -504,6 +506,8 @@ class Flow:
 
     def _known_call(self, name: str, node: ast.Call, env: Env) -> tuple[Origin, ...] | None:
         given = positional(node)
+        if name in _ENVIRONMENT_READS and given and _names_model(string_value(given[0])):
+            return self._all(given[1:], env)
         if name in t.VOLATILE_CALLS:
             code, granularity = t.VOLATILE_CALLS[name]
             pure_from = t.PURE_WITH_ARGUMENTS.get(name)
@@ -879,6 +883,18 @@ class Flow:
 
 
 # Seeds that differ between processes: salted string hashes, the clock, the process id.
+_ENVIRONMENT_READS = frozenset({"os.getenv", "os.environ.get"})
+
+
+def _names_model(key: str | None) -> bool:
+    """Whether an environment variable names the model (``OPENAI_MODEL``, ``MODEL_NAME``):
+    prompt caches are kept per model, so a value that picks the model splits none."""
+    words = vocabulary.split_words(key or "")
+    return bool(words) and (
+        words[-1] == "model" or words[-2:] in (("model", "name"), ("model", "id"))
+    )
+
+
 _PER_PROCESS_SEEDS = frozenset({"hash", "time", "time_ns", "getpid", "urandom", "now"})
 
 
