@@ -412,11 +412,13 @@ class _Finder:
         return bool(reads)
 
     def _conversation(self, value: ast.expr) -> bool:
-        """A list display of messages up to a user turn: each message has its own region, so
-        the name it is bound to (``prompt = [system, user]``) says nothing more."""
+        """A list display of messages up to a user turn, judged as a conversation: each
+        message has its own region, so the name it is bound to (``prompt = [system, user]``)
+        says nothing more."""
         if not isinstance(value, (ast.List, ast.Tuple)):
             return False
-        return any(self._role(e) in USER_ROLES for e in self._elements(value, depth=1) or ())
+        roles = [self._role(e) for e in self._elements(value, depth=1) or ()]
+        return any(r in USER_ROLES for r in roles) and sum(r is not None for r in roles) >= 2
 
     def assignment(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
