@@ -573,6 +573,33 @@ FOUND = (
         [(11, "PFX501")],
         id="older messages replaced by masked copies",
     ),
+    pytest.param(
+        """
+        import json
+
+        def evaluate(trace):
+            args = trace.get("args", {})
+            prompt = [
+                {"role": "system", "content": f"Arguments: {json.dumps(args)}"},
+                {"role": "user", "content": "Grade them."},
+            ]
+            return prompt
+        """,
+        [(7, "PFX202")],
+        id="a message list bound to a prompt name keeps its system message",
+    ),
+    pytest.param(
+        """
+        import json
+
+        def elicit(llm, console, schema):
+            prompt = "\\n".join(["Schema:", json.dumps(schema.fields), "Reply with JSON."])
+            console.print(prompt)
+            return llm.invoke(prompt)
+        """,
+        [(5, "PFX202")],
+        id="a prompt shown to a person and also sent",
+    ),
 )
 
 
@@ -854,6 +881,32 @@ QUIET = (
             events.emit("system", f"{time.ctime()}: {detail}")
         """,
         id="an event named system is not a message",
+    ),
+    pytest.param(
+        """
+        import json
+
+        def evaluate(trace):
+            args = trace.get("args", {})
+            prompt = [
+                {"role": "system", "content": "You grade tool calls. Be strict and fair."},
+                {"role": "user", "content": f"Arguments: {json.dumps(args)}"},
+            ]
+            return prompt
+        """,
+        id="the last user message of a list bound to a prompt name",
+    ),
+    pytest.param(
+        """
+        import json
+        import sys
+
+        def elicit(schema):
+            prompt = "\\n".join(["Schema:", json.dumps(schema.fields), "Reply with JSON."])
+            sys.stdout.write(prompt)
+            return input()
+        """,
+        id="a prompt only shown to a person",
     ),
 )
 

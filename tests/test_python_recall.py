@@ -448,3 +448,135 @@ _REPORTED = (
 )
 def test_telemetry_records_are_no_requests(call: str, expected: list[tuple[int, int, str]]) -> None:
     assert _findings(_REPORTED.format(call=call)) == expected
+
+
+_CACHED = (
+    "import time\n"
+    "_cache = {{}}\n"
+    "def list_tools(server):\n"
+    "    if server in _cache:\n"
+    "        {targets} = _cache[server]\n"
+    "        if time.time() - stamp < 60:\n"
+    "            return tools\n"
+    "    tools = server.fetch()\n"
+    "    _cache[server] = {stored}\n"
+    "    return tools\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("targets", "stored", "expected"),
+    (
+        pytest.param("tools, stamp", "(tools, time.time())", [], id="the stable element is read"),
+        pytest.param(
+            "stamp, tools",
+            "(tools, time.time())",
+            [(9, 30, "PFX101")],
+            id="the element read is the time",
+        ),
+        pytest.param(
+            "tools, *stamp",
+            "(tools, time.time())",
+            [(9, 30, "PFX101")],
+            id="a starred target: the whole item",
+        ),
+    ),
+)
+def test_unpacked_cache_item(
+    targets: str, stored: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_CACHED.format(targets=targets, stored=stored)) == expected
+
+
+_SCHEMA = (
+    "import dataclasses\n"
+    "import json\n"
+    "from pydantic import BaseModel\n"
+    "from .models import Report\n"
+    "class Answer(BaseModel):\n"
+    "    text: str\n"
+    "def fields():\n"
+    "    return {{'name': 'text', 'type': 'string'}}\n"
+    "def build_system_prompt(output, source):\n"
+    "    schema = {payload}\n"
+    "    return 'Reply as JSON in this schema: ' + json.dumps(schema, indent=2)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("payload", "expected"),
+    (
+        pytest.param("Answer.model_json_schema()", [], id="a model's JSON schema"),
+        pytest.param("output.model_dump()", [], id="a model's dump"),
+        pytest.param("dataclasses.asdict(output)", [], id="a dataclass's fields"),
+        pytest.param("fields()", [], id="a local function returning a literal"),
+        pytest.param("describe(Answer)", [], id="a function given a class declared here"),
+        pytest.param("describe(Report)", [], id="a function given an imported class"),
+        pytest.param("describe(source)", [(11, 47, "PFX202")], id="a function given a value"),
+        pytest.param("source.tools()", [(11, 47, "PFX202")], id="a method of a value"),
+        pytest.param("describe()", [(11, 47, "PFX202")], id="a function given nothing"),
+        pytest.param("describe(MAX)", [(11, 47, "PFX202")], id="a function given a constant"),
+    ),
+)
+def test_fixed_order_payloads(payload: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_SCHEMA.format(payload=payload)) == expected
+
+
+def test_local_function_returning_a_value() -> None:
+    src = _SCHEMA.format(payload="fields()").replace("return {'name'", "return DEFAULT or {'name'")
+    assert _findings(src) == [(11, 47, "PFX202")]
+
+
+_SENT_COPY = (
+    "from app.schema import Message\n"
+    "def ask(client, messages: list[Message], rules: str):\n"
+    "    sent = messages.copy()\n"
+    "    sent.insert({index}, Message(role='system', content=rules))\n"
+    "    {after}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("index", "after", "expected"),
+    (
+        pytest.param("0", "return client.send(sent)", [], id="put first in a copy only sent"),
+        pytest.param("1", "client.send(sent)", [], id="at a fixed place in a copy only sent"),
+        pytest.param("-1", "client.send(sent)", [(4, 5, "PFX501")], id="counted from the end"),
+        pytest.param("0", "return sent", [(4, 5, "PFX501")], id="the copy returned"),
+        pytest.param("0", "self.history = sent", [(4, 5, "PFX501")], id="the copy stored"),
+    ),
+)
+def test_insert_into_sent_copy(
+    index: str, after: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_SENT_COPY.format(index=index, after=after)) == expected
+
+
+_ENV_READ = (
+    "import os\n"
+    "from openai import OpenAI\n"
+    "client = OpenAI()\n"
+    "def ask(question):\n"
+    "    system = f'You are {read} and follow the house rules in every single answer.'\n"
+    "    return client.chat.completions.create(model='m', messages=[\n"
+    "        {{'role': 'system', 'content': system}}, {{'role': 'user', 'content': question}}])\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("read", "expected"),
+    (
+        pytest.param('{os.environ.get("AGENT_MODEL", "gpt-4o")}', [], id="a model from get"),
+        pytest.param('{os.getenv("MODEL_NAME")}', [], id="a model name from getenv"),
+        pytest.param('{os.environ["OPENAI_MODEL_ID"]}', [], id="a model id by subscript"),
+        pytest.param(
+            '{os.environ.get("AGENT_MODEL", os.getcwd())}',
+            [(5, 55, "PFX104")],
+            id="the default is still read",
+        ),
+        pytest.param('{os.getenv("MODELS_DIR")}', [(5, 25, "PFX104")], id="a folder of models"),
+        pytest.param('{os.environ["AGENT_ROLE"]}', [(5, 25, "PFX104")], id="another variable"),
+    ),
+)
+def test_model_named_by_environment(read: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_ENV_READ.format(read=read)) == expected

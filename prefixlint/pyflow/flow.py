@@ -470,12 +470,14 @@ class Flow:
 
     def _Subscript(self, node: ast.Subscript, env: Env) -> tuple[Origin, ...]:
         code: str | None
+        key = string_value(index_of(node))
         for name in self._names(node.value):
+            if name == "os.environ" and _names_model(key):
+                return ()
             if name in t.VOLATILE_ATTRIBUTES:
                 code, granularity = t.VOLATILE_ATTRIBUTES[name]
                 return (Origin(code, node, self._label(node), granularity),)
         base = self.origins(node.value, env)
-        key = string_value(index_of(node))
         if key:
             base = read_out(base, key)
         if key and all(o.code == t.REQUEST_INPUT for o in base):
@@ -504,6 +506,8 @@ class Flow:
 
     def _known_call(self, name: str, node: ast.Call, env: Env) -> tuple[Origin, ...] | None:
         given = positional(node)
+        if name in _ENVIRONMENT_READS and given and _names_model(string_value(given[0])):
+            return self._all(given[1:], env)
         if name in t.VOLATILE_CALLS:
             code, granularity = t.VOLATILE_CALLS[name]
             pure_from = t.PURE_WITH_ARGUMENTS.get(name)
@@ -613,7 +617,32 @@ class Flow:
             return all(self._fixed_value(_unstarred(e), depth) for e in node.elts)
         if isinstance(node, (ast.DictComp, ast.ListComp)):
             return True
-        return isinstance(node, ast.Call) and "json.loads" in self._names(node.func)
+        return isinstance(node, ast.Call) and self._fixed_call(node, depth)
+
+    def _fixed_call(self, node: ast.Call, depth: int) -> bool:
+        """A call whose dict comes from code, in one order: ``json.loads``, a dump or schema of
+        declared fields (:data:`~prefixlint.pyflow.tables.FIXED_ORDER_CALLS`), a function
+        defined here whose every return is fixed, or one given only classes
+        (``describe(Report)``)."""
+        names = self._names(node.func)
+        if "json.loads" in names or names & t.FIXED_ORDER_CALLS:
+            return True
+        if isinstance(node.func, ast.Attribute) and node.func.attr in t.FIXED_ORDER_METHODS:
+            return True
+        function = self.bindings.local_function(node.func)
+        if function is not None:
+            returns = self.bindings.returns_of(function)
+            return bool(returns) and all(self._fixed_literal(r, depth + 1) for r in returns)
+        given = [a.value for a in arguments(node)]
+        return bool(given) and all(self._names_class(a) for a in given)
+
+    def _names_class(self, node: ast.expr) -> bool:
+        """A name bound only to a class: defined here, or imported and spelled ``CapWords``."""
+        if not isinstance(node, ast.Name) or not node.id[0].isupper() or node.id.isupper():
+            return False
+        found = self.bindings.assignments(node)
+        kinds = (ast.ClassDef, ast.Import, ast.ImportFrom)
+        return bool(found) and all(isinstance(a.node, kinds) for a in found)
 
     def _fixed_value(self, node: ast.expr, depth: int) -> bool:
         if isinstance(node, (ast.Dict, ast.List, ast.Tuple)):
@@ -644,6 +673,8 @@ class Flow:
         the whole tuple (``None`` for any other binding)."""
         value = binding.value
         value = value.value if isinstance(value, ast.Await) else value
+        if binding.position is not None and isinstance(value, ast.Subscript):
+            return self._unpacked_item(value, binding.position, env)
         if binding.position is None or not isinstance(value, ast.Call):
             return None
         function = self.bindings.local_function(value.func)
@@ -656,6 +687,30 @@ class Flow:
         if any(isinstance(e, ast.Starred) for r in returns for e in cast(ast.Tuple, r).elts):
             return None
         return self._local_call(function, value, env, binding.position)
+
+    def _unpacked_item(
+        self, item: ast.Subscript, position: int, env: Env
+    ) -> tuple[Origin, ...] | None:
+        """``value, stamp = cache[key]`` where ``cache`` starts empty and every item stored in
+        it is a tuple display of one length (``cache[key] = (value, time.time())``): the
+        origins of the stored elements at the target's position."""
+        if not isinstance(item.value, ast.Name):
+            return None
+        stored: list[ast.expr] = []
+        for assignment in self.bindings.reaching(item.value):
+            for binding in self.bindings.values_of(assignment):
+                if not (isinstance(binding.value, ast.Dict) and not binding.value.keys):
+                    return None
+            for mutation in self.bindings.mutations_of(assignment):
+                if not isinstance(mutation.call, ast.Assign):
+                    return None
+                stored.append(mutation.call.value)
+        lengths = {len(s.elts) if isinstance(s, ast.Tuple) else -1 for s in stored}
+        if len(lengths) != 1 or lengths.pop() <= position:
+            return None
+        if any(isinstance(e, ast.Starred) for s in stored for e in cast(ast.Tuple, s).elts):
+            return None
+        return merge(*(self.origins(cast(ast.Tuple, s).elts[position], env) for s in stored))
 
     def _local_call(
         self, function: Function, node: ast.Call, env: Env, position: int | None = None
@@ -828,6 +883,18 @@ class Flow:
 
 
 # Seeds that differ between processes: salted string hashes, the clock, the process id.
+_ENVIRONMENT_READS = frozenset({"os.getenv", "os.environ.get"})
+
+
+def _names_model(key: str | None) -> bool:
+    """Whether an environment variable names the model (``OPENAI_MODEL``, ``MODEL_NAME``):
+    prompt caches are kept per model, so a value that picks the model splits none."""
+    words = vocabulary.split_words(key or "")
+    return bool(words) and (
+        words[-1] == "model" or words[-2:] in (("model", "name"), ("model", "id"))
+    )
+
+
 _PER_PROCESS_SEEDS = frozenset({"hash", "time", "time_ns", "getpid", "urandom", "now"})
 
 

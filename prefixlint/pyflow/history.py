@@ -24,7 +24,13 @@ from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
 from prefixlint.pyflow.scopes import MODULE, Assignment
-from prefixlint.pyflow.syntax import arguments, index_of, integer, slice_of, string_value
+from prefixlint.pyflow.syntax import (
+    arguments,
+    index_of,
+    integer,
+    slice_of,
+    string_value,
+)
 from prefixlint.vocabulary import split_words
 
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
@@ -454,7 +460,9 @@ class HistoryAnalysis:
             first = _first_argument(call)
             if method == "pop" and (first is None or _is_minus_one(first)):
                 continue
-            if method == "insert" and self._is_length_of(first, base):
+            if method == "insert" and (
+                self._is_length_of(first, base) or self._placed_in_sent_copy(call, base)
+            ):
                 continue
             code = (
                 SLIDING_WINDOW
@@ -472,6 +480,26 @@ class HistoryAnalysis:
                 )
             )
         return out
+
+    def _placed_in_sent_copy(self, call: ast.Call, base: ast.AST) -> bool:
+        """``sent = history.copy(); sent.insert(0, system)``, the copy neither returned nor
+        stored: each request gets the message at the same place, and the kept list is as it
+        was."""
+        index = _int(_first_argument(call))
+        function = self.document.enclosing_function(call)
+        if index is None or index < 0 or function is None or not isinstance(base, ast.Name):
+            return False
+        bindings = [b for a in self._definitions(base) for b in self.analysis.bindings.values_of(a)]
+        if not bindings or any(copied_list(b.value) is None for b in bindings):
+            return False
+        for node in ast.walk(function):
+            kept = isinstance(node, (ast.Return, ast.Yield)) or (
+                isinstance(node, ast.Assign)
+                and any(not isinstance(t, ast.Name) for t in node.targets)
+            )
+            if kept and _holds(cast(ast.Return | ast.Yield | ast.Assign, node).value, base.id):
+                return False
+        return True
 
     def _is_length_of(self, node: ast.expr | None, base: ast.AST) -> bool:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)):
@@ -892,6 +920,19 @@ def _builds_message(value: ast.expr) -> bool:
     return isinstance(value, ast.Dict) and any(
         key is not None and string_value(key) == "role" for key in value.keys
     )
+
+
+def _holds(value: ast.expr | None, name: str) -> bool:
+    """Whether ``value`` is the list ``name`` or a display or sum that has its items."""
+    if isinstance(value, ast.Starred):
+        value = value.value
+    if isinstance(value, ast.Name):
+        return value.id == name
+    if isinstance(value, (ast.List, ast.Tuple)):
+        return any(_holds(e, name) for e in value.elts)
+    if isinstance(value, ast.BinOp):
+        return _holds(value.left, name) or _holds(value.right, name)
+    return False
 
 
 def _mentions_tool(test: ast.AST) -> bool:

@@ -65,6 +65,8 @@ _TOOL_OWNERS = ("tool", "schema", "function")
 # Calls that copy an object, and the words that name one message.
 _COPY_CALLS = frozenset({"model_copy", "copy", "deepcopy"})
 _MESSAGE_WORDS = frozenset({"message", "msg"})
+# The last word of calls that show text to a person or write it out, not to a model.
+_SHOWN_BY = frozenset({"print", "input", "write", "echo", "secho", "getpass"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -376,15 +378,47 @@ class _Finder:
         if isinstance(target, ast.Attribute):
             name = target.attr
         region = text_region(name) if name else None
-        if region is not None and value is not None:
-            label = self.document.code(target)
-            what = {
-                SYSTEM: "system prompt",
-                TOOLS: "tool definitions",
-                PROMPT: "prompt",
-                LAST: "user prompt",
-            }[region]
-            self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
+        if region is None or value is None or self._conversation(value):
+            return
+        if isinstance(target, ast.Name) and self._shown_only(target):
+            return
+        label = self.document.code(target)
+        what = {
+            SYSTEM: "system prompt",
+            TOOLS: "tool definitions",
+            PROMPT: "prompt",
+            LAST: "user prompt",
+        }[region]
+        self.named.append(Sink(value, region, f"the {what} `{label}`", named=target))
+
+    def _shown_only(self, target: ast.Name) -> bool:
+        """Whether every read of ``target`` in its function passes it to a terminal or a file
+        (``print(prompt)``, ``self._write(prompt)``, ``input(prompt)``): text for a person."""
+        function = self.document.enclosing_function(target)
+        if function is None:
+            return False
+        reads = [
+            n
+            for n in ast.walk(function)
+            if isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)
+        ]
+        for read in reads:
+            call = self.document.parent(read)
+            if not isinstance(call, ast.Call) or read not in call.args:
+                return False
+            words = split_words(_callee(call.func))
+            if not words or words[-1] not in _SHOWN_BY:
+                return False
+        return bool(reads)
+
+    def _conversation(self, value: ast.expr) -> bool:
+        """A list display of messages up to a user turn, judged as a conversation: each
+        message has its own region, so the name it is bound to (``prompt = [system, user]``)
+        says nothing more."""
+        if not isinstance(value, (ast.List, ast.Tuple)):
+            return False
+        roles = [self._role(e) for e in self._elements(value, depth=1) or ()]
+        return any(r in USER_ROLES for r in roles) and sum(r is not None for r in roles) >= 2
 
     def assignment(self, node: ast.Assign | ast.AnnAssign | ast.AugAssign) -> None:
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]

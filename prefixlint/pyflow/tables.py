@@ -192,10 +192,16 @@ FIELD_CALLS: frozenset[str] = frozenset(
     {"dataclasses.field", "pydantic.Field", "pydantic.fields.Field"}
 )
 
+# Calls and methods that give a dict in the order of declared fields: a dataclass's or a
+# model's dump, a model's JSON schema (``Model.model_json_schema()``, ``TypeAdapter(...)``).
+FIXED_ORDER_CALLS: frozenset[str] = frozenset({"dataclasses.asdict"})
+FIXED_ORDER_METHODS: frozenset[str] = frozenset({"model_json_schema", "model_dump", "json_schema"})
+
 _EVERY_NAME = (
     *VOLATILE_CALLS, *VOLATILE_ATTRIBUTES, *PURE_WITH_ARGUMENTS, *RANDOM_SELECTORS,
     *RANDOM_CONSTRUCTORS, *SEEDING_CALLS, *UNORDERED_CALLS, *ORDER_PRESERVING,
     *ORDER_INSENSITIVE, *SUBPROCESS_CALLS, "json.dumps", "json.loads", *FIELD_CALLS,
+    *FIXED_ORDER_CALLS,
 )  # fmt: skip
 # A call or attribute can only match the tables when its first or last name is one of these
 # (or is bound by an import under another name), so other names skip qualified-name lookup.
