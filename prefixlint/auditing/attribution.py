@@ -370,8 +370,7 @@ def masked_system(text: str) -> str:
     """``text`` without its volatile-value lines (``Current date and time: ...``) and blank
     lines (a value line goes with the blank line that sets it apart), with dates, ids and
     every token holding a digit masked in the other lines."""
-    masked = [_masked_line(line) for line in text.split("\n")]
-    return "\n".join([line for line in masked if line])
+    return "\n".join(filter(None, map(_masked_line, text.split("\n"))))
 
 
 @lru_cache(maxsize=65_536)
