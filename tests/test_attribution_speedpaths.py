@@ -19,13 +19,13 @@ from prefixlint.auditing.attribution import (
     Snapshot,
     _shared_units,
     as_session_opening,
-    block_keys,
     exact_head,
     head_key,
     index_block,
 )
 from prefixlint.auditing.message_chain import message_chain, signature
 from prefixlint.auditing.prefix_index import PrefixIndex
+from prefixlint.auditing.prefix_keys import block_keys
 from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import common_prefix_length

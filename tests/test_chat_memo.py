@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 from dataclasses import replace
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -122,6 +123,50 @@ def test_long_segments_encoded_line_by_line_equal_a_full_encode(lines, spec):
         assert list(segment.starts) == [start for start, _ in tokenizer.offsets(probe)]
         assert segment.normalized == (seen != probe)
         assert segment.length == len(seen)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(LINES, min_size=1, max_size=30),
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 2), LINES), min_size=1, max_size=6),
+)
+def test_segments_reusing_the_previous_lines_equal_a_full_encode(lines, edits):
+    """Each segment takes the lines it shares at its start and end with the previous one
+    from that one's encoding: ids, token starts and length stay those of a full encode."""
+    tokenizer = get_tokenizer("qwen")
+    encoder = SegmentEncoder(tokenizer)
+    tail = "\n" + "x" * memo.CHUNKED_CHARS
+    for at, how, line in edits:
+        at %= len(lines) + 1
+        if how == 0:
+            lines = [*lines[:at], line, *lines[at:]]  # a line added
+        elif how == 1 and at < len(lines):
+            lines = [*lines[:at], line, *lines[at + 1 :]]  # a line replaced
+        elif len(lines) > 1:
+            lines = [*lines[:at], *lines[at + 1 :]]  # a line removed
+        text = "\n".join(lines) + tail
+        segment = encoder.segment(text)
+        seen = unicodedata.normalize("NFC", text)
+        assert list(segment.ids) == tokenizer.encode(text)
+        assert list(segment.starts) == [start for start, _ in tokenizer.offsets(text)]
+        assert segment.normalized == (seen != text)
+        assert segment.length == len(seen)
+
+
+def test_shared_lines_cut_where_both_texts_cut():
+    def previous(text):
+        ends = list(accumulate(map(len, memo.LINE_CUT.split(text))))
+        return memo.LineEncoding(text, None, ends, [])
+
+    def shared(before, after):
+        return memo.shared_lines(previous(before), after)
+
+    assert shared("A\nB\nCC\nD", "A\nB\nCX\nD") == (2, 3)
+    # "B\n x" is one line (no cut before a space): it is not shared with "B\nx".
+    assert shared("A\nB\n x\nD", "A\nB\nx\nD") == (1, 2)
+    # The first line is never a suffix line, and the two parts never overlap.
+    assert shared("A\nA\nA\nA", "A\nA\nA") == (2, 3)
+    assert shared("A\nA\nA", "A\nA\nA\nA") == (2, 2)
 
 
 @pytest.mark.parametrize(

@@ -29,6 +29,7 @@ from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
 from prefixlint.auditing.message_chain import MessageChain, message_chain, opening
 from prefixlint.auditing.prefix_index import PrefixIndex
+from prefixlint.auditing.prefix_keys import block_keys
 from prefixlint.auditing.volatile import without_values
 from prefixlint.cache.base import CacheResult
 from prefixlint.chat import content_text
@@ -93,24 +94,6 @@ class Divergence:
     @property
     def diverged(self) -> bool:
         return self.code is not None and self.code != codes.FIRST_SEEN
-
-
-def block_keys(
-    units: tuple[int, ...], block: int, known: Sequence[int] = (), shared_units: int = 0
-) -> list[int]:
-    """Chained hashes of every full ``block`` of ``units``, one key per block.
-
-    ``known`` are the keys of an earlier sequence that shares its first ``shared_units``
-    units with ``units``; the keys of the shared full blocks are taken from it (the chain is
-    a function of the units alone).
-    """
-    shared = min(shared_units // block, len(known))
-    keys = list(known[:shared])
-    parent, first = (keys[-1], shared * block) if shared else (block, 0)
-    for start in range(first, len(units) - block + 1, block):
-        parent = hash((parent, units[start : start + block]))
-        keys.append(parent)
-    return keys
 
 
 def index_block(unit_tokens: int) -> int:
@@ -387,8 +370,7 @@ def masked_system(text: str) -> str:
     """``text`` without its volatile-value lines (``Current date and time: ...``) and blank
     lines (a value line goes with the blank line that sets it apart), with dates, ids and
     every token holding a digit masked in the other lines."""
-    masked = [_masked_line(line) for line in text.split("\n")]
-    return "\n".join([line for line in masked if line])
+    return "\n".join(filter(None, map(_masked_line, text.split("\n"))))
 
 
 @lru_cache(maxsize=65_536)

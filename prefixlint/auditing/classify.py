@@ -288,7 +288,10 @@ def is_sliding_window(
     (a summary, a note that turns were left out; none of those dropped, else one was removed
     from the middle) in place of ``s >= 2`` of them and keeps at least two."""
     old, new = _non_system(before), _non_system(after)
+    heads = new[:2]  # a window starts with what it kept, or with one message before that
     for shift in range(1, len(old) - min_overlap + 1):
+        if shift < len(old) and old[shift] not in heads:
+            continue
         kept = old[shift:]
         if new[: len(kept)] == kept:
             return True

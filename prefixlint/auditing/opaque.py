@@ -10,6 +10,7 @@ token's shape.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from prefixlint import codes, vocabulary
 
@@ -51,8 +52,10 @@ def token_span(text: str, offset: int) -> tuple[int, int]:
     return start, max(end, start)
 
 
+@lru_cache(maxsize=4096)
 def context_code(label: str) -> str | None:
-    """PFX102/PFX104 from the words before a token on its line (at most the last three)."""
+    """PFX102/PFX104 from the words before a token on its line (at most the last three);
+    remembered per label, as a stamped line repeats its labels on every request."""
     words = [w.lower() for w in _LABEL_WORD.findall(label)][-3:]
     for size in range(len(words), 0, -1):
         code = vocabulary.classify_name(" ".join(words[-size:]))

@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Literal, Protocol, TypeVar
 
+from prefixlint.cache.running_digests import RunningDigests
+
 MissReason = Literal["first-seen", "evicted", "ttl-expired", "below-minimum"]
 
 CACHE_MODELS: dict[str, type[CacheModel]] = {}
@@ -252,18 +254,21 @@ def prefix_digests(query: CacheQuery, positions: Iterable[int]) -> dict[int, tup
     """A key per token position naming the prompt prefix that ends there.
 
     Equal keys mean equal prefixes in the same ``cache_key`` / ``extra_keys`` namespace.
-    With trace blocks a position stands for the blocks it reaches into.
+    With trace blocks a position stands for the blocks it reaches into. Asked again about
+    the same prompt, only bytes past the prefixes digested so far are hashed
+    (:class:`~prefixlint.cache.running_digests.RunningDigests`).
     """
     if query.tokens is not None:
         data, unit_tokens = query.token_bytes, 1
     else:
         ids, unit_tokens = query.trace_blocks
         data = unit_bytes(ids)
-    running = hashlib.blake2b(repr((query.cache_key, tuple(query.extra_keys))).encode())
-    done, keys = 0, {}
+    salt = repr((query.cache_key, tuple(query.extra_keys))).encode()
+    keys = {}
     for position in sorted(set(positions)):
         end = min(-(-position // unit_tokens) * 8, len(data))
-        running.update(data[done:end])
-        done = end
-        keys[position] = (running.copy().digest(), position)
+        keys[position] = (_DIGESTS.digest(data, salt, end), position)
     return keys
+
+
+_DIGESTS = RunningDigests()
