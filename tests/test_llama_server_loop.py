@@ -53,8 +53,9 @@ def test_the_model_agrees_with_llama_server(tmp_path, configuration):
     agree = [r["cached_tokens"] for r in rows] == [r["sim_cached_tokens"] for r in rows]
     if configuration == "np2-concurrency2" and not agree:
         # With two in flight the server skips the slot busy with one (get_available_slot);
-        # the replay estimates when the server took and released each request, and an
-        # estimate a fraction of a millisecond off sends a turn to the other slot.
-        pytest.xfail("estimated server times (117 of 126 agreed at 0c1e5709)")
+        # the replay estimates when the server took and released each request, and a
+        # request whose HTTP thread waited behind a decode reaches the queue after one sent
+        # later, which the client cannot see.
+        pytest.xfail("estimated server times (121 to 126 of 126 agreed at 0c1e5709, idle)")
     assert agree
     assert done.returncode == 0, done.stdout
