@@ -197,10 +197,5 @@ def _run(options: dict[str, Any]) -> ReplayReport:
         server_options,
         cache=options["cache"],
         params=params,
-        template=options["template"],
-        tokenizer=options["tokenizer"],
-        engine=options["engine"],
         lora_modules=options["lora_modules"],
-        image_tokens=options["image_tokens"],
-        vision_processor=options["vision_processor"],
     )

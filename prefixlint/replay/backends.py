@@ -7,8 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from prefixlint.cache.query import prefill_query
-from prefixlint.chat import DEFAULT_ENGINE, get_renderer
-from prefixlint.chat.media import DEFAULT_VISION, IMAGE_TOKENS
 from prefixlint.replay.inputs import Inputs
 from prefixlint.replay.report import ReplayReport, percentile, token_summary
 from prefixlint.replay.sim import cache_params, simulate
@@ -187,19 +185,14 @@ def run_server(
     *,
     cache: str,
     params: dict[str, Any],
-    template: str,
-    tokenizer: str,
-    engine: str = DEFAULT_ENGINE,
     lora_modules: frozenset[str] = frozenset(),
-    image_tokens: int = IMAGE_TOKENS,
-    vision_processor: str = DEFAULT_VISION,
 ) -> ReplayReport:
     """Send the requests to ``options.url`` and compare what it reused with ``cache``'s model.
 
     A request naming one of ``lora_modules`` is sent under that adapter's name; the others
     under the served model's.
-    Each request carries the ``chat_template_kwargs`` the rendering assumed, so the server's
-    prompt is the one the model is fed."""
+    Each request carries the ``chat_template_kwargs`` the rendering of ``inputs`` assumed, so
+    the server's prompt is the one the model is fed."""
     from prefixlint.replay.server import (
         MAX_RESPONSE_BYTES,
         EngineClient,
@@ -222,13 +215,7 @@ def run_server(
         model = options.served_model or client.served_model()
         reset = client.reset_cache() if options.reset_cache else None
         before = client.prefix_cache_counters() if options.scrape_metrics else None
-        renderer = get_renderer(
-            template,
-            tokenizer,
-            engine=engine,
-            image_tokens=image_tokens,
-            vision_processor=vision_processor,
-        )
+        renderer = inputs.renderer
         bodies = [
             request_body(
                 p.request,

@@ -14,7 +14,7 @@ from typing import Any
 
 from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.query import build_query
-from prefixlint.chat import DEFAULT_ENGINE, TemplateError, get_renderer
+from prefixlint.chat import DEFAULT_ENGINE, Renderer, TemplateError, get_renderer
 from prefixlint.chat.media import DEFAULT_VISION, IMAGE_TOKENS
 from prefixlint.replay import ReplayError
 from prefixlint.request import ChatRequest
@@ -41,6 +41,7 @@ class Prompt:
 class Inputs:
     prompts: list[Prompt]
     skipped: list[dict[str, Any]]  # path, line and reason of each line that gave no prompt
+    renderer: Renderer  # what rendered them (a server replay sends its template kwargs)
 
 
 def _cut(query: CacheQuery, tokens: tuple[int, ...], max_tokens: int | None) -> CacheQuery:
@@ -93,7 +94,7 @@ def load_prompts(
     for path in paths:
         for item in _read(path, log_format):
             if limit is not None and len(prompts) >= limit:
-                return Inputs(prompts, skipped)
+                return Inputs(prompts, skipped, renderer)
             if not isinstance(item, ChatRequest):
                 skipped.append({"path": path, "line": item.line, "reason": item.reason})
                 continue
@@ -115,4 +116,4 @@ def load_prompts(
         raise ReplayError(
             f"{first['path']}:{first['line']}: {first['reason']} (no line could be read)"
         )
-    return Inputs(prompts, skipped)
+    return Inputs(prompts, skipped, renderer)
