@@ -454,3 +454,21 @@ def test_conversations_without_session_ids(tmp_path):
     assert [r["cause"] for r in requests[:4]] == ["first-seen"] * 4
     assert requests[4]["cause"] == "PFX501"
     assert (requests[4]["predecessor_line"], requests[4]["component"]) == (3, "messages[2]")
+
+
+@pytest.mark.parametrize("args", [(), ("--format", "json"), ("--fail-under", "0.5")])
+def test_an_empty_log_is_an_input_error_not_a_zero_hit_rate(tmp_path, args):
+    log = tmp_path / "empty.jsonl"
+    log.write_bytes(b"")
+    result = run(log, *args)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"prefixlint audit: {log}: no requests to audit (the log is empty)"
+    ]
+
+
+def test_an_empty_log_beside_a_full_one_is_audited(tmp_path):
+    log = tmp_path / "empty.jsonl"
+    log.write_bytes(b"")
+    result = run(log, LOGS / "tau_openai_clean.jsonl", "--no-what-if")
+    assert result.exit_code == 0, result.output

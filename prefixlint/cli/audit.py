@@ -453,6 +453,10 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
         if report.skipped and not report.records:
             first = next(iter(report.skipped))
             raise AuditFailure(f"{first.file}:{first.line}: {first.reason} (no line could be read)")
+        if not report.records:
+            # An empty log (a wrong path, a rotated file) has no hit rate: 0.0% would mislead.
+            names = ", ".join(logs)
+            raise AuditFailure(f"{names}: no requests to audit (the log is empty)")
         if options["vllm_metrics"]:
             report.engine_check = engine_check(
                 report, options["vllm_metrics"], options["vllm_metrics_tolerance"]
