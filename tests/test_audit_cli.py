@@ -472,3 +472,38 @@ def test_an_empty_log_beside_a_full_one_is_audited(tmp_path):
     log.write_bytes(b"")
     result = run(log, LOGS / "tau_openai_clean.jsonl", "--no-what-if")
     assert result.exit_code == 0, result.output
+
+
+def _two_sessions(tmp_path):
+    lines = []
+    for session in ("a", "b"):
+        for turn in range(2):
+            messages = [{"role": "system", "content": "You help."}]
+            messages += [
+                {"role": "user", "content": f"{session} question {n}"} for n in range(turn + 1)
+            ]
+            body = {"model": "m", "messages": messages, "user": session}
+            lines.append(json.dumps({"session_id": session, "request": body}))
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return log
+
+
+@pytest.mark.parametrize(
+    ("args", "warned"),
+    [
+        (("--session-key", "user"), None),
+        (("--group-by", "user"), None),
+        (("--session-key", "usr"), "--session-key usr: no request has this field"),
+        (("--group-by", "metadata.team"), "--group-by metadata.team: no request has this field"),
+    ],
+)
+def test_a_key_no_request_has_is_warned_about(tmp_path, args, warned):
+    result = CliRunner().invoke(audit, [str(_two_sessions(tmp_path)), "--no-what-if", *args])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if "warning:" in line]
+    if warned is None:
+        assert warnings == []
+    else:
+        (line,) = warnings
+        assert line.startswith(f"prefixlint audit: warning: {warned}")

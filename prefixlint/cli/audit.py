@@ -389,6 +389,22 @@ def _planning(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _unmatched_keys(report: AuditReport, options: dict[str, Any]) -> list[str]:
+    """A ``--session-key`` or ``--group-by`` field that no request has (a misspelt field
+    would otherwise change the causes, or drop the breakdown, without a word)."""
+    found = []
+    key = options["session_key"]
+    if key is not None and all(record.session_id is None for record in report.records):
+        found.append(
+            f"--session-key {key}: no request has this field, so no request has a session "
+            "(each is compared with the earlier request it shares the longest prefix with)"
+        )
+    group = options["group_by"]
+    if group is not None and all(record.group is None for record in report.records):
+        found.append(f"--group-by {group}: no request has this field; no breakdown shown")
+    return found
+
+
 def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
     """Run the audit, write its reports, and return the reasons it fails (if any)."""
     try:
@@ -457,6 +473,8 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
             # An empty log (a wrong path, a rotated file) has no hit rate: 0.0% would mislead.
             names = ", ".join(logs)
             raise AuditFailure(f"{names}: no requests to audit (the log is empty)")
+        for unmatched in _unmatched_keys(report, options):
+            click.echo(f"prefixlint audit: warning: {unmatched}", err=True)
         if options["vllm_metrics"]:
             report.engine_check = engine_check(
                 report, options["vllm_metrics"], options["vllm_metrics_tolerance"]
