@@ -507,3 +507,19 @@ def test_a_key_no_request_has_is_warned_about(tmp_path, args, warned):
     else:
         (line,) = warnings
         assert line.startswith(f"prefixlint audit: warning: {warned}")
+
+
+@pytest.mark.parametrize("option", ["-o", "--html", "--dump-tokens", "--sweep-csv"])
+def test_a_report_into_a_missing_folder_stops_before_the_audit(tmp_path, option, monkeypatch):
+    import prefixlint.cli.audit as cli
+
+    def never(*args, **kwargs):
+        raise AssertionError("the audit ran")
+
+    monkeypatch.setattr(cli, "_run", never)
+    target = tmp_path / "missing" / "report.out"
+    result = run(LOGS / "tau_openai_clean.jsonl", option, target)
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"prefixlint audit: {target}: cannot write the report: no folder {target.parent}\n"
+    )

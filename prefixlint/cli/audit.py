@@ -389,6 +389,18 @@ def _planning(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _check_report_folders(options: dict[str, Any]) -> None:
+    """Stop before the audit, not after it, when a report could not be written: its folder
+    is missing (a log can take minutes to replay)."""
+    for option in ("output", "html_path", "sweep_csv", "dump_tokens"):
+        path = options.get(option)
+        if not path or path == "-" or "://" in path:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise AuditFailure(f"{path}: cannot write the report: no folder {folder}")
+
+
 def _unmatched_keys(report: AuditReport, options: dict[str, Any]) -> list[str]:
     """A ``--session-key`` or ``--group-by`` field that no request has (a misspelt field
     would otherwise change the causes, or drop the breakdown, without a word)."""
@@ -407,6 +419,7 @@ def _unmatched_keys(report: AuditReport, options: dict[str, Any]) -> list[str]:
 
 def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
     """Run the audit, write its reports, and return the reasons it fails (if any)."""
+    _check_report_folders(options)
     try:
         prices = PriceTable.load(options["prices"])
         planning = _planning(options)
