@@ -91,3 +91,28 @@ def test_tokens_count():
     assert [tokens_count(v) for v in (None, 312, 884_433.8, 5_578_509, 2.5e9)] == [
         "-", "312", "884.4 k", "5.6 M", "2.5 G",
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("settings", "capacity"),
+    [
+        ({}, "4 slots (unified KV cache) and a host-RAM prompt cache of 8,192 MiB"),
+        (
+            {"slots": 2},
+            "2 slots (a KV cache per slot) and a host-RAM prompt cache of 8,192 MiB",
+        ),
+        (
+            {"slots": 1, "kv_unified": True, "cache_ram_mib": 0},
+            "1 slot (unified KV cache) and no host-RAM prompt cache",
+        ),
+        (
+            {"cache_ram_mib": -1, "cache_reuse": 64},
+            "4 slots (unified KV cache) and an unbounded host-RAM prompt cache, "
+            "chunks of 64+ tokens reused",
+        ),
+    ],
+)
+def test_llamacpp_capacity_names_its_slots_and_prompt_cache(settings, capacity):
+    options = AuditOptions(caches=("llamacpp",), what_if=False, **settings)
+    report = run_audit([str(BREAKERS)], options)
+    assert report.assumptions["llamacpp"]["capacity"] == capacity

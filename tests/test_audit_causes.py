@@ -50,6 +50,25 @@ def test_a_model_switch_names_the_model(tmp_path):
     assert switched == [("PFX601", "model"), ("PFX601", "model")]
 
 
+def test_a_model_switch_costs_nothing_on_a_server_of_one_model(tmp_path):
+    # llama-server serves one model whatever a request names: its slot still holds the
+    # conversation, so the switch is no cause there.
+    planned = plan(seed=3, sessions=2, breakers=(breaker("model-switch-once"),))
+    path = tmp_path / "log.jsonl"
+    path.write_text("\n".join(log_line(p, "openai") for p in planned) + "\n", encoding="utf-8")
+    options = AuditOptions(caches=("vllm", "llamacpp"), what_if=False)
+    report = run_audit([str(path)], options)
+    switched = {i + 1 for i, p in enumerate(planned) if p.expected}
+    causes = {(r.model_cache, r.line): r.cause for r in report.records if r.line in switched}
+    assert {causes["vllm", line] for line in switched} == {"PFX601"}
+    # What it lost there it lost as on any other turn: a new tail, or a slot taken by the
+    # other conversation.
+    assert {causes["llamacpp", line] for line in switched} <= {None, "first-seen", "evicted"}
+    hits = {(r.model_cache, r.line): r.cached_tokens for r in report.records}
+    first = min(switched)
+    assert hits["vllm", first] == 0 < hits["llamacpp", first]
+
+
 SYSTEM = "# Policy\n\nYou help travellers.\n\n- Be brief.\n- Confirm first."
 
 
@@ -240,6 +259,10 @@ def result(prompt, cached, reason="first-seen"):
         # new model's cache already held most of the shared prefix.
         (True, 700, ("PFX601", 300, "model")),
         (True, 1000, ("first-seen", 0, None)),
+        # A cache that ignores the model and served all the two share lost only the
+        # predecessor's tail that no cache could reuse.
+        (True, 990, ("first-seen", 0, None)),
+        (True, 989, ("PFX601", 11, "model")),
         # Another conversation's request: only when the shared prefix was mostly not served.
         (False, 700, ("first-seen", 0, None)),
         (False, 100, ("PFX601", 900, "model")),
@@ -249,12 +272,27 @@ def test_cause_for_a_routing_change(same_conversation, cached, expected):
     divergence = Divergence(
         predecessor_line=1,
         predecessor_tokens=1000,
-        shared_tokens=1000,
+        shared_tokens=990,
         routing_changed="model",
         same_conversation=same_conversation,
     )
     cause = cause_for(divergence, result(1200, cached))
     assert (cause.code, cause.cost, cause.component) == expected
+
+
+@pytest.mark.parametrize("cached", [0, 700, 990])
+def test_a_routing_change_is_no_cause_on_a_cache_that_reads_no_model(cached):
+    divergence = Divergence(
+        predecessor_line=1,
+        predecessor_tokens=1000,
+        shared_tokens=990,
+        routing_changed="model",
+        same_conversation=True,
+    )
+    blind = cause_for(divergence, result(1200, cached), routing_blind=True)
+    assert blind.code == "first-seen"
+    seeing = cause_for(divergence, result(1200, cached))
+    assert seeing.code == ("first-seen" if cached == 990 else "PFX601")
 
 
 def test_cause_for_no_breakpoint_names_cache_control():

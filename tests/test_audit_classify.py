@@ -60,6 +60,23 @@ def test_window_is_short_escaped_and_marked():
         ("one two  \nthree", "one two\nthree", "PFX402"),
         ("caf\u0065\u0301 au lait", "caf\u00e9 au lait", "PFX403"),
         ("hello\u00a0world and more", "hello world and more", "PFX403"),
+        # A line holding a date and an id: the kind of the value that changed, whichever
+        # comes first on the line.
+        (
+            "[sent 2025-06-01 10:01:00] Archive: flash_c8429a43.zip\nfile list\nmore",
+            "Archive: flash_c8429a43.zip\nfile list\nmore",
+            "PFX101",
+        ),
+        (
+            "Archive: flash_c8429a43.zip\nfile list\nmore",
+            "[sent 2025-06-01 10:01:00] Archive: flash_c8429a43.zip\nfile list\nmore",
+            "PFX101",
+        ),
+        (
+            "[sent 2025-06-01 10:01:00] Archive: flash_c8429a43.zip\nfile list\nmore",
+            "[sent 2025-06-01 10:01:00] Archive: flash_d00d1e55.zip\nfile list\nmore",
+            "PFX102",
+        ),
         # Not provable: a counter, a rewritten sentence, a value followed by other changes.
         ("You have 5 turns left.", "You have 4 turns left.", None),
         ("Be concise.", "Be thorough.", None),

@@ -454,3 +454,72 @@ def test_conversations_without_session_ids(tmp_path):
     assert [r["cause"] for r in requests[:4]] == ["first-seen"] * 4
     assert requests[4]["cause"] == "PFX501"
     assert (requests[4]["predecessor_line"], requests[4]["component"]) == (3, "messages[2]")
+
+
+@pytest.mark.parametrize("args", [(), ("--format", "json"), ("--fail-under", "0.5")])
+def test_an_empty_log_is_an_input_error_not_a_zero_hit_rate(tmp_path, args):
+    log = tmp_path / "empty.jsonl"
+    log.write_bytes(b"")
+    result = run(log, *args)
+    assert result.exit_code == 2, result.output
+    assert result.output.strip().splitlines() == [
+        f"prefixlint audit: {log}: no requests to audit (the log is empty)"
+    ]
+
+
+def test_an_empty_log_beside_a_full_one_is_audited(tmp_path):
+    log = tmp_path / "empty.jsonl"
+    log.write_bytes(b"")
+    result = run(log, LOGS / "tau_openai_clean.jsonl", "--no-what-if")
+    assert result.exit_code == 0, result.output
+
+
+def _two_sessions(tmp_path):
+    lines = []
+    for session in ("a", "b"):
+        for turn in range(2):
+            messages = [{"role": "system", "content": "You help."}]
+            messages += [
+                {"role": "user", "content": f"{session} question {n}"} for n in range(turn + 1)
+            ]
+            body = {"model": "m", "messages": messages, "user": session}
+            lines.append(json.dumps({"session_id": session, "request": body}))
+    log = tmp_path / "log.jsonl"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return log
+
+
+@pytest.mark.parametrize(
+    ("args", "warned"),
+    [
+        (("--session-key", "user"), None),
+        (("--group-by", "user"), None),
+        (("--session-key", "usr"), "--session-key usr: no request has this field"),
+        (("--group-by", "metadata.team"), "--group-by metadata.team: no request has this field"),
+    ],
+)
+def test_a_key_no_request_has_is_warned_about(tmp_path, args, warned):
+    result = CliRunner().invoke(audit, [str(_two_sessions(tmp_path)), "--no-what-if", *args])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if "warning:" in line]
+    if warned is None:
+        assert warnings == []
+    else:
+        (line,) = warnings
+        assert line.startswith(f"prefixlint audit: warning: {warned}")
+
+
+@pytest.mark.parametrize("option", ["-o", "--html", "--dump-tokens", "--sweep-csv"])
+def test_a_report_into_a_missing_folder_stops_before_the_audit(tmp_path, option, monkeypatch):
+    import prefixlint.cli.audit as cli
+
+    def never(*args, **kwargs):
+        raise AssertionError("the audit ran")
+
+    monkeypatch.setattr(cli, "_run", never)
+    target = tmp_path / "missing" / "report.out"
+    result = run(LOGS / "tau_openai_clean.jsonl", option, target)
+    assert result.exit_code == 2, result.output
+    assert result.output == (
+        f"prefixlint audit: {target}: cannot write the report: no folder {target.parent}\n"
+    )

@@ -50,6 +50,14 @@ BAD_LINES = [
         "type is not a string (got dict)",
     ),
     (json.dumps(message(content=[{"type": ["text"]}])), "content[0].type is not a string"),
+    (
+        json.dumps(message(content=[{"type": "text", "text": 5}])),
+        "messages[0].content[0].text is not a string (got int)",
+    ),
+    (
+        json.dumps(message(content=[{"type": "text", "text": "a"}, {"type": "text", "text": {}}])),
+        "messages[0].content[1].text is not a string (got dict)",
+    ),
     (json.dumps(message(tool_calls="call")), "tool_calls is not a list (got str)"),
     (json.dumps(message(tool_calls=[5])), "tool_calls[0] is not an object"),
     (json.dumps(message(tool_calls=[{"function": "f"}])), "function is not an object"),

@@ -125,3 +125,22 @@ def test_reading_is_lazy(tmp_path):
     first = next(items)
     path.unlink()  # the open handle keeps streaming
     assert first.line == 1 and next(items).line == 2
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        (
+            b'{"messages": [{"role": "user", "content": "cut',
+            "Unterminated string starting at column 43",
+        ),
+        (b'{"messages": [}', "Expecting value at column 15"),
+        (b'{"messages": []', "Expecting ',' delimiter at column 16"),
+    ],
+)
+def test_malformed_json_reason_reads_as_one_phrase(tmp_path, line, reason):
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(line + b"\n")
+    (item,) = read_log(str(log))
+    assert isinstance(item, SkippedLine)
+    assert item.reason == f"malformed JSON: {reason}"

@@ -140,6 +140,39 @@ EPHEMERAL = {"type": "ephemeral"}
 HOUR = {"type": "ephemeral", "ttl": "1h"}
 
 
+@pytest.mark.parametrize(
+    ("cache_control", "reason"),
+    [
+        ({"type": "ephemeral"}, None),
+        ({"type": "ephemeral", "ttl": None}, None),
+        ({"type": "ephemeral", "ttl": "5m"}, None),
+        ({"type": "ephemeral", "ttl": "1h"}, None),
+        ({"type": "ephemeral", "ttl": "1hr"}, "cache_control ttl '1hr' is neither '5m' nor '1h'"),
+        ({"type": "ephemeral", "ttl": 3600}, "cache_control ttl 3600 is neither '5m' nor '1h'"),
+    ],
+)
+@pytest.mark.parametrize("place", ["system", "message", "tool", "top"])
+def test_an_unknown_breakpoint_ttl_skips_the_line(cache_control, reason, place):
+    block = {"type": "text", "text": "Policy."}
+    body = {"model": "claude-sonnet-4-5", "max_tokens": 10, "system": [block]}
+    body["messages"] = [{"role": "user", "content": [{"type": "text", "text": "Hi"}]}]
+    if place == "system":
+        block["cache_control"] = cache_control
+    elif place == "message":
+        body["messages"][0]["content"][0]["cache_control"] = cache_control
+    elif place == "tool":
+        body["tools"] = [{"name": "a", "input_schema": {}, "cache_control": cache_control}]
+    else:
+        body["cache_control"] = cache_control
+    item = parse(body, "anthropic")
+    if reason is None:
+        assert isinstance(item, ChatRequest)
+        assert len(item.cache_breakpoints) == 1
+    else:
+        assert isinstance(item, SkippedLine)
+        assert item.reason == reason
+
+
 def test_anthropic_blocks_and_breakpoints():
     body = {
         "model": "claude-sonnet-4-5",

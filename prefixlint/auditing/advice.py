@@ -88,7 +88,7 @@ def assumptions(
         rendering += f" ({HF_TEMPLATE_COST})"
     return {
         name: {
-            "capacity": _capacity(name, options),
+            "capacity": _capacity(name, options, model),
             "granularity": _granularity(model),
             "rendering": rendering,
             "prices": price_basis(name, prices_version, options),
@@ -97,19 +97,38 @@ def assumptions(
     }
 
 
-def _capacity(name: str, options: AuditOptions) -> str:
+def _capacity(name: str, options: AuditOptions, model: CacheModel) -> str:
     if name in ENGINE_MODELS:
         if name == "unlimited":
             return "unlimited: the ceiling any cache could reach"
         if options.capacity_tokens is not None and name != "llamacpp":
             return f"{options.capacity_tokens:,} tokens of KV cache"
         if name == "llamacpp":
-            return "one slot holding the previous prompt"
+            return _llamacpp_capacity(model)
         return (
             "unlimited (nothing is evicted, so this is the ceiling; give --capacity-tokens, or "
             "--kv-memory with --model-geometry, for a real server's KV cache)"
         )
     return "the provider's, modelled by its documented retention (eviction is undocumented)"
+
+
+def _llamacpp_capacity(model: CacheModel) -> str:
+    """The slots and prompt cache the llamacpp model was built with, as llama-server's options."""
+    slots = getattr(model, "slot_count", None)
+    if slots is None:
+        return "llama-server slots"
+    kv = "unified KV cache" if getattr(model, "kv_unified", False) else "a KV cache per slot"
+    ram = getattr(model, "cache_ram_mib", 0)
+    cache = (
+        "no host-RAM prompt cache"
+        if ram == 0
+        else "an unbounded host-RAM prompt cache"
+        if ram < 0
+        else f"a host-RAM prompt cache of {ram:,} MiB"
+    )
+    text = f"{slots} slot{'s' if slots != 1 else ''} ({kv}) and {cache}"
+    reuse = getattr(model, "cache_reuse", 0)
+    return text + (f", chunks of {reuse:,}+ tokens reused" if reuse else "")
 
 
 def _granularity(model: CacheModel) -> str:

@@ -461,17 +461,23 @@ class MissCause:
 
 
 def cause_for(
-    divergence: Divergence, result: CacheResult, *, no_breakpoint: bool = False
+    divergence: Divergence,
+    result: CacheResult,
+    *,
+    no_breakpoint: bool = False,
+    routing_blind: bool = False,
 ) -> MissCause:
     """The cause of one request's miss on one cache model; the one place that decides it.
 
     In order: PFX303 when ``no_breakpoint`` says the request marked no breakpoint on a model
     that caches only at breakpoints; PFX601 when the model or cache key changed within a
-    conversation and that cost tokens (the predecessor's entries are in another namespace,
-    whatever else changed); the divergence's cause when it cost tokens; the cache's own reason
+    conversation and the cache served less than the prefix the two share (the predecessor's
+    entries are in another namespace, whatever else changed); the divergence's cause when it
+    cost tokens; the cache's own reason
     (``evicted``, ``ttl-expired``, ``below-minimum``, ``first-seen``). A predecessor from
     another conversation counts a routing change only when the cache served less than half
-    the prefix the two share.
+    the prefix the two share. ``routing_blind`` says the cache reads no model or cache key, so
+    a change of them is never the cause there.
     """
     supplied = min(divergence.predecessor_tokens, result.prompt_tokens)
     cost = max(0, supplied - result.cached_tokens)
@@ -480,8 +486,15 @@ def cause_for(
         if cost > 0:
             return MissCause(codes.BREAKPOINT, cost, "cache_control")
         return MissCause(codes.FIRST_SEEN if result.uncached_tokens else None)
-    routing = divergence.routing_changed
-    if routing and cost > 0 and divergence.same_conversation:
+    routing = None if routing_blind else divergence.routing_changed
+    # A cache that served all the two share (llama-server serves one model whatever a
+    # request names) lost only what no cache could reuse: the predecessor's generation prompt.
+    if (
+        routing
+        and cost > 0
+        and result.cached_tokens < divergence.shared_tokens
+        and divergence.same_conversation
+    ):
         return MissCause(codes.PARAMETER_CHANGE, cost, routing)
     if divergence.diverged and cost > 0:
         return MissCause(divergence.code, cost, divergence.component, located=True)

@@ -165,11 +165,26 @@ def changed_lines_code(a: str, b: str, offset: int) -> str | None:
         code_a, code_b = volatile_lines_code(line_a), volatile_lines_code(line_b)
         if code_a and code_b and len(lines_a) == 1:
             return None
+        if code_a and code_b and code_a != code_b:
+            # One line edited, its values of different kinds: the kind of those that changed
+            # (a date dropped from a line whose id stayed is a date's doing).
+            return _changed_value_code(line_a, line_b) or code_b
         if code_b or code_a:
             return code_b or code_a
         if index > first and (line_a.strip() or line_b.strip()):
             return None
     return None
+
+
+def _changed_value_code(line_a: str, line_b: str) -> str | None:
+    """The one kind of the values that one line holds and the other does not, if one, when
+    the lines are one line edited: they keep a value in common."""
+    values_a = Counter((v.code, line_a[v.start : v.end]) for v in find_values(line_a))
+    values_b = Counter((v.code, line_b[v.start : v.end]) for v in find_values(line_b))
+    if not values_a & values_b:
+        return None
+    changed = {code for code, _ in (values_a - values_b) + (values_b - values_a)}
+    return changed.pop() if len(changed) == 1 else None
 
 
 def _kept_lines(lines: list[str]) -> list[str]:

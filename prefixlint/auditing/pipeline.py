@@ -56,6 +56,9 @@ READING, AUDITING, WHAT_IF = "reading", "auditing", "what-if"
 PHASES = (READING, AUDITING, WHAT_IF)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
 BREAKPOINT_ONLY_MODELS = frozenset({"anthropic"})
+# Cache models that share one cache whatever model, prompt_cache_key or cache_salt a request
+# names (llama-server serves one model and reads neither key).
+ROUTING_BLIND_MODELS = frozenset({"llamacpp"})
 
 
 @dataclass(frozen=True)
@@ -214,7 +217,12 @@ class Auditor:
         unmarked = not prepared.query.breakpoints
         for name, result in results.items():
             no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
-            cause = cause_for(divergence, result, no_breakpoint=no_breakpoint)
+            cause = cause_for(
+                divergence,
+                result,
+                no_breakpoint=no_breakpoint,
+                routing_blind=name in ROUTING_BLIND_MODELS,
+            )
             record = self._record(file, request, session, name, result, cause, divergence)
             record.observed_cached = observed
             record.group = group

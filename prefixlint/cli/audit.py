@@ -389,8 +389,37 @@ def _planning(options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _check_report_folders(options: dict[str, Any]) -> None:
+    """Stop before the audit, not after it, when a report could not be written: its folder
+    is missing (a log can take minutes to replay)."""
+    for option in ("output", "html_path", "sweep_csv", "dump_tokens"):
+        path = options.get(option)
+        if not path or path == "-" or "://" in path:
+            continue
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):
+            raise AuditFailure(f"{path}: cannot write the report: no folder {folder}")
+
+
+def _unmatched_keys(report: AuditReport, options: dict[str, Any]) -> list[str]:
+    """A ``--session-key`` or ``--group-by`` field that no request has (a misspelt field
+    would otherwise change the causes, or drop the breakdown, without a word)."""
+    found = []
+    key = options["session_key"]
+    if key is not None and all(record.session_id is None for record in report.records):
+        found.append(
+            f"--session-key {key}: no request has this field, so no request has a session "
+            "(each is compared with the earlier request it shares the longest prefix with)"
+        )
+    group = options["group_by"]
+    if group is not None and all(record.group is None for record in report.records):
+        found.append(f"--group-by {group}: no request has this field; no breakdown shown")
+    return found
+
+
 def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
     """Run the audit, write its reports, and return the reasons it fails (if any)."""
+    _check_report_folders(options)
     try:
         prices = PriceTable.load(options["prices"])
         planning = _planning(options)
@@ -453,6 +482,12 @@ def _audit(logs: tuple[str, ...], options: dict[str, Any]) -> list[str]:
         if report.skipped and not report.records:
             first = next(iter(report.skipped))
             raise AuditFailure(f"{first.file}:{first.line}: {first.reason} (no line could be read)")
+        if not report.records:
+            # An empty log (a wrong path, a rotated file) has no hit rate: 0.0% would mislead.
+            names = ", ".join(logs)
+            raise AuditFailure(f"{names}: no requests to audit (the log is empty)")
+        for unmatched in _unmatched_keys(report, options):
+            click.echo(f"prefixlint audit: warning: {unmatched}", err=True)
         if options["vllm_metrics"]:
             report.engine_check = engine_check(
                 report, options["vllm_metrics"], options["vllm_metrics_tolerance"]

@@ -118,7 +118,13 @@ def breakpoint_ttl(cache_control: object) -> float | None:
     """TTL in seconds of an Anthropic ``cache_control`` marker, None when there is none."""
     if not isinstance(cache_control, dict):
         return None
-    return ONE_HOUR if cache_control.get("ttl") == "1h" else FIVE_MINUTES
+    ttl = cache_control.get("ttl")
+    if ttl is None:
+        return FIVE_MINUTES
+    if ttl not in ("5m", "1h"):
+        # Anthropic answers 400: a misspelt TTL ("1hr", 3600) is no 5-minute breakpoint.
+        raise Skip(f"cache_control ttl {ttl!r} is neither '5m' nor '1h'")
+    return ONE_HOUR if ttl == "1h" else FIVE_MINUTES
 
 
 def request_params(body: JsonObject) -> JsonObject:

@@ -105,7 +105,9 @@ def parse_line(
     try:
         record = decode(text)
     except json.JSONDecodeError as exc:
-        return SkippedLine(line_number, f"malformed JSON: {exc.msg} at column {exc.colno}")
+        # "Unterminated string starting at" already ends in "at"
+        message = exc.msg.removesuffix(" at")
+        return SkippedLine(line_number, f"malformed JSON: {message} at column {exc.colno}")
     except RecursionError:
         return SkippedLine(line_number, "malformed JSON: nested too deeply")
     except ValueError:  # an integer too long to convert (Python's int_max_str_digits)

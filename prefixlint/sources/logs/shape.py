@@ -96,9 +96,15 @@ def _object(value: object, where: str) -> JsonObject:
 def _content(content: object) -> None:
     parts = content if isinstance(content, list) else (content,)
     for index, part in enumerate(parts):
-        if isinstance(part, dict) and not isinstance(part.get("type", ""), str):
-            where = f".content[{index}].type" if isinstance(content, list) else ".content.type"
-            raise _Misfit(where, "a string", part["type"])
+        if not isinstance(part, dict):
+            continue
+        where = f".content[{index}]" if isinstance(content, list) else ".content"
+        if not isinstance(part.get("type", ""), str):
+            raise _Misfit(where + ".type", "a string", part["type"])
+        if part.get("type") == "text":
+            # A text part's text is rendered and compared: a number or object there is a
+            # request the provider rejects, not text.
+            _text(part.get("text"), where + ".text")
 
 
 def _tool_calls(calls: object) -> None:
