@@ -96,6 +96,8 @@ _BINDERS = (
 # Where a field of a node is evaluated, relative to the scope the node is in (``_plan``).
 _SAME, _INNER, _OUTER, _FIRST_ITER = range(4)
 _BINDER_KINDS = frozenset(_BINDERS)
+# The node types that bind a name or open a scope (``_Walk._enter``).
+_ENTERED = frozenset({*_INNER_FIELDS, ast.arg, *_BINDER_KINDS})
 _PLANS: dict[type, tuple[tuple[str, int, bool], ...]] = {}
 
 
@@ -134,7 +136,7 @@ class _Walk:
         constants: list[ast.AST] = []
         by_type[ast.Name], by_type[ast.Constant] = names, constants
         stack: list[tuple[ast.AST, ast.AST | None, Scope]] = [(module, None, self.module_scope)]
-        pop, push = stack.pop, stack.append
+        pop, push, plans = stack.pop, stack.append, _PLANS
         while stack:
             node, parent, scope = pop()
             key = id(node)
@@ -154,7 +156,7 @@ class _Walk:
                 continue
             if kind is not ast.JoinedStr or type(parent) is not ast.FormattedValue:
                 by_type.setdefault(kind, []).append(node)  # (a format spec is not a string)
-            inner = self._enter(node, kind, parent, scope)
+            inner = self._enter(node, kind, parent, scope) if kind in _ENTERED else None
             if kind is ast.Dict:  # keys and values interleaved, as written
                 dict_node: ast.Dict = node  # type: ignore[assignment]
                 for pair in reversed(list(zip(dict_node.keys, dict_node.values, strict=True))):
@@ -163,7 +165,8 @@ class _Walk:
                             push((child, node, scope))
                 continue
             # Children go on the stack last first, so that they come off it in field order.
-            for name, evaluated, block in _plan(kind):
+            plan = plans.get(kind)
+            for name, evaluated, block in _plan(kind) if plan is None else plan:
                 value = getattr(node, name, None)
                 if value is None:
                     continue
