@@ -217,7 +217,12 @@ def test_text_from_stdin_has_the_time_budget_too():
 
 
 _EXPRESSIONS = st.recursive(
-    st.sampled_from(["x", "1", "'s'", "f'{x}'", "'a' 'b'", "x.y", "not x", "x if y else x"]),
+    st.sampled_from(
+        [
+            *("x", "1", "'s'", "f'{x}'", "'a' 'b'", "x.y", "not x", "x if y else x"),
+            *("'(['", "')]'", "'a(' '{b'", "b'lambda (('", "f'(({x}'"),  # brackets in literals
+        ]
+    ),
     lambda inner: st.one_of(
         inner.map(lambda e: f"({e})"),
         inner.map(lambda e: f"[{e}]"),
@@ -300,3 +305,27 @@ def test_the_cheap_bound_clears_shallow_code():
     shallow = "@d(1)\ndef f(a):\n    return g(a)\n"
     # Four columns of indentation, two openers in the header and decorator, one in the body.
     assert within_python_limits(shallow, ast.parse(shallow), Limits(max_depth=8))
+
+
+def test_the_cheap_bound_leaves_out_brackets_in_plain_strings():
+    # Markdown links in a docstring and brackets in a literal open nothing.
+    docstring = 'def f():\n    """' + "[link](url) " * 10 + '"""\n'
+    literal = "x = ('((((' '[[[[' # ((((\n  '{{{{')\ny = b'(((((('\n"
+    for text in (docstring, literal):
+        guard_python(text, Limits(max_depth=5))
+        assert within_python_limits(text, ast.parse(text), Limits(max_depth=5))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Brackets in an f-string's fields count; so do those outside a literal.
+        "x = f'{((((((1))))))}'\n",
+        "x = ((((((')'))))))\n",
+        "x = '(((((('; y = ((((((1))))))\n",
+    ],
+)
+def test_the_cheap_bound_keeps_brackets_outside_plain_strings(text):
+    with pytest.raises(SourceError):
+        guard_python(text, Limits(max_depth=5))
+    assert not within_python_limits(text, ast.parse(text), Limits(max_depth=5))

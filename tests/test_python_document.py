@@ -12,6 +12,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.scopes import COMPREHENSION, FUNCTION, MODULE
 
 
 def _document(text):
@@ -103,3 +104,32 @@ def test_libcst_is_imported_only_to_render_a_fix(text, codes, loaded):
     )
     assert result.stdout.split("]")[1].strip() == str(loaded)
     assert result.stdout.startswith(str(codes))
+
+
+def test_the_walk_numbers_nodes_in_preorder_and_scopes_fields_as_python_evaluates_them():
+    text = (
+        "@deco\n"
+        "def f(a=default, *, b=kw) -> ret:\n"
+        "    x = {k1: v1, **rest, k2: v2}\n"
+        "    return [y for y in items for z in y if z]\n"
+    )
+    document = PythonDocument(text, ast.parse(text), RuleContext("a.py", frozenset()))
+    names = document.nodes(ast.Name)
+    # Fields in the order of ``_fields`` (keyword defaults before defaults), decorators first
+    # and a dict's keys and values interleaved, as written.
+    assert [n.id for n in names] == [
+        *("deco", "kw", "default", "ret", "x", "k1", "v1", "rest", "k2", "v2"),
+        *("y", "y", "items", "z", "y", "z"),
+    ]
+    assert [document.order(n) for n in names] == sorted(document.order(n) for n in names)
+    kinds = {}
+    for name in names:
+        scope = document.scope(name)
+        kinds.setdefault(name.id, []).append(scope.kind if scope else None)
+    assert kinds["default"] == kinds["kw"] == kinds["deco"] == kinds["ret"] == [MODULE]
+    assert kinds["v1"] == kinds["rest"] == [FUNCTION]
+    assert kinds["items"] == [FUNCTION]  # the first ``for``'s iterable: outside
+    assert kinds["y"] == [COMPREHENSION] * 3  # the second's: inside
+    assert kinds["z"] == [COMPREHENSION] * 2
+    function = document.module.body[0]
+    assert document.block(function.body[1]) == (function, "body")

@@ -133,3 +133,31 @@ def test_qualified_names_agree_with_libcst(text):
             assert document.qualified_names(node) == expected[key], document.source(node)
             compared += 1
     assert compared > 15
+
+
+def test_names_assigned_in_a_class_body_are_read_as_attributes_there_only():
+    from prefixlint.pyflow.bindings import Bindings
+
+    text = (
+        "class C:\n"
+        "    if flag:\n"
+        "        A = 'in the body'\n"
+        "    B: str = 'annotated'\n"
+        "    def m(self):\n"
+        "        C = 'a local'\n"
+        "        class D:\n"
+        "            E = 'the inner class'\n"
+        "        return self.A, self.B, self.C, self.E\n"
+        "F = 'module'\n"
+    )
+    document = _document(text)
+    bindings = Bindings(document)
+
+    def values(code):
+        found = bindings.attribute_values(_find(document, code, ast.Attribute))
+        return [document.source(b.value) for b in found]
+
+    assert values("self.A") == ["'in the body'"]
+    assert values("self.B") == ["'annotated'"]
+    assert values("self.C") == []  # a function's local, not the class's
+    assert values("self.E") == []  # the inner class's, not C's

@@ -1,6 +1,7 @@
 """The ast screen before libcst: what it lets through, and that it never hides a finding."""
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import check_text
-from prefixlint.pyflow import screen
+from prefixlint.pyflow import prompt_words, screen
 from prefixlint.pyflow.prompt_words import may_hold_prompt
 from prefixlint.sources import python
 
@@ -103,3 +104,35 @@ def test_the_screen_hides_no_finding_in_the_repository(path, text):
         pytest.fail(f"libcst reports {exc.message}")
     found = [d for _, checker in registry.checkers("python", CODES) for d in checker(document, ctx)]
     assert found == []
+
+
+# The single pattern ``defines_message_list`` stands for, searched in one go.
+_ONE_PATTERN = re.compile(
+    r"""\[\s*["']?[\w.]*Message"""
+    r"|(?:messages|history|conversation|transcript)(?:\.copy\(\)|\[:\])"
+    r"|(?:list|deepcopy|copy)\(\s*[\w.]*(?:messages|history|conversation|transcript)\s*\)"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x: list[Message] = []",
+        "x: list['ChatMessage'] = []",
+        "h = history.copy()",
+        "h = self.messages[:]",
+        "h = list(messages)",
+        "h = list( self.old_transcript )",
+        "h = deepcopy(conversation)",
+        "h = copy.deepcopy(state.history)",
+        "h = history.copy ()",  # no match: a space before the call
+        "h = deepcopy(conversation, memo)",
+        "h = list(messages) if messages else []",
+        "h = messages[:2]",
+        "h = [m for m in messages]",
+        "h = copy(x); y = messages[1:]",
+        "",
+    ],
+)
+def test_the_message_list_test_matches_where_its_single_pattern_does(text):
+    assert prompt_words.defines_message_list(text) is bool(_ONE_PATTERN.search(text))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
-from prefixlint.pyflow.scopes import Assignment
+from prefixlint.pyflow.scopes import CLASS, Assignment
 
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "sort", "update", "execute"})
 
@@ -66,13 +66,6 @@ class _Index:
             if item.optional_vars is not None:
                 self._bind(item.optional_vars, item.context_expr, "context", item)
 
-    def _frame(self, node: ast.AST) -> ast.AST | None:
-        """The innermost function or class around ``node``."""
-        return next(
-            (a for a in self.document.ancestors(node) if isinstance(a, (*FUNCTIONS, ast.ClassDef))),
-            None,
-        )
-
     def _bind(
         self,
         target: ast.expr,
@@ -110,10 +103,14 @@ class _Index:
         self, target: ast.expr, value: ast.expr, kind: str, statement: ast.AST
     ) -> None:
         """``X = ...`` directly in a class body is also readable as ``self.X``."""
-        frame = self._frame(statement)
-        if isinstance(frame, ast.ClassDef) and isinstance(target, ast.Name):
+        if not isinstance(target, ast.Name):
+            return
+        # A statement is evaluated in the scope of the innermost function or class around it
+        # (never in a lambda's or a comprehension's): that of a class body is the class's.
+        scope = self.document.scope(statement)
+        if scope is not None and scope.kind == CLASS and isinstance(scope.node, ast.ClassDef):
             binding = Binding(value, kind, statement, target)
-            self.attributes.setdefault((id(frame), target.id), []).append(binding)
+            self.attributes.setdefault((id(scope.node), target.id), []).append(binding)
 
 
 class Bindings:

@@ -93,6 +93,32 @@ _BINDERS = (
 )
 
 
+# Where a field of a node is evaluated, relative to the scope the node is in (``_plan``).
+_SAME, _INNER, _OUTER, _FIRST_ITER = range(4)
+_BINDER_KINDS = frozenset(_BINDERS)
+# The node types that bind a name or open a scope (``_Walk._enter``).
+_ENTERED = frozenset({*_INNER_FIELDS, ast.arg, *_BINDER_KINDS})
+_PLANS: dict[type, tuple[tuple[str, int, bool], ...]] = {}
+
+
+def _plan(kind: type[ast.AST]) -> tuple[tuple[str, int, bool], ...]:
+    """The child fields of a node type, last first (the order they go on the walk's stack),
+    each with where it is evaluated and whether it is a block of statements; found once."""
+    plan = _PLANS.get(kind)
+    if plan is None:
+        fields = reversed(_fields(kind))
+        plan = _PLANS[kind] = tuple((n, _evaluated(kind, n), n in _BLOCK_FIELDS) for n in fields)
+    return plan
+
+
+def _evaluated(kind: type[ast.AST], name: str) -> int:
+    if kind is ast.comprehension and name == "iter":
+        return _FIRST_ITER  # the first ``for``'s iterable is evaluated outside
+    if name in _INNER_FIELDS.get(kind, ()):
+        return _INNER
+    return _OUTER if name in _OUTER_FIELDS.get(kind, ()) else _SAME
+
+
 class _Walk:
     """One preorder walk: parents, numbers, nodes by type, the scope of every node, and the
     assignments of every scope."""
@@ -105,12 +131,14 @@ class _Walk:
         self.blocks: dict[int, Block] = {}
         self.module_scope = Scope(MODULE, module, builtin_scope())
         parents, order, scopes, by_type = self.parents, self.order, self.scopes, self.by_type
+        blocks = self.blocks
         names: list[ast.AST] = []
         constants: list[ast.AST] = []
         by_type[ast.Name], by_type[ast.Constant] = names, constants
         stack: list[tuple[ast.AST, ast.AST | None, Scope]] = [(module, None, self.module_scope)]
+        pop, push, plans = stack.pop, stack.append, _PLANS
         while stack:
-            node, parent, scope = stack.pop()
+            node, parent, scope = pop()
             key = id(node)
             if parent is not None:
                 parents[key] = parent
@@ -128,39 +156,35 @@ class _Walk:
                 continue
             if kind is not ast.JoinedStr or type(parent) is not ast.FormattedValue:
                 by_type.setdefault(kind, []).append(node)  # (a format spec is not a string)
-            inner = self._enter(node, kind, parent, scope)
-            stack.extend(reversed(self._children(node, kind, parent, scope, inner)))
-
-    def _children(
-        self, node: ast.AST, kind: type, parent: ast.AST | None, scope: Scope, inner: Scope | None
-    ) -> list[tuple[ast.AST, ast.AST | None, Scope]]:
-        if kind is ast.Dict:  # keys and values interleaved, as written
-            dict_node: ast.Dict = node  # type: ignore[assignment]
-            pairs = zip(dict_node.keys, dict_node.values, strict=True)
-            return [(c, node, scope) for k, v in pairs for c in (k, v) if c is not None]
-        inside = _INNER_FIELDS.get(kind, ())
-        outside = _OUTER_FIELDS.get(kind, ())
-        if kind is ast.comprehension and parent is not None:
-            first = parent.generators[0] is node  # type: ignore[attr-defined]
-            outside = frozenset({"iter"}) if first else ()
-        out: list[tuple[ast.AST, ast.AST | None, Scope]] = []
-        for name in _fields(kind):
-            value = getattr(node, name, None)
-            if value is None:
+            inner = self._enter(node, kind, parent, scope) if kind in _ENTERED else None
+            if kind is ast.Dict:  # keys and values interleaved, as written
+                dict_node: ast.Dict = node  # type: ignore[assignment]
+                for pair in reversed(list(zip(dict_node.keys, dict_node.values, strict=True))):
+                    for child in reversed(pair):
+                        if child is not None:
+                            push((child, node, scope))
                 continue
-            where = scope
-            if inner is not None and name in inside:
-                where = inner
-            elif name in outside and scope.parent is not None:
-                where = scope.parent
-            if type(value) is list:
-                if name in _BLOCK_FIELDS:
-                    for item in value:
-                        self.blocks[id(item)] = (node, name)
-                out += [(item, node, where) for item in value if isinstance(item, ast.AST)]
-            elif isinstance(value, ast.AST):
-                out.append((value, node, where))
-        return out
+            # Children go on the stack last first, so that they come off it in field order.
+            plan = plans.get(kind)
+            for name, evaluated, block in _plan(kind) if plan is None else plan:
+                value = getattr(node, name, None)
+                if value is None:
+                    continue
+                where = scope
+                if evaluated == _INNER:
+                    where = inner if inner is not None else scope
+                elif evaluated != _SAME and scope.parent is not None:
+                    first = evaluated == _OUTER or parent.generators[0] is node  # type: ignore[union-attr]
+                    where = scope.parent if first else scope
+                if type(value) is list:
+                    if block:
+                        for item in value:
+                            blocks[id(item)] = (node, name)
+                    for item in reversed(value):
+                        if isinstance(item, ast.AST):
+                            push((item, node, where))
+                elif isinstance(value, ast.AST):
+                    push((value, node, where))
 
     def _enter(
         self, node: ast.AST, kind: type, parent: ast.AST | None, scope: Scope
@@ -176,7 +200,7 @@ class _Walk:
             return scope.child(CLASS if kind is ast.ClassDef else FUNCTION, node, name)
         if kind is ast.arg:
             scope.record(node.arg, node)  # type: ignore[attr-defined]
-        elif isinstance(node, _BINDERS):
+        elif kind in _BINDER_KINDS:
             self._bind(node, scope)
         return None
 

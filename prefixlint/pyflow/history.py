@@ -14,7 +14,6 @@ list changed inside a loop it was created outside of (building a fresh list is f
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeAlias, TypeGuard, cast
@@ -23,6 +22,7 @@ from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
+from prefixlint.pyflow.prompt_words import defines_message_list
 from prefixlint.pyflow.scopes import MODULE, Assignment
 from prefixlint.pyflow.syntax import (
     arguments,
@@ -55,13 +55,6 @@ _NOT_CHAT_WORDS = frozenset(
         "pending",
         "unread",
     }
-)
-# What a list defined as messages needs in the text: an annotation, or a copy of a list
-# named like a conversation (``history.copy()``, ``list(messages)``, ``messages[:]``).
-_MESSAGE_ANNOTATION = re.compile(r"""\[\s*["']?[\w.]*Message""")
-_NAMED_COPY = re.compile(
-    r"(?:messages|history|conversation|transcript)(?:\.copy\(\)|\[:\])"
-    r"|(?:list|deepcopy|copy)\(\s*[\w.]*(?:messages|history|conversation|transcript)\s*\)"
 )
 # Callees that summarise a conversation, or cut it by a size given with it.
 _SUMMARY_WORDS = frozenset({"compress", "summarize", "summarise", "condense", "compact"})
@@ -253,10 +246,7 @@ class HistoryAnalysis:
     def _definitions_possible(self) -> bool:
         """Whether the text has a message annotation, or a copy of a list named like a
         conversation (no scopes needed)."""
-        text = self.document.text
-        if _MESSAGE_ANNOTATION.search(text):
-            return True
-        return bool(_NAMED_COPY.search(text))
+        return defines_message_list(self.document.text)
 
     def _named_messages(self, node: ast.Name | ast.Attribute) -> bool:
         name = node.id if isinstance(node, ast.Name) else node.attr

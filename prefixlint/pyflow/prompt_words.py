@@ -143,6 +143,33 @@ TOOL_FIELDS = frozenset({"description", "inputs", "parameters"})
 _TASK_WORDS = frozenset({"question", "query", "input", "response", "answer", "output"})
 
 
+# A list typed as messages, or copied from one named like a conversation
+# (``history.copy()``, ``messages[:]``, ``list(messages)``, ``deepcopy(self.transcript)``).
+_MESSAGE_ANNOTATION = re.compile(r"""\[\s*["']?[\w.]*Message""")
+_CONVERSATION_WORDS = ("messages", "history", "conversation", "transcript")
+_COPIED = re.compile(r"(?:messages|history|conversation|transcript)(?:\.copy\(\)|\[:\])")
+# ``deepcopy(`` ends in ``copy(``: a text matches with it where it matches without.
+_COPIED_BY_CALL = re.compile(
+    r"(?:list|copy)\(\s*[\w.]*(?:messages|history|conversation|transcript)\s*\)"
+)
+
+
+def defines_message_list(text: str) -> bool:
+    """Whether ``text`` has a message annotation, or a copy of a list named like a
+    conversation.
+
+    Each pattern is searched only where the text holds the literal parts every match of it
+    has: a search tries the pattern at every offset, and most files have none of them.
+    """
+    if _MESSAGE_ANNOTATION.search(text):
+        return True
+    if not any(word in text for word in _CONVERSATION_WORDS):
+        return False
+    if (".copy()" in text or "[:]" in text) and _COPIED.search(text):
+        return True
+    return ("list(" in text or "copy(" in text) and _COPIED_BY_CALL.search(text) is not None
+
+
 def name_region(name: str) -> str | None:
     """The region a variable, attribute or function name says its value is for, if any."""
     words = split_words(name)

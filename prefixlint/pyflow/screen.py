@@ -44,6 +44,7 @@ from prefixlint.pyflow.prompt_words import (
     TEMPLATE_STATIC_TOKENS,
     TOOL_FIELDS,
     TOOL_KEYWORDS,
+    defines_message_list,
     name_region,
     text_region,
 )
@@ -59,12 +60,6 @@ _NOT_CHAT_WORDS = frozenset(
     }
 )  # fmt: skip
 _MESSAGE_SUFFIXES = ("Message", "MessageParam", "MessageDict")
-# A list typed as messages or copied from one named like a conversation (``history``).
-_MESSAGE_ANNOTATION = re.compile(r"""\[\s*["']?[\w.]*Message""")
-_NAMED_COPY = re.compile(
-    r"(?:messages|history|conversation|transcript)(?:\.copy\(\)|\[:\])"
-    r"|(?:list|deepcopy|copy)\(\s*[\w.]*(?:messages|history|conversation|transcript)\s*\)"
-)
 _SPACE = re.compile(r"\s+")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
@@ -481,7 +476,7 @@ class _Screen:
         """Whether a list that may hold messages meets a statement that may change it."""
         if self._messages_sent or self._messages_added():
             return True  # any list may be known to hold messages: leave it to the analysis
-        if _MESSAGE_ANNOTATION.search(self.text) or _NAMED_COPY.search(self.text):
+        if defines_message_list(self.text):
             return True
         return any(_list_named(base) for base in self._edited_bases())
 

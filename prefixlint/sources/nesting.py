@@ -146,17 +146,18 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     :func:`guard_python` enforces, by bounds that are cheap to take and never too low.
 
     Brackets close within a statement, so the brackets open at any point are at most the
-    openers on the lines of one statement (those in strings and comments counted too); block
-    levels are at most the widest indentation; each term of a chain takes a character of its
-    statement outside string literals, or a quote of one, and is at most one of its operator,
-    bracket and quote characters or keyword words (:func:`_chain_terms`); an ``elif`` run adds
-    its length to the chain of its condition. A text these bounds do not clear is scanned by
-    :func:`guard_python`.
+    openers on the lines of one statement (those in comments and f-strings counted too, and
+    where that is over the limit, those in the plain string literals of a simple statement
+    left out); block levels are at most the widest indentation; each term of a chain takes a
+    character of its statement outside string literals, or a quote of one, and is at most one
+    of its operator, bracket and quote characters or keyword words (:func:`_chain_terms`); an
+    ``elif`` run adds its length to the chain of its condition. A text these bounds do not
+    clear is scanned by :func:`guard_python`.
     """
     lines = _LINE_BREAK.split(text)  # as the parser counts lines
     # Running sums over the lines (a statement's share is a difference): what can open a
     # nesting level (brackets and lambdas), and characters.
-    parts = (_counts(lines, part) for part in ("(", "[", "{", "lambda"))
+    parts = (_counts(lines, part) for part in _NESTING_PARTS)
     nesting = _running(map(sum, zip(*parts, strict=True)))
     sizes = _running(map(len, lines))
     indent = max(map(sub, map(len, lines), map(len, map(str.lstrip, lines, repeat(" \t")))))
@@ -167,7 +168,10 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     for statement, first, last in _statement_lines(tree):
         if not 0 < first <= last <= len(lines):
             return False
-        if indent + nesting[last] - nesting[first - 1] > limits.max_depth:
+        depth = indent + nesting[last] - nesting[first - 1]
+        if depth > limits.max_depth and statement is not None:
+            depth -= _string_openers(statement, lines)
+        if depth > limits.max_depth:
             return False
         size = full = sizes[last] - sizes[first - 1]
         if size > chain:
@@ -206,22 +210,41 @@ def _running(values: Iterable[int]) -> list[int]:
 def _string_text(statement: ast.stmt, lines: list[str]) -> int:
     """The characters of ``statement``'s string literals that are not quotes (at most; the
     quotes stay counted: implicitly joined literals chain one term each)."""
-    found = 0
+    return sum(
+        len(source) - source.count('"') - source.count("'")
+        for source in _literals(statement, lines, formatted=True)
+    )
+
+
+def _string_openers(statement: ast.stmt, lines: list[str]) -> int:
+    """The brackets and ``lambda`` words inside ``statement``'s plain string literals (and the
+    comments between the pieces of an implicit concatenation): the scan counts neither. An
+    f-string's are left in, as the scan counts those in its replacement fields."""
+    return sum(
+        source.count(part)
+        for source in _literals(statement, lines, formatted=False)
+        for part in _NESTING_PARTS
+    )
+
+
+_NESTING_PARTS = ("(", "[", "{", "lambda")
+
+
+def _literals(statement: ast.stmt, lines: list[str], formatted: bool) -> Iterator[str]:
+    """The source of each outermost string literal of ``statement``; f-strings too where
+    ``formatted`` (their pieces have no reliable positions before Python 3.12)."""
     stack: list[ast.AST] = [statement]
     while stack:
         node = stack.pop()
-        literal = isinstance(node, ast.JoinedStr) or (
-            isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))
-        )
-        if not literal:
+        if isinstance(node, ast.JoinedStr):
+            if not formatted:
+                continue
+        elif not (isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes))):
             stack.extend(ast.iter_child_nodes(node))
             continue
-        assert isinstance(node, (ast.JoinedStr, ast.Constant))
         if node.end_lineno is None or node.end_col_offset is None:
             continue
-        source = _source(lines, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
-        found += len(source) - source.count('"') - source.count("'")
-    return found
+        yield _source(lines, node.lineno, node.col_offset, node.end_lineno, node.end_col_offset)
 
 
 def _source(lines: list[str], line: int, column: int, end_line: int, end_column: int) -> str:
