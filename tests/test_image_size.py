@@ -6,7 +6,7 @@ import zlib
 
 import pytest
 
-from prefixlint.chat.image_size import data_url_bytes, image_size, part_image_bytes
+from prefixlint.chat.image_size import data_url_bytes, image_size, part_image_size
 
 
 def png(width, height):
@@ -90,7 +90,18 @@ def test_data_urls_and_parts():
     source = {"type": "base64", "media_type": "image/png", "data": base64.b64encode(data).decode()}
     anthropic = {"type": "image", "source": source}
     for part in (openai, legacy, responses, anthropic):
-        assert part_image_bytes(part) == data
+        assert part_image_size(part) == (10, 20)
     remote = {"type": "image", "source": {"type": "url", "url": "https://x/a.png"}}
-    assert part_image_bytes(remote) is None
-    assert part_image_bytes({"type": "image_url", "image_url": {"url": "https://x"}}) is None
+    assert part_image_size(remote) is None
+    assert part_image_size({"type": "image_url", "image_url": {"url": "https://x"}}) is None
+    # a JPEG's frame header after long metadata: the whole data is decoded for it
+    exif = jpeg(300, 200, exif=b"Exif\x00\x00" + b"\x00" * 300)
+    part = {
+        "type": "image_url",
+        "image_url": {"url": "data:image/jpeg;base64," + base64.b64encode(exif).decode()},
+    }
+    assert part_image_size(part) == (300, 200)
+    assert (
+        part_image_size({"type": "image_url", "image_url": {"url": "data:image/png;base64,@@"}})
+        is None
+    )

@@ -11,38 +11,68 @@ from __future__ import annotations
 import base64
 import binascii
 import struct
+from functools import lru_cache
 
 # JPEG start-of-frame markers: 0xC0-0xCF without DHT (C4), JPG (C8) and DAC (CC).
 _JPEG_FRAMES = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
 # Markers that stand alone, without a length: TEM, RST0-7, SOI, EOI.
 _JPEG_BARE = frozenset({0x01, *range(0xD0, 0xDA)})
+# Base64 characters enough for the headers that sit at a fixed place (48 bytes: PNG's IHDR,
+# GIF's screen, WebP's VP8/VP8L/VP8X chunk, BMP's info header).
+_HEAD_CHARS = 64
 
 
-def part_image_bytes(part: dict[str, object]) -> bytes | None:
-    """The bytes of an image part's inline data (a base64 ``data:`` URL or source), or None."""
+def part_image_size(part: dict[str, object]) -> tuple[int, int] | None:
+    """``(width, height)`` of an image part's inline data (a base64 ``data:`` URL or source),
+    or None. Remembered per data string: a conversation's image comes back in every later
+    request, and the log reader hands the same string object each time."""
     kind = part.get("type")
     payload = part.get(kind) if isinstance(kind, str) else None
     source = part.get("source")
     if isinstance(payload, dict) and isinstance(payload.get("url"), str):
-        return data_url_bytes(payload["url"])
+        return _url_size(payload["url"])
     if isinstance(payload, str):
-        return data_url_bytes(payload)
+        return _url_size(payload)
     if isinstance(source, dict) and source.get("type") == "base64":
-        return _base64(source.get("data"))
+        data = source.get("data")
+        return _base64_size(data) if isinstance(data, str) else None
     return None
 
 
 def data_url_bytes(url: str) -> bytes | None:
     """The bytes a base64 ``data:`` URL holds, or None for any other URL."""
-    head, comma, data = url.partition(",")
-    if not comma or not head.startswith("data:") or not head.endswith(";base64"):
-        return None
-    return _base64(data)
+    data = _data_url_payload(url)
+    return None if data is None else _base64(data)
 
 
-def _base64(data: object) -> bytes | None:
-    if not isinstance(data, str):
+def _data_url_payload(url: str) -> str | None:
+    comma = url.find(",", 0, 256)  # a data URL's media type and parameters come first
+    head = url[:comma]
+    if comma < 0 or not head.startswith("data:") or not head.endswith(";base64"):
         return None
+    return url[comma + 1 :]
+
+
+@lru_cache(maxsize=1024)
+def _url_size(url: str) -> tuple[int, int] | None:
+    data = _data_url_payload(url)
+    return None if data is None else _base64_size(data)
+
+
+@lru_cache(maxsize=1024)
+def _base64_size(data: str) -> tuple[int, int] | None:
+    """The size from the header, decoding only its first bytes unless the file is a JPEG,
+    whose frame header may follow any amount of metadata."""
+    head = _base64(data[:_HEAD_CHARS])
+    if head is None:
+        return None
+    if head.startswith(b"\xff\xd8"):
+        whole = _base64(data)
+        return None if whole is None else image_size(whole)
+    return image_size(head)
+
+
+def _base64(data: str) -> bytes | None:
     try:
         return base64.b64decode(data, validate=False)
     except (binascii.Error, ValueError):

@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from prefixlint.chat.errors import TemplateError
-from prefixlint.chat.image_size import image_size, part_image_bytes
+from prefixlint.chat.image_size import part_image_size
 from prefixlint.chat.messages import TEXT_PART_TYPES
 from prefixlint.request import ChatRequest, Component, MediaItem, Rendered
 
@@ -99,8 +99,7 @@ def _media_parts(content: object) -> Iterator[dict[str, object]]:
 
 def part_tokens(part: dict[str, object], processor: VisionProcessor, default: int) -> int:
     """The pad tokens a media part becomes: from its inline image's size, else ``default``."""
-    data = part_image_bytes(part)
-    size = image_size(data) if data is not None else None
+    size = part_image_size(part)
     return default if size is None else processor.image_tokens(*size)
 
 
