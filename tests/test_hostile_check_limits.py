@@ -329,3 +329,17 @@ def test_the_cheap_bound_keeps_brackets_outside_plain_strings(text):
     with pytest.raises(SourceError):
         guard_python(text, Limits(max_depth=5))
     assert not within_python_limits(text, ast.parse(text), Limits(max_depth=5))
+
+
+def test_the_cheap_bound_takes_each_statement_at_its_own_indentation():
+    # A module-level table with as many openers as the limit allows, in a file indented deeply
+    # elsewhere: the table's block levels are its own (none), not the widest in the file.
+    deep = "".join("  " * level + "if a:\n" for level in range(3)) + "      pass\n"
+    table = "T = [" + ", ".join(["(1)"] * 5) + "]\n"
+    limits = Limits(max_depth=6)
+    for text in (deep + table, table + deep):
+        guard_python(text, limits)
+        assert within_python_limits(text, ast.parse(text), limits)
+    # The same table inside a block counts that block's indentation.
+    indented = "if a:\n    " + table
+    assert not within_python_limits(indented, ast.parse(indented), limits)

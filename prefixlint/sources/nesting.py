@@ -17,7 +17,6 @@ import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import replace
 from itertools import accumulate, repeat
-from operator import sub
 
 from prefixlint.context import SourceError
 from prefixlint.limits import DEFAULT_LIMITS, Limits
@@ -148,10 +147,11 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     Brackets close within a statement, so the brackets open at any point are at most the
     openers on the lines of one statement (those in comments and f-strings counted too, and
     where that is over the limit, those in the plain string literals of a simple statement
-    left out); block levels are at most the widest indentation; each term of a chain takes a
-    character of its statement outside string literals, or a quote of one, and is at most one
-    of its operator, bracket and quote characters or keyword words (:func:`_chain_terms`); an
-    ``elif`` run adds its length to the chain of its condition. A text these bounds do not
+    left out); the block levels around a statement are at most the characters that indent its
+    first line; each term of a chain takes a character of its statement outside string
+    literals, or a quote of one, and is at most one of its operator, bracket and quote
+    characters or keyword words (:func:`_chain_terms`); an ``elif`` run adds its length to the
+    chain of its condition. A text these bounds do not
     clear is scanned by :func:`guard_python`.
     """
     lines = _LINE_BREAK.split(text)  # as the parser counts lines
@@ -160,7 +160,6 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     parts = (_counts(lines, part) for part in _NESTING_PARTS)
     nesting = _running(map(sum, zip(*parts, strict=True)))
     sizes = _running(map(len, lines))
-    indent = max(map(sub, map(len, lines), map(len, map(str.lstrip, lines, repeat(" \t")))))
     elifs = text.count("elif")
     chain = limits.max_python_chain - elifs  # what a statement may chain after an elif run
     if chain < 0:
@@ -168,6 +167,8 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     for statement, first, last in _statement_lines(tree):
         if not 0 < first <= last <= len(lines):
             return False
+        opening = lines[first - 1]
+        indent = len(opening) - len(opening.lstrip(" \t"))
         depth = indent + nesting[last] - nesting[first - 1]
         if depth > limits.max_depth and statement is not None:
             depth -= _string_openers(statement, lines)
