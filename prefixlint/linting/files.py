@@ -76,6 +76,8 @@ def _walk(root: Path, settings: Settings, notes: list[str]) -> Iterator[str]:
         notes.append(f"{error.filename}: cannot read folder: {error.strerror}; skipped")
 
     ignore = GitIgnore(root) if settings.respect_gitignore else None
+    if ignore is not None and ignore.off:
+        ignore = None
     for folder, dirs, files in os.walk(root, onerror=unreadable):
         here = Path(folder)
         dirs[:] = sorted(
@@ -84,28 +86,32 @@ def _walk(root: Path, settings: Settings, notes: list[str]) -> Iterator[str]:
             if not _skip_dir(here / d, settings)
             and not (ignore and ignore.ignores(here / d, is_dir=True))
         )
+        base, relative_folder = str(here), os.path.relpath(here, root)
         for name in sorted(files):
-            path = here / name
-            if (
-                is_checkable(name)
-                and _wanted(path, path.relative_to(root), settings)
-                and not (ignore and ignore.ignores(path))
-            ):
-                kind = special_kind(str(path))
+            if not is_checkable(name):
+                continue
+            path, relative = _joined(base, name), _joined(relative_folder, name)
+            if _wanted(path, relative, settings) and not (ignore and ignore.ignores(Path(path))):
+                kind = special_kind(path)
                 if kind is None:
-                    yield str(path)
+                    yield path
                 else:
                     notes.append(f"{path}: {kind}, not a regular file; skipped")
 
 
-def _wanted(path: Path, relative: Path, settings: Settings) -> bool:
+def _joined(folder: str, name: str) -> str:
+    """``str(Path(folder) / name)``, without building paths: the walk joins one per file."""
+    return name if folder == "." else os.path.join(folder, name)
+
+
+def _wanted(path: str, relative: str, settings: Settings) -> bool:
     """Whether a file found under a folder is checked: a prompt by default (or matched by
     ``include``/``extend-include``), and not excluded."""
-    if settings.is_excluded(str(path)):
+    if settings.is_excluded(path):
         return False
-    if settings.is_included(str(path)):
+    if settings.is_included(path):
         return True
-    return not settings.include and is_prompt_file(str(relative))
+    return not settings.include and is_prompt_file(relative)
 
 
 def collect_files(
@@ -151,7 +157,7 @@ def _collect_one(
     elif kind is not None:
         notes.append(f"{given}: {kind}, not a regular file; skipped")
     elif path.is_file() or path.is_symlink():
-        if is_checkable(given) and not (force_exclude and not _wanted(path, path, settings)):
+        if is_checkable(given) and not (force_exclude and not _wanted(given, given, settings)):
             found[given] = None
     else:
         os.stat(given)  # raises the reason: missing, or a folder we may not enter

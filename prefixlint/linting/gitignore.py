@@ -21,11 +21,12 @@ class GitIgnore:
         start = start.resolve()
         self.root = _work_tree(start)
         self._specs: dict[Path, GitIgnoreSpec | None] = {}
-        self._off = start != self.root and self._matches(start, is_dir=True)
+        self.off = start != self.root and self._matches(start, is_dir=True)
+        """Whether git ignores the walked folder itself: its rules then ignore nothing in it."""
 
     def ignores(self, path: Path, is_dir: bool = False) -> bool:
         """Whether git would ignore ``path`` (a file or folder under the walked folder)."""
-        return not self._off and self._matches(path.resolve(), is_dir)
+        return not self.off and self._matches(path.resolve(), is_dir)
 
     def _matches(self, path: Path, is_dir: bool) -> bool:
         if not path.is_relative_to(self.root):

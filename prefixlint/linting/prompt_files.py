@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from pathlib import PurePath
+
+from prefixlint.paths import folders_of, name_of, stem_of, suffix_of
 
 TEMPLATE_ONLY_SUFFIXES = frozenset({".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache"})
 _DOCUMENT_SUFFIXES = frozenset({".md", ".txt"})
@@ -47,24 +48,32 @@ _PROMPT_NAMES = (
 )  # fmt: skip
 
 
+def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regular expression that matches what any of the globs ``patterns`` matches (as
+    ``fnmatch.fnmatchcase`` does)."""
+    return re.compile("|".join(fnmatch.translate(pattern) for pattern in patterns))
+
+
+_NOT_PROMPT = _any_of(NOT_PROMPT_NAMES)
+_PROMPT = _any_of(_PROMPT_NAMES)
+
+
 def is_prompt_file(path: str) -> bool:
     """Whether ``path`` (relative to the folder being checked) is a prompt by default."""
-    pure = PurePath(path)
-    name = pure.name.lower()
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in NOT_PROMPT_NAMES):
+    name = name_of(path).lower()
+    suffix = suffix_of(name)
+    if _NOT_PROMPT.match(name):
         return False
-    if pure.suffix.lower() in _DOCUMENT_SUFFIXES and _DOCUMENT_STEMS.fullmatch(pure.stem):
+    if suffix in _DOCUMENT_SUFFIXES and _DOCUMENT_STEMS.fullmatch(stem_of(name)):
         return False
-    if pure.suffix.lower() in TEMPLATE_ONLY_SUFFIXES or _says_prompt(pure):
+    folders = [folder.lower() for folder in folders_of(path)]
+    if suffix in TEMPLATE_ONLY_SUFFIXES or _says_prompt(name, folders):
         return True
-    if pure.suffix.lower() not in _DOCUMENT_SUFFIXES:
+    if suffix not in _DOCUMENT_SUFFIXES:
         return True
-    return not any(part.lower() in DOCUMENT_FOLDERS for part in pure.parts[:-1])
+    return not any(folder in DOCUMENT_FOLDERS for folder in folders)
 
 
-def _says_prompt(path: PurePath) -> bool:
+def _says_prompt(name: str, folders: list[str]) -> bool:
     """Whether the file's name or one of its folders says it holds a prompt."""
-    name = path.name.lower()
-    if any(fnmatch.fnmatchcase(name, pattern) for pattern in _PROMPT_NAMES):
-        return True
-    return any("prompt" in part.lower() for part in path.parts[:-1])
+    return bool(_PROMPT.match(name)) or any("prompt" in folder for folder in folders)

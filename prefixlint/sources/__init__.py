@@ -12,6 +12,8 @@ import re
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Protocol, cast
 
+from prefixlint.paths import name_of, suffix_of
+
 if TYPE_CHECKING:
     from prefixlint.context import RuleContext
     from prefixlint.types import Diagnostic
@@ -43,7 +45,7 @@ class SourceChecker(Protocol):
 
 def is_checkable(path: str) -> bool:
     """Whether prefixlint has a checker for files like ``path``."""
-    suffix = PurePath(path).suffix.lower()
+    suffix = suffix_of(name_of(path)).lower()
     return any(suffix in suffixes for suffixes, _ in _MODULE_FOR_SUFFIXES)
 
 
