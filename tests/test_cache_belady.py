@@ -24,8 +24,8 @@ def reference_belady(requests, block_size, capacity):
 
     def next_lookup(prefix, after):
         for index in range(after + 1, len(requests)):
-            if prefix in blocks[index][: lookups[index]]:
-                return index
+            if prefix in blocks[index]:  # looked up there, or written again
+                return index if prefix in blocks[index][: lookups[index]] else NEVER
         return NEVER
 
     cached, hits = {}, []  # prefix -> its next lookup
@@ -60,3 +60,24 @@ def test_belady_matches_a_plain_implementation(case, spare):
     assert [r.cached_tokens for r in results] == expected
     ceiling = BeladyCache(block_size=block_size).run(queries)
     assert [r.longest_available for r in results] == [r.cached_tokens for r in ceiling]
+
+
+def test_a_block_written_again_before_its_next_lookup_is_not_kept_for_it():
+    # 4-token blocks, room for 3. r0 caches A = [0,0,0,1]; r1 writes C = [0,0,0,0] from its
+    # answer; r2 holds A again past its lookup (4 tokens: nothing to look up); r3 needs two
+    # blocks and must drop A or C. C is written again by r4's answer before r5 looks it up, so
+    # keeping A is what pays: r5 hits C and r6 hits A. (Keeping C for r5 would lose A for r6.)
+    A, Z = [0, 0, 0, 1], [0, 0, 0, 0]
+    requests = [
+        ([*A, *Z, 0], []),
+        ([0], Z),
+        (A, []),
+        ([0, 0, 0, 2, 0], []),
+        ([0], Z),
+        ([*Z, 0], []),
+        ([*A, 0], []),
+    ]
+    queries = [CacheQuery(tokens=p, output_tokens=o) for p, o in requests]
+    results = BeladyCache(block_size=4, capacity_tokens=12).run(queries)
+    assert [r.cached_tokens for r in results] == [0, 0, 0, 0, 0, 4, 4]
+    assert reference_belady(requests, 4, 3) == [0, 0, 0, 0, 0, 4, 4]

@@ -38,14 +38,17 @@ NEVER = float("inf")
 
 
 def next_lookups(plan: Sequence[list[int]], lookups: Sequence[int]) -> list[list[float]]:
-    """For each request's blocks, the index of the next request whose lookup reaches them
-    (``NEVER`` when none does): one pass from the last request back."""
+    """For each request's blocks, the index of the next request that holds them if its lookup
+    reaches them, else ``NEVER``: a block that the next request holding it writes again (past
+    its lookup, or from its answer) gains nothing from being kept until then. One pass from the
+    last request back."""
     upcoming: dict[int, float] = {}
     nexts: list[list[float]] = [[] for _ in plan]
     for index in range(len(plan) - 1, -1, -1):
-        hashes = plan[index]
+        hashes, lookup = plan[index], lookups[index]
         nexts[index] = list(map(upcoming.get, hashes, itertools.repeat(NEVER)))
-        upcoming.update(zip(hashes[: lookups[index]], itertools.repeat(index)))
+        upcoming.update(zip(hashes[lookup:], itertools.repeat(NEVER)))
+        upcoming.update(zip(hashes[:lookup], itertools.repeat(index)))
     return nexts
 
 
