@@ -14,6 +14,7 @@ from audit_logs import BREAKERS, breaker, log_line, plan
 from prefixlint.auditing import AuditOptions, classify, run_audit
 from prefixlint.auditing.attribution import Divergence, cause_for
 from prefixlint.auditing.opaque import context_code, shape_code
+from prefixlint.cache import CACHE_MODELS
 from prefixlint.cache.base import CacheResult
 
 
@@ -273,7 +274,7 @@ def test_cause_for_a_routing_change(same_conversation, cached, expected):
         predecessor_line=1,
         predecessor_tokens=1000,
         shared_tokens=990,
-        routing_changed="model",
+        routing_changed=("model",),
         same_conversation=same_conversation,
     )
     cause = cause_for(divergence, result(1200, cached))
@@ -286,13 +287,75 @@ def test_a_routing_change_is_no_cause_on_a_cache_that_reads_no_model(cached):
         predecessor_line=1,
         predecessor_tokens=1000,
         shared_tokens=990,
-        routing_changed="model",
+        routing_changed=("model",),
         same_conversation=True,
     )
-    blind = cause_for(divergence, result(1200, cached), routing_blind=True)
+    blind = cause_for(divergence, result(1200, cached), namespace_params=frozenset())
     assert blind.code == "first-seen"
     seeing = cause_for(divergence, result(1200, cached))
     assert seeing.code == ("first-seen" if cached == 990 else "PFX601")
+
+
+@pytest.mark.parametrize(
+    ("changed", "model", "expected"),
+    [
+        (("params.prompt_cache_key",), "openai", ("PFX601", "params.prompt_cache_key")),
+        (("params.prompt_cache_key",), "vllm", ("first-seen", None)),
+        (("params.prompt_cache_key",), "sglang", ("first-seen", None)),
+        (("params.prompt_cache_key",), "unlimited", ("first-seen", None)),
+        (("params.cache_salt",), "vllm", ("PFX601", "params.cache_salt")),
+        (("params.cache_salt",), "sglang", ("PFX601", "params.cache_salt")),
+        (("params.cache_salt",), "belady", ("PFX601", "params.cache_salt")),
+        (("params.cache_salt",), "openai", ("first-seen", None)),
+        (("params.cache_salt",), "anthropic", ("first-seen", None)),
+        # both changed: each model names the one it reads
+        (("params.cache_salt", "params.prompt_cache_key"), "vllm", ("PFX601", "params.cache_salt")),
+        (
+            ("params.cache_salt", "params.prompt_cache_key"),
+            "openai",
+            ("PFX601", "params.prompt_cache_key"),
+        ),
+        (("model", "params.cache_salt"), "gemini", ("PFX601", "model")),
+        (("params.cache_salt",), "llamacpp", ("first-seen", None)),
+    ],
+)
+def test_a_namespace_change_is_the_cause_only_where_the_model_reads_it(changed, model, expected):
+    divergence = Divergence(
+        predecessor_line=1,
+        predecessor_tokens=1000,
+        shared_tokens=990,
+        routing_changed=changed,
+        same_conversation=True,
+    )
+    params = CACHE_MODELS[model].namespace_params
+    cause = cause_for(divergence, result(1200, 0), namespace_params=params)
+    assert (cause.code, cause.component) == expected
+
+
+@pytest.mark.parametrize(
+    ("changed", "model", "expected"),
+    [
+        # another session's opening, in another namespace: it could never have been reused
+        (("params.prompt_cache_key",), "openai", "first-seen"),
+        (("params.cache_salt",), "vllm", "first-seen"),
+        # the same namespace for this model: the changed date is the cause
+        (("params.prompt_cache_key",), "vllm", "PFX101"),
+        (("params.cache_salt",), "openai", "PFX101"),
+        ((), "openai", "PFX101"),
+    ],
+)
+def test_a_session_opening_in_another_namespace_is_first_seen(changed, model, expected):
+    divergence = Divergence(
+        predecessor_line=1,
+        predecessor_tokens=1000,
+        shared_tokens=400,
+        code="PFX101",
+        component="system",
+        routing_changed=changed,
+        session_opening=True,
+    )
+    params = CACHE_MODELS[model].namespace_params
+    assert cause_for(divergence, result(1200, 0), namespace_params=params).code == expected
 
 
 def test_cause_for_no_breakpoint_names_cache_control():
@@ -377,3 +440,45 @@ def first_request_causes(tmp_path, sessions):
 )
 def test_a_session_first_request_against_other_sessions(tmp_path, sessions, expected):
     assert first_request_causes(tmp_path, sessions)[-1] == expected
+
+
+LONG_POLICY = "\n".join(
+    ["# Support policy", "Current date: 2026-03-01"]
+    + [f"- Rule {n}: answer questions about topic {n} from the handbook only." for n in range(120)]
+)
+
+
+@pytest.mark.parametrize(
+    ("param", "cache", "expected"),
+    [
+        # the other user's key or salt is no namespace here: the changed date is the cause
+        ("prompt_cache_key", "vllm", "PFX101"),
+        ("prompt_cache_key", "unlimited", "PFX101"),
+        ("cache_salt", "openai", "PFX101"),
+        # it is here: the other user's request could never have been reused
+        ("prompt_cache_key", "openai", "first-seen"),
+        ("cache_salt", "vllm", "first-seen"),
+        ("cache_salt", "unlimited", "first-seen"),
+    ],
+)
+def test_a_session_opening_with_another_users_key(tmp_path, param, cache, expected):
+    lines = [
+        json.dumps(
+            {
+                "session_id": user,
+                "request": {
+                    "model": "gpt-4o",
+                    param: user,
+                    "messages": [
+                        {"role": "system", "content": LONG_POLICY.replace("03-01", date)},
+                        {"role": "user", "content": "Where is my refund?"},
+                    ],
+                },
+            }
+        )
+        for user, date in (("alice", "03-01"), ("bob", "03-02"))
+    ]
+    path = tmp_path / "users.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = run_audit([str(path)], AuditOptions(caches=(cache,), what_if=False))
+    assert report.records[-1].cause == expected
