@@ -13,7 +13,9 @@ from audit_logs import BREAKERS, breaker, log_line, plan
 
 from prefixlint.auditing import AuditOptions, classify, run_audit
 from prefixlint.auditing.attribution import Divergence, cause_for
+from prefixlint.auditing.environment import is_environment_line
 from prefixlint.auditing.opaque import context_code, shape_code
+from prefixlint.cache import CACHE_MODELS
 from prefixlint.cache.base import CacheResult
 
 
@@ -273,7 +275,7 @@ def test_cause_for_a_routing_change(same_conversation, cached, expected):
         predecessor_line=1,
         predecessor_tokens=1000,
         shared_tokens=990,
-        routing_changed="model",
+        routing_changed=("model",),
         same_conversation=same_conversation,
     )
     cause = cause_for(divergence, result(1200, cached))
@@ -286,13 +288,75 @@ def test_a_routing_change_is_no_cause_on_a_cache_that_reads_no_model(cached):
         predecessor_line=1,
         predecessor_tokens=1000,
         shared_tokens=990,
-        routing_changed="model",
+        routing_changed=("model",),
         same_conversation=True,
     )
-    blind = cause_for(divergence, result(1200, cached), routing_blind=True)
+    blind = cause_for(divergence, result(1200, cached), namespace_params=frozenset())
     assert blind.code == "first-seen"
     seeing = cause_for(divergence, result(1200, cached))
     assert seeing.code == ("first-seen" if cached == 990 else "PFX601")
+
+
+@pytest.mark.parametrize(
+    ("changed", "model", "expected"),
+    [
+        (("params.prompt_cache_key",), "openai", ("PFX601", "params.prompt_cache_key")),
+        (("params.prompt_cache_key",), "vllm", ("first-seen", None)),
+        (("params.prompt_cache_key",), "sglang", ("first-seen", None)),
+        (("params.prompt_cache_key",), "unlimited", ("first-seen", None)),
+        (("params.cache_salt",), "vllm", ("PFX601", "params.cache_salt")),
+        (("params.cache_salt",), "sglang", ("PFX601", "params.cache_salt")),
+        (("params.cache_salt",), "belady", ("PFX601", "params.cache_salt")),
+        (("params.cache_salt",), "openai", ("first-seen", None)),
+        (("params.cache_salt",), "anthropic", ("first-seen", None)),
+        # both changed: each model names the one it reads
+        (("params.cache_salt", "params.prompt_cache_key"), "vllm", ("PFX601", "params.cache_salt")),
+        (
+            ("params.cache_salt", "params.prompt_cache_key"),
+            "openai",
+            ("PFX601", "params.prompt_cache_key"),
+        ),
+        (("model", "params.cache_salt"), "gemini", ("PFX601", "model")),
+        (("params.cache_salt",), "llamacpp", ("first-seen", None)),
+    ],
+)
+def test_a_namespace_change_is_the_cause_only_where_the_model_reads_it(changed, model, expected):
+    divergence = Divergence(
+        predecessor_line=1,
+        predecessor_tokens=1000,
+        shared_tokens=990,
+        routing_changed=changed,
+        same_conversation=True,
+    )
+    params = CACHE_MODELS[model].namespace_params
+    cause = cause_for(divergence, result(1200, 0), namespace_params=params)
+    assert (cause.code, cause.component) == expected
+
+
+@pytest.mark.parametrize(
+    ("changed", "model", "expected"),
+    [
+        # another session's opening, in another namespace: it could never have been reused
+        (("params.prompt_cache_key",), "openai", "first-seen"),
+        (("params.cache_salt",), "vllm", "first-seen"),
+        # the same namespace for this model: the changed date is the cause
+        (("params.prompt_cache_key",), "vllm", "PFX101"),
+        (("params.cache_salt",), "openai", "PFX101"),
+        ((), "openai", "PFX101"),
+    ],
+)
+def test_a_session_opening_in_another_namespace_is_first_seen(changed, model, expected):
+    divergence = Divergence(
+        predecessor_line=1,
+        predecessor_tokens=1000,
+        shared_tokens=400,
+        code="PFX101",
+        component="system",
+        routing_changed=changed,
+        session_opening=True,
+    )
+    params = CACHE_MODELS[model].namespace_params
+    assert cause_for(divergence, result(1200, 0), namespace_params=params).code == expected
 
 
 def test_cause_for_no_breakpoint_names_cache_control():
@@ -377,3 +441,235 @@ def first_request_causes(tmp_path, sessions):
 )
 def test_a_session_first_request_against_other_sessions(tmp_path, sessions, expected):
     assert first_request_causes(tmp_path, sessions)[-1] == expected
+
+
+LONG_POLICY = "\n".join(
+    ["# Support policy", "Current date: 2026-03-01"]
+    + [f"- Rule {n}: answer questions about topic {n} from the handbook only." for n in range(120)]
+)
+
+
+@pytest.mark.parametrize(
+    ("param", "cache", "expected"),
+    [
+        # the other user's key or salt is no namespace here: the changed date is the cause
+        ("prompt_cache_key", "vllm", "PFX101"),
+        ("prompt_cache_key", "unlimited", "PFX101"),
+        ("cache_salt", "openai", "PFX101"),
+        # it is here: the other user's request could never have been reused
+        ("prompt_cache_key", "openai", "first-seen"),
+        ("cache_salt", "vllm", "first-seen"),
+        ("cache_salt", "unlimited", "first-seen"),
+    ],
+)
+def test_a_session_opening_with_another_users_key(tmp_path, param, cache, expected):
+    lines = [
+        json.dumps(
+            {
+                "session_id": user,
+                "request": {
+                    "model": "gpt-4o",
+                    param: user,
+                    "messages": [
+                        {"role": "system", "content": LONG_POLICY.replace("03-01", date)},
+                        {"role": "user", "content": "Where is my refund?"},
+                    ],
+                },
+            }
+        )
+        for user, date in (("alice", "03-01"), ("bob", "03-02"))
+    ]
+    path = tmp_path / "users.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = run_audit([str(path)], AuditOptions(caches=(cache,), what_if=False))
+    assert report.records[-1].cause == expected
+
+
+def git_prompt(status, branch="main", commits=("abc1234 Fix the login form",)):
+    """A coding agent's system prompt holding a snapshot of its repository."""
+    return "\n".join(
+        [
+            "You are a coding agent. Follow the project's style guide.",
+            "",
+            "gitStatus: This is the git status at the start of the conversation.",
+            f"Current branch: {branch}",
+            "",
+            "Status:",
+            *status,
+            "",
+            "Recent commits:",
+            *commits,
+            "",
+            "Answer in short paragraphs and run the tests before you finish.",
+        ]
+    )
+
+
+TAGGED = "\n".join(
+    [
+        "You are a coding agent.",
+        "<git_status>",
+        "On branch main",
+        "Your branch is up to date with 'origin/main'.",
+        "",
+        "Changes not staged for commit:",
+        "\tmodified:   src/app.py",
+        "</git_status>",
+        "Be brief.",
+    ]
+)
+LISTING = "Project files:\n%s\nKeep answers short."
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "expected"),
+    [
+        # changed-file status lines: added, removed, replaced, a clean tree dirtied
+        (git_prompt([" M Makefile"]), git_prompt([" M Makefile", "?? docs/"]), "PFX104"),
+        (git_prompt([" M src/app.py", " D LICENSE"]), git_prompt([" M src/app.py"]), "PFX104"),
+        (git_prompt(["M  src/app.py", "?? notes.txt"]), git_prompt(["A  src/new.py"]), "PFX104"),
+        (git_prompt(["(clean)"]), git_prompt(["R  old.py -> new.py"]), "PFX104"),
+        # a new commit, a branch switch with its status
+        (
+            git_prompt(["(clean)"]),
+            git_prompt(["(clean)"], commits=("9f8e7d6 Add signup", "abc1234 Fix the login form")),
+            "PFX104",
+        ),
+        (git_prompt([" M Makefile"]), git_prompt(["?? docs/"], branch="feature/login"), "PFX104"),
+        # git's own long status and branch sentences
+        (TAGGED, TAGGED.replace("src/app.py", "README"), "PFX104"),
+        (
+            TAGGED,
+            TAGGED.replace(
+                "up to date with 'origin/main'.", "ahead of 'origin/main' by 2 commits."
+            ),
+            "PFX104",
+        ),
+        (TAGGED, TAGGED.replace("src/app.py", "src/app.py\n\tdeleted:    old.txt"), "PFX104"),
+        # directory listings: items, a tree, ls -l rows
+        (
+            LISTING % "- /home/ana/app/\n  - src/\n    - app.py",
+            LISTING % "- /home/ana/app/\n  - src/\n    - app.py\n    - db.py\n  - tests/",
+            "PFX104",
+        ),
+        (
+            LISTING % "├── src\n│   └── app.py\n└── README.md",
+            LISTING % "├── src\n│   ├── app.py\n│   └── db.py\n└── README.md",
+            "PFX104",
+        ),
+        (
+            LISTING % "total 8\ndrwxr-xr-x  2 ana staff  64 Mar  1 12:00 src",
+            LISTING % "total 16\ndrwxr-xr-x  3 ana staff  96 Mar  2 12:00 src",
+            "PFX104",
+        ),
+        # quiet near-misses: instructions that mention git, a heading, a bullet of prose
+        (
+            "Rules:\nRun git status before you commit.\nBe brief.",
+            "Rules:\nRun git status and git diff before every commit.\nBe brief.",
+            None,
+        ),
+        ("Rules:\n## Style\nBe brief.", "Rules:\n## Tone\nBe brief.", None),
+        ("Rules:\n- Be kind.\nBe brief.", "Rules:\n- Be kind and fast.\nBe brief.", None),
+        # the status changed and so did an instruction: not the snapshot alone
+        (
+            git_prompt([" M Makefile"]),
+            git_prompt([" M Makefile", "?? docs/"]).replace("Answer in short", "Answer in long"),
+            None,
+        ),
+    ],
+)
+def test_a_changed_environment_snapshot_in_the_system_prompt(before, after, expected):
+    assert classify.text_change_code(before, after, system=True) == expected
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        (" M src/app.py", True),
+        ("?? notes.txt", True),
+        ("M src/app.py", True),
+        ("\tnew file:   src/db.py", True),
+        ("## main...origin/main [ahead 1]", True),
+        ("nothing to commit, working tree clean", True),
+        ('  (use "git add <file>..." to update what will be committed)', True),
+        ("Main branch (you will usually use this for PRs): main", True),
+        ("<git_status>", True),
+        ("Working directory: /home/ana/app", True),
+        ("  - app.py", True),
+        # prose, markdown, and a unified diff's lines are not snapshot lines
+        ("Run git status before you commit.", False),
+        ("A cat.", False),
+        ("- Be kind.", False),
+        ("## Rules", False),
+        ("Status:", False),
+        ("<rules>", False),
+        ("deadbeef is a placeholder.", False),
+        ("diff --git a/src/app.py b/src/app.py", False),
+        ("index 83db48f..bf269f4 100644", False),
+        ("@@ -1,3 +1,4 @@", False),
+        ("+    return total", False),
+        ("--- a/src/app.py", False),
+    ],
+)
+def test_environment_lines_are_told_by_their_form(line, expected):
+    assert is_environment_line(line) is expected
+
+
+def git_session_causes(tmp_path, first, second):
+    """The second request's ``(cause, component)``: one session, two turns, ``first`` and
+    ``second`` as ``(system prompt, last user message)``."""
+    (system_1, question_1), (system_2, question_2) = first, second
+    turn_1 = [{"role": "user", "content": question_1}]
+    turn_2 = [*turn_1, {"role": "assistant", "content": "Done."}]
+    turn_2.append({"role": "user", "content": question_2})
+    lines = [
+        json.dumps(
+            {
+                "session_id": "s",
+                "request": {
+                    "model": "m",
+                    "messages": [{"role": "system", "content": system}, *turn],
+                },
+            }
+        )
+        for system, turn in ((system_1, turn_1), (system_2, turn_2))
+    ]
+    path = tmp_path / "git.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = run_audit([str(path)], AuditOptions(caches=("vllm",), what_if=False))
+    return report.records[-1].cause, report.records[-1].component
+
+
+PATCH = (
+    "Review this patch:\n\ndiff --git a/src/app.py b/src/app.py\n@@ -1,2 +1,2 @@\n-    %s\n+    %s"
+)
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        (
+            (git_prompt([" M Makefile"]), "Fix the build."),
+            (git_prompt([" M Makefile", "?? docs/"]), "Now the docs."),
+            ("PFX104", "messages[0]"),
+        ),
+        # quiet near-misses: the instructions changed; the user pasted another diff
+        (
+            (git_prompt([" M Makefile"]), "Fix the build."),
+            (git_prompt([" M Makefile"]).replace("style guide", "git workflow"), "Now."),
+            ("content-changed", "messages[0]"),
+        ),
+        (
+            (git_prompt([" M Makefile"]), PATCH % ("return a", "return b")),
+            (git_prompt([" M Makefile"]), PATCH % ("return a", "return c")),
+            ("first-seen", None),
+        ),
+    ],
+)
+def test_a_sessions_changed_git_status_is_named_an_environment_snapshot(
+    tmp_path, first, second, expected
+):
+    cause = git_session_causes(tmp_path, first, second)
+    assert cause[0] == expected[0]
+    if expected[1] is not None:
+        assert cause[1] == expected[1]

@@ -339,23 +339,41 @@ def test_reported_usage_is_compared_and_absent_usage_is_not_zero(tmp_path):
     assert usage["predicted_cached_tokens"] == data["requests"][1]["cached_tokens"]
 
 
-def test_prompt_cache_key_change_is_pfx601(tmp_path):
-    # OpenAI keeps one cache per prompt_cache_key: the second turn, sent with a new key,
-    # finds nothing although it continues the first turn's 1,000+ token prompt.
+@pytest.mark.parametrize(
+    ("cache", "param", "expected"),
+    [
+        # OpenAI keeps one cache per prompt_cache_key: the second turn, sent with a new key,
+        # finds nothing although it continues the first turn's 1,000+ token prompt.
+        ("openai", "prompt_cache_key", "PFX601"),
+        ("vllm", "cache_salt", "PFX601"),
+        ("sglang", "cache_salt", "PFX601"),
+        ("unlimited", "cache_salt", "PFX601"),
+        # quiet near-misses: a parameter the model does not read loses it nothing
+        ("openai", "cache_salt", None),
+        ("vllm", "prompt_cache_key", None),
+        ("sglang", "prompt_cache_key", None),
+        ("unlimited", "prompt_cache_key", None),
+    ],
+)
+def test_a_namespace_change_is_pfx601_where_the_model_reads_it(tmp_path, cache, param, expected):
     turn1 = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "Hi"}]
     turn2 = [*turn1, {"role": "assistant", "content": "Hello"}, {"role": "user", "content": "Go"}]
     log = write_log(
         tmp_path / "log.jsonl",
         [
-            {"session_id": "s", "request": chat(turn1, prompt_cache_key="a")},
-            {"session_id": "s", "request": chat(turn2, prompt_cache_key="b")},
+            {"session_id": "s", "request": chat(turn1, **{param: "a"})},
+            {"session_id": "s", "request": chat(turn2, **{param: "b"})},
         ],
     )
-    data = run_json(log, "--no-what-if", "--cache", "openai")
+    data = run_json(log, "--no-what-if", "--cache", cache)
     second = data["requests"][1]
+    if expected is None:
+        assert second["cause"] in (None, "first-seen") and second["cost_tokens"] == 0
+        assert second["cached_tokens"] > 0
+        return
     assert (second["cause"], second["component"], second["cached_tokens"]) == (
-        "PFX601",
-        "params.prompt_cache_key",
+        expected,
+        f"params.{param}",
         0,
     )
     assert second["cost_tokens"] == data["requests"][0]["prompt_tokens"]

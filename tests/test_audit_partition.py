@@ -52,7 +52,9 @@ def test_the_partition_is_the_namespace_and_the_first_unit():
     key = partition_key(CacheQuery(tokens=(1, 2, 3)))
     assert partition_key(CacheQuery(tokens=(1, 9, 9, 9))) == key  # later tokens do not count
     assert partition_key(CacheQuery(tokens=(2, 2, 3))) != key
-    assert partition_key(CacheQuery(tokens=(1, 2, 3), cache_key="k")) != key
+    # a key or salt that only some partitioned models read divides no partition
+    assert partition_key(CacheQuery(tokens=(1, 2, 3), cache_key="k")) == key
+    assert partition_key(CacheQuery(tokens=(1, 2, 3), cache_salt="s")) == key
     assert partition_key(CacheQuery(tokens=(1, 2, 3), extra_keys=("model:m",))) != key
     assert partition_key(CacheQuery(block_hashes=(1, 2), block_tokens=4)) != key
     assert partition_key(CacheQuery(tokens=())) == partition_key(CacheQuery(tokens=()))
@@ -76,11 +78,34 @@ def test_per_partition_equals_one_stream_for_the_ceiling():
         CacheQuery(tokens=(5, 6)),
         CacheQuery(tokens=(5, 6, 7)),
         CacheQuery(tokens=(1, 2, 3, 8)),
+        CacheQuery(tokens=(1, 2, 3, 8), cache_salt="other"),
         CacheQuery(tokens=(1, 2, 3, 8), cache_key="other"),
     ]
     one = make_cache_model("unlimited")
-    assert [one.process(q).cached_tokens for q in queries] == [0, 2, 0, 2, 3, 0]
-    assert _replayed_per_partition("unlimited", queries) == [0, 2, 0, 2, 3, 0]
+    assert [one.process(q).cached_tokens for q in queries] == [0, 2, 0, 2, 3, 0, 4]
+    assert _replayed_per_partition("unlimited", queries) == [0, 2, 0, 2, 3, 0, 4]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        # openai keeps keys apart and ignores salts; the ceiling the other way round
+        ("openai", [0, 0, 1920, 1920, 1408]),
+        ("unlimited", [0, 2000, 0, 0, 1500]),
+    ],
+)
+def test_per_partition_equals_one_stream_across_keys_and_salts(name, expected):
+    prompt = tuple(range(2000))
+    queries = [
+        CacheQuery(tokens=prompt, cache_key="a", model="gpt-4o"),
+        CacheQuery(tokens=prompt, cache_key="b", model="gpt-4o"),
+        CacheQuery(tokens=prompt, cache_key="a", cache_salt="s", model="gpt-4o"),
+        CacheQuery(tokens=prompt, cache_key="b", cache_salt="t", model="gpt-4o"),
+        CacheQuery(tokens=prompt[:1500] + (-1,) * 500, cache_key="a", model="gpt-4o"),
+    ]
+    one = make_cache_model(name)
+    assert [one.process(q).cached_tokens for q in queries] == expected
+    assert _replayed_per_partition(name, queries) == expected
 
 
 def test_a_capacity_ties_partitions_together_so_it_is_one_stream():
@@ -110,7 +135,7 @@ def _text_query() -> CacheQuery:
         model="adapter",
         system="You are terse.",
         messages=({"role": "user", "content": "secret words"},),
-        params={"prompt_cache_key": "tenant-1"},
+        params={"prompt_cache_key": "tenant-1", "cache_salt": "salt-1"},
         cache_breakpoints=(("system", 3600.0), ("messages", 300.0)),
         timestamp=1_700_000_000.5,
         output_length=12,
@@ -125,6 +150,7 @@ def test_a_trace_row_gives_back_the_query_and_holds_no_text():
     )
     row = trace_row(0, 3, "session-1", query)
     assert tuple(row) == TRACE_COLUMNS
+    assert (row["cache_key"], row["cache_salt"]) == ("tenant-1", "salt-1")
     back = trace_query(row)
     assert back == query
     assert back.token_bytes == query.token_bytes
@@ -164,3 +190,21 @@ def test_replicas_are_assigned_apart_from_their_caches():
     apart = route(trace, 2, "round-robin", block_size=1, replay_streams=replay_streams)
     assert streams_seen == [[2, 1]]
     assert apart == route(trace, 2, "round-robin", block_size=1)
+
+
+def test_a_trace_row_round_trips_through_parquet_and_an_old_row_is_refused(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from prefixlint.auditing.hash_trace import trace_schema
+
+    query = _text_query()
+    path = tmp_path / "trace.parquet"
+    pq.write_table(
+        pa.Table.from_pylist([trace_row(0, 3, None, query)], schema=trace_schema()), path
+    )
+    (row,) = pq.read_table(path).to_pylist()
+    assert trace_query(row) == query
+    # a trace without the column held either parameter in cache_key: no guess is made
+    del row["cache_salt"]
+    with pytest.raises(ValueError, match="cache_salt"):
+        trace_query(row)

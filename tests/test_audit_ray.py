@@ -91,6 +91,24 @@ def test_the_report_on_ray_equals_the_local_report_row_by_row(local_ray, logs, o
         ]
 
 
+def test_per_user_keys_and_salts_give_the_local_report_on_ray(local_ray, tmp_path):
+    # Every user has a prompt_cache_key, two tenants a cache_salt: each partitioned model
+    # divides its streams by what it reads, none by what it ignores.
+    lines, _ = generate_log(seed=17, sessions=6, fmt="openai")
+    keyed = []
+    for line in lines:
+        record = json.loads(line)
+        user = record["session_id"]
+        record["request"]["prompt_cache_key"] = f"user-{user}"
+        if user.endswith(("1", "3")):
+            record["request"]["cache_salt"] = f"tenant-{user[-1]}"
+        keyed.append(json.dumps(record))
+    log = tmp_path / "keyed.jsonl"
+    log.write_text("\n".join(keyed) + "\n")
+    options = AuditOptions(caches=("openai", "unlimited", "vllm", "sglang"), what_if=False)
+    _assert_same(run_audit([str(log)], options), run_distributed([str(log)], options))
+
+
 def test_a_request_a_model_rejects_is_kept_from_the_later_models_as_locally(local_ray, tmp_path):
     # Five cache_control breakpoints: the anthropic model rejects the request, so vllm never
     # sees it in a local run, and must not on the cluster either.

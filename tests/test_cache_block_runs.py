@@ -122,7 +122,7 @@ def test_trace_blocks_match_the_block_model_on_their_tokens(requests, sizes, spa
             block_tokens=trace,
             input_length=length,
             output_tokens=output,
-            cache_key=space,
+            cache_salt=space,
         )
         result = model.process(query)
         assert result.cached_tokens == reference.step(prompt, unknown)

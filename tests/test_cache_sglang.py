@@ -49,9 +49,9 @@ def test_outputs_are_inserted():
 
 def test_cache_salt_namespaces_the_tree():
     model = make_cache_model("sglang")
-    model.process(CacheQuery(tokens=[1, 2, 3, 4], cache_key="a"))
-    other = model.process(CacheQuery(tokens=[1, 2, 3, 4], cache_key="b"))
-    same = model.process(CacheQuery(tokens=[1, 2, 3, 4], cache_key="a"))
+    model.process(CacheQuery(tokens=[1, 2, 3, 4], cache_salt="a"))
+    other = model.process(CacheQuery(tokens=[1, 2, 3, 4], cache_salt="b"))
+    same = model.process(CacheQuery(tokens=[1, 2, 3, 4], cache_salt="a"))
     assert (other.cached_tokens, same.cached_tokens) == (0, 3)
 
 

@@ -44,7 +44,7 @@ def conversations(draw):
 
 def queries(requests, **fields):
     return [
-        CacheQuery(tokens=prompt, output_tokens=output, extra_keys=extra, cache_key=salt, **fields)
+        CacheQuery(tokens=prompt, output_tokens=output, extra_keys=extra, cache_salt=salt, **fields)
         for prompt, output, extra, salt in requests
     ]
 
@@ -104,7 +104,7 @@ def test_chain_hash_memo_gives_the_chain_hashes_and_recalls_the_longest_prefix(
     memo = ChainHashMemo(block_size)
     earlier: list[tuple[tuple, list[int]]] = []
     for query in queries(requests):
-        space = (query.extra_keys, query.cache_key)
+        space = (query.extra_keys, query.cache_salt)
         hashes, known = memo.hashes(query.token_bytes, *space)
         contents = block_contents(dataclasses.replace(query, output_tokens=0), block_size)
         assert hashes == chain_hashes(contents, *space)
@@ -129,7 +129,7 @@ def test_a_memo_that_forgets_changes_no_hash_and_no_result(requests, block_size)
     forgetful = make_cache_model("vllm", block_size=block_size)
     forgetful._memo = ChainHashMemo(block_size, capacity=8 * block_size)
     for query in queries(requests):
-        space = (query.extra_keys, query.cache_key)
+        space = (query.extra_keys, query.cache_salt)
         contents = block_contents(dataclasses.replace(query, output_tokens=0), block_size)
         assert memo.hashes(query.token_bytes, *space)[0] == chain_hashes(contents, *space)
         assert forgetful.process(query) == model.process(query)

@@ -55,18 +55,18 @@ def test_divergence_inside_a_block_loses_the_block():
 def test_cache_salt_separates_and_same_salt_shares():
     model = make_cache_model("vllm", block_size=4)
     prompt = list(range(12))
-    model.process(CacheQuery(tokens=prompt, cache_key="alice"))
-    other = model.process(CacheQuery(tokens=prompt, cache_key="bob"))
+    model.process(CacheQuery(tokens=prompt, cache_salt="alice"))
+    other = model.process(CacheQuery(tokens=prompt, cache_salt="bob"))
     unsalted = model.process(CacheQuery(tokens=prompt))
-    same = model.process(CacheQuery(tokens=prompt, cache_key="alice"))
+    same = model.process(CacheQuery(tokens=prompt, cache_salt="alice"))
     assert (other.cached_tokens, unsalted.cached_tokens, same.cached_tokens) == (0, 0, 8)
 
 
 def test_salt_is_only_on_the_first_block_but_chains():
     assert block_hashes(CacheQuery(tokens=list(range(8))), 4) != block_hashes(
-        CacheQuery(tokens=list(range(8)), cache_key="s"), 4
+        CacheQuery(tokens=list(range(8)), cache_salt="s"), 4
     )
-    salted = block_hashes(CacheQuery(tokens=list(range(8)), cache_key="s"), 4)
+    salted = block_hashes(CacheQuery(tokens=list(range(8)), cache_salt="s"), 4)
     assert len(salted) == 2 and len(set(salted)) == 2
 
 
@@ -81,7 +81,7 @@ def test_extra_keys_isolate_every_block():
 def test_hashes_are_stable_across_processes():
     code = (
         "from prefixlint.cache import CacheQuery; from prefixlint.cache.vllm import block_hashes;"
-        "print(block_hashes(CacheQuery(tokens=[1, 2, 3, 4], cache_key='k',"
+        "print(block_hashes(CacheQuery(tokens=[1, 2, 3, 4], cache_salt='k',"
         " extra_keys=('lora',)), 4))"
     )
     outputs = {

@@ -52,6 +52,10 @@ def _swap(items, i, j):
         (BASE, None, None),
         (_changed(model="gpt-4o"), "PFX601", "model"),
         (_changed(tool_choice="required"), "PFX601", "params"),
+        # vLLM's and SGLang's salt, OpenAI's routing key; a field no cache reads is none
+        (_changed(cache_salt="tenant-2"), "PFX601", "params"),
+        (_changed(prompt_cache_key="user-2"), "PFX601", "params"),
+        (_changed(user="user-2"), None, None),
         (_changed(tools=_swap(TOOLS, 0, 2)), "PFX201", "tools[0]"),
         (_changed(tools=TOOLS[:2]), "PFX204", "tools[2]"),
         (_changed(messages__0__content=SYSTEM.replace("15", "16")), "PFX101", "messages[0]"),

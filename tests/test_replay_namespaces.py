@@ -45,6 +45,12 @@ def session_log(path, params, images=None):
             (),
             [False, True, False, True],
         ),
+        # OpenAI's prompt_cache_key is no vLLM namespace: every turn reuses the one before
+        (
+            [{"prompt_cache_key": k} for k in ("a", "b", "c", "a")],
+            (),
+            [False, True, True, True],
+        ),
         # LoRA adapters served with the base: each adapter is a namespace of its own
         (
             [{"model": "sql"}, {"model": "sql"}, {"model": "chat"}, {}],

@@ -2,12 +2,15 @@ import socket
 
 import pytest
 
+from prefixlint.cache import make_cache_model
+from prefixlint.chat import get_renderer
 from prefixlint.replay import ReplayError
 from prefixlint.replay.server import (
     EngineClient,
     reported_cached_tokens,
     request_body,
     request_from_body,
+    sent_query,
 )
 from prefixlint.request import ChatRequest
 
@@ -61,6 +64,35 @@ def test_request_body_replays_one_prefill():
     seen = request_from_body(body)
     assert seen.messages == tuple(body["messages"])
     assert seen.tools == tuple(body["tools"])
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "sent_salts", "hit"),
+    [
+        ({"cache_salt": "a"}, {"cache_salt": "a"}, ("a", "a"), True),
+        ({"cache_salt": "a"}, {"cache_salt": "b"}, ("a", "b"), False),
+        # the server never sees prompt_cache_key, and the prediction does not read it
+        ({"prompt_cache_key": "a"}, {"prompt_cache_key": "b"}, (None, None), True),
+        ({"prompt_cache_key": "a", "cache_salt": "s"}, {"cache_salt": "s"}, ("s", "s"), True),
+    ],
+)
+def test_the_prediction_reads_the_salt_the_server_is_sent(first, second, sent_salts, hit):
+    renderer = get_renderer("qwen3", "qwen")
+    model = make_cache_model("vllm", block_size=4)
+    results = []
+    for params, salt in zip((first, second), sent_salts, strict=True):
+        request = ChatRequest(
+            line=1,
+            format="openai-chat",
+            messages=({"role": "user", "content": "Change my flight to Boston, please."},),
+            params=params,
+        )
+        body = request_body(request, "served")
+        assert body.get("cache_salt") == salt and "prompt_cache_key" not in body
+        query = sent_query(renderer, request)
+        assert query.cache_salt == salt
+        results.append(model.process(query).cached_tokens)
+    assert (results[1] > 0) is hit
 
 
 def test_request_from_body_rejects_non_chat():

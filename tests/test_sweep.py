@@ -231,7 +231,7 @@ def test_compact_queries_sweep_and_route_as_their_tokens(case, spare, shapes):
             tokens=prompt,
             output_tokens=len(output),
             extra_keys=keys,
-            cache_key="salt" if salted else None,
+            cache_salt="salt" if salted else None,
             timestamp=float(n),
         )
         for n, ((prompt, output), (keys, salted)) in enumerate(zip(requests, shapes, strict=False))

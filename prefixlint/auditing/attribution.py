@@ -31,7 +31,7 @@ from prefixlint.auditing.message_chain import MessageChain, message_chain, openi
 from prefixlint.auditing.prefix_index import PrefixIndex
 from prefixlint.auditing.prefix_keys import block_keys
 from prefixlint.auditing.volatile import without_values
-from prefixlint.cache.base import CacheResult
+from prefixlint.cache.base import ROUTED_NAMESPACE, SALTED_NAMESPACE, CacheResult
 from prefixlint.chat import content_text
 from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest, Component, Rendered
@@ -45,7 +45,8 @@ PACKED_WIDTH = 8
 # How far before its end a predecessor's tokens or text usually stop being repeated.
 NEAR_END = 512
 _DIGIT_TOKEN = re.compile(r"[\w.\-]*\d[\w.\-]*")
-ROUTING_PARAMS = frozenset({"model", "params.prompt_cache_key", "params.cache_salt"})
+# The fields that name a namespace in some cache model, in the order a change is named.
+ROUTING_PARAMS = ("model", *sorted((ROUTED_NAMESPACE | SALTED_NAMESPACE) - {"model"}))
 # Causes that only a conversation's own earlier request can show.
 CONVERSATION_ONLY = frozenset(
     {
@@ -87,13 +88,19 @@ class Divergence:
     component: str | None = None
     char: int | None = None
     token: int | None = None
-    routing_changed: str | None = None
+    routing_changed: tuple[str, ...] = ()
     same_conversation: bool = False
+    session_opening: bool = False
     renderings: tuple[Rendered, Rendered] | None = None
 
     @property
     def diverged(self) -> bool:
         return self.code is not None and self.code != codes.FIRST_SEEN
+
+    def routing_for(self, namespace_params: frozenset[str]) -> str | None:
+        """The first changed field of ``routing_changed`` that a cache with
+        ``namespace_params`` reads, if any."""
+        return next((p for p in self.routing_changed if p in namespace_params), None)
 
 
 def index_block(unit_tokens: int) -> int:
@@ -265,10 +272,8 @@ class Attributor:
             shared_tokens=min(shared_units * unit_tokens, _tokens_of(request, units, unit_tokens)),
             same_conversation=same_conversation,
         )
-        routing = [
-            p for p in classify.changed_params(predecessor.request, request) if p in ROUTING_PARAMS
-        ]
-        divergence.routing_changed = routing[0] if routing else None
+        changed = classify.changed_params(predecessor.request, request)
+        divergence.routing_changed = tuple(p for p in ROUTING_PARAMS if p in changed)
         if shared_units >= len(predecessor.units):
             return divergence
         divergence.token = shared_units * unit_tokens
@@ -318,11 +323,12 @@ def _alike_heads(snapshot: Snapshot | None, request: ChatRequest, key: Hashable)
 def as_session_opening(divergence: Divergence) -> None:
     """A known session's first request, compared with another session's: only what a prefix
     shared by conversations can carry is a cause (a volatile value, an order, whitespace);
-    another tool set, history or text is another conversation's, and another model's or cache
-    key's request could never have been reused, so those are first-seen."""
-    if divergence.code in CONVERSATION_ONLY or divergence.routing_changed:
+    another tool set, history or text is another conversation's, so those are first-seen.
+    So is a request in another namespace of the cache (:func:`cause_for` knows which fields
+    each cache reads): it could never have been reused."""
+    if divergence.code in CONVERSATION_ONLY:
         divergence.code = codes.FIRST_SEEN
-    divergence.routing_changed = None
+    divergence.session_opening = True
 
 
 def example_views(divergence: Divergence, full_text: bool = False) -> tuple[str, str]:
@@ -465,19 +471,20 @@ def cause_for(
     result: CacheResult,
     *,
     no_breakpoint: bool = False,
-    routing_blind: bool = False,
+    namespace_params: frozenset[str] = frozenset(ROUTING_PARAMS),
 ) -> MissCause:
     """The cause of one request's miss on one cache model; the one place that decides it.
 
-    In order: PFX303 when ``no_breakpoint`` says the request marked no breakpoint on a model
-    that caches only at breakpoints; PFX601 when the model or cache key changed within a
-    conversation and the cache served less than the prefix the two share (the predecessor's
-    entries are in another namespace, whatever else changed); the divergence's cause when it
-    cost tokens; the cache's own reason
-    (``evicted``, ``ttl-expired``, ``below-minimum``, ``first-seen``). A predecessor from
-    another conversation counts a routing change only when the cache served less than half
-    the prefix the two share. ``routing_blind`` says the cache reads no model or cache key, so
-    a change of them is never the cause there.
+    ``namespace_params`` are the fields the model's namespaces follow (its
+    ``namespace_params``): a change of another field is never the cause there. In order:
+    PFX303 when ``no_breakpoint`` says the request marked no breakpoint on a model that
+    caches only at breakpoints; PFX601 when such a field changed within a conversation and
+    the cache served less than the prefix the two share (the predecessor's entries are in
+    another namespace, whatever else changed); the divergence's cause when it cost tokens;
+    the cache's own reason (``evicted``, ``ttl-expired``, ``below-minimum``, ``first-seen``).
+    A predecessor from another conversation counts a routing change only when the cache
+    served less than half the prefix the two share; from another known session, a routing
+    change makes the request first-seen.
     """
     supplied = min(divergence.predecessor_tokens, result.prompt_tokens)
     cost = max(0, supplied - result.cached_tokens)
@@ -486,7 +493,11 @@ def cause_for(
         if cost > 0:
             return MissCause(codes.BREAKPOINT, cost, "cache_control")
         return MissCause(codes.FIRST_SEEN if result.uncached_tokens else None)
-    routing = None if routing_blind else divergence.routing_changed
+    routing = divergence.routing_for(namespace_params)
+    diverged = divergence.diverged
+    if routing and divergence.session_opening:
+        # Another session's request in another namespace could never have been reused.
+        routing, diverged = None, False
     # A cache that served all the two share (llama-server serves one model whatever a
     # request names) lost only what no cache could reuse: the predecessor's generation prompt.
     if (
@@ -496,7 +507,7 @@ def cause_for(
         and divergence.same_conversation
     ):
         return MissCause(codes.PARAMETER_CHANGE, cost, routing)
-    if divergence.diverged and cost > 0:
+    if diverged and cost > 0:
         return MissCause(divergence.code, cost, divergence.component, located=True)
     reason = result.miss_reason
     if reason in ("evicted", "ttl-expired", "below-minimum"):

@@ -186,7 +186,7 @@ class BreakpointAdvisor:
 
     @staticmethod
     def _component_keys(ends: dict[str, int], query: CacheQuery) -> dict[str, bytes]:
-        digests = prefix_digests(query, list(ends.values()))
+        digests = prefix_digests(query, list(ends.values()), None)
         return {name: digests[end][0] for name, end in ends.items()}
 
     def _changed(

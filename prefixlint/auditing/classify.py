@@ -16,12 +16,14 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from typing import Any
 
+from prefixlint.auditing.environment import is_environment_line
 from prefixlint.auditing.opaque import opaque_code, opaque_line_code
 from prefixlint.auditing.volatile import find_values, value_at, without_values
 from prefixlint.chat import content_text
 from prefixlint.codes import (
     ARGUMENTS_RESERIALISED,
     CONTENT_CHANGED,
+    ENVIRONMENT,
     FIRST_SEEN,
     HISTORY_EDIT,
     INVISIBLE,
@@ -193,6 +195,33 @@ def _kept_lines(lines: list[str]) -> list[str]:
     return [line for line in lines if line.strip() and volatile_lines_code(line) is None]
 
 
+def environment_lines_code(a: str, b: str) -> str | None:
+    """PFX104 when ``a`` and ``b`` differ only in lines of an environment snapshot (a git
+    status block, a directory listing: :mod:`prefixlint.auditing.environment`) and
+    volatile-value lines (equal once those lines are dropped), and the first line that
+    differs, ``b``'s before ``a``'s, is a snapshot's."""
+    lines_a, lines_b = a.split("\n"), b.split("\n")
+    head = common_prefix_length(lines_a, lines_b)
+    rest_a, rest_b = lines_a[head:], lines_b[head:]
+    tail = common_prefix_length(rest_a[::-1], rest_b[::-1])
+    middle_a, middle_b = rest_a[: len(rest_a) - tail], rest_b[: len(rest_b) - tail]
+    first = next((line for line in middle_b + middle_a if line.strip()), None)
+    if first is None or not is_environment_line(first):
+        return None
+    if _instruction_lines(middle_a) != _instruction_lines(middle_b):
+        return None
+    return ENVIRONMENT
+
+
+def _instruction_lines(lines: list[str]) -> list[str]:
+    """The lines that are neither blank, nor an environment snapshot's, nor volatile values."""
+    return [
+        line
+        for line in lines
+        if line.strip() and not is_environment_line(line) and volatile_lines_code(line) is None
+    ]
+
+
 def inserted_value_code(a: str, b: str, offset: int) -> str | None:
     """PFX101-104 when ``b`` is ``a`` with a short labelled value inserted at ``offset``, or
     with one removed there, and the texts agree again after it for :data:`RESYNC_CHARS`
@@ -210,11 +239,13 @@ def inserted_value_code(a: str, b: str, offset: int) -> str | None:
 def text_change_code(a: str, b: str, *, system: bool = False) -> str | None:
     """The code for how text ``a`` became ``b``: whitespace drift, a volatile value replaced,
     a line holding one added or removed, or a labelled value inserted into a line or removed
-    from it. In a ``system`` prompt a short opaque token that changed (a host or replica name,
-    a hex id) is a value of the serving environment too."""
+    from it. In a ``system`` prompt lines of an environment snapshot that changed (a git
+    status block, a directory listing) are PFX104, and so is a short opaque token that changed
+    (a host or replica name; a hex id is PFX102)."""
     offset = common_prefix_length(a, b)
     return (
         whitespace_code(a, b, offset)
+        or (environment_lines_code(a, b) if system else None)
         or (opaque_code(a, b, offset, RESYNC_CHARS) if system else None)
         or volatile_code(a, b, offset)
         or changed_lines_code(a, b, offset)

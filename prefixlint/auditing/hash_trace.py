@@ -2,15 +2,18 @@
 every cache model reads of it, and no text.
 
 A row holds where the request was logged (``file_index``, ``line``), its ``timestamp`` and
-``session``, its namespace (``cache_key``, ``model``, ``extra_keys``), its units (``tokens``
-as token ids, or ``block_hashes`` of ``block_tokens`` each, as packed 64-bit integers), the
-component boundaries, Anthropic breakpoints and media items its query carries, its lengths
+``session``, its namespace (``cache_key``, ``cache_salt``, ``model``, ``extra_keys``), its
+units (``tokens`` as token ids, or ``block_hashes`` of ``block_tokens`` each, as packed 64-bit
+integers), the component boundaries, Anthropic breakpoints and media items its query carries,
+its lengths
 (``prompt_tokens``, ``input_length``, ``output_tokens``) and its partition
 (:func:`prefixlint.auditing.partition.partition_key`). Token ids rather than hashes of
 blocks: the ceiling, SGLang at page size 1 and llama.cpp's slot similarity read single
 tokens, and every block hash is a function of them.
 :func:`trace_row` and :func:`trace_query` convert a cache query to a row and back,
-losslessly; :func:`trace_schema` is the rows' Arrow (Parquet) schema.
+losslessly; :func:`trace_schema` is the rows' Arrow (Parquet) schema. A trace written before
+the ``cache_salt`` column held either parameter in ``cache_key``: :func:`trace_query` refuses
+such a row rather than guess which.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ TRACE_COLUMNS = (
     "timestamp",
     "session",
     "cache_key",
+    "cache_salt",
     "model",
     "extra_keys",
     "tokens",
@@ -57,6 +61,7 @@ def trace_row(file_index: int, line: int, session: str | None, query: CacheQuery
         "timestamp": query.timestamp,
         "session": session,
         "cache_key": query.cache_key,
+        "cache_salt": query.cache_salt,
         "model": query.model,
         "extra_keys": json.dumps(list(query.extra_keys)),
         "tokens": query.token_bytes if query.tokens is not None else None,
@@ -78,7 +83,13 @@ def trace_row(file_index: int, line: int, session: str | None, query: CacheQuery
 
 
 def trace_query(row: dict[str, Any]) -> CacheQuery:
-    """The cache query a :func:`trace_row` holds."""
+    """The cache query a :func:`trace_row` holds; raises :class:`ValueError` for a row of a
+    trace without the ``cache_salt`` column."""
+    if "cache_salt" not in row:
+        raise ValueError(
+            "a hash trace without a cache_salt column keeps prompt_cache_key and cache_salt "
+            "in one cache_key column: write the trace again"
+        )
     tokens = None if row["tokens"] is None else array("q", row["tokens"])
     hashes = None if row["block_hashes"] is None else tuple(array("q", row["block_hashes"]))
     media = zip(row["media_offsets"], row["media_lengths"], row["media_identities"], strict=True)
@@ -91,6 +102,7 @@ def trace_query(row: dict[str, Any]) -> CacheQuery:
         timestamp=row["timestamp"],
         output_tokens=row["output_tokens"],
         cache_key=row["cache_key"],
+        cache_salt=row["cache_salt"],
         model=row["model"],
         breakpoints=tuple(zip(row["breakpoint_positions"], row["breakpoint_ttls"], strict=True)),
         boundaries=tuple(row["boundaries"]),
@@ -117,6 +129,7 @@ def trace_schema() -> Any:
             ("timestamp", pa.float64()),
             ("session", pa.string()),
             ("cache_key", pa.string()),
+            ("cache_salt", pa.string()),
             ("model", pa.string()),
             ("extra_keys", pa.string()),
             ("tokens", pa.binary()),

@@ -2,10 +2,12 @@
 same results as one stream through each model.
 
 * Provider caches and the unlimited ceiling, without a capacity: a request can hit only a
-  prefix it shares with an earlier request of its namespace (``cache_key``, ``extra_keys``,
-  token or trace-block layout), starting at the first unit (token or trace block); nothing
-  else ties two requests together (no capacity eviction, expiry per entry). So the requests
-  of one namespace and first unit are one stream, and the streams are independent: exact.
+  prefix it shares with an earlier request of its namespace (``extra_keys``, token or
+  trace-block layout), starting at the first unit (token or trace block); nothing else ties
+  two requests together (no capacity eviction, expiry per entry). So the requests of one
+  namespace and first unit are one stream, and the streams are independent: exact. The
+  keys only some of these models read (``openai``: ``cache_key``; ``unlimited``:
+  ``cache_salt``) divide a stream further for them alone, so they name no partition.
 * Every other model (engines, whose capacity and eviction are shared by everything they
   served, and a provider cache given ``--capacity-tokens``) is one ordered stream of the
   whole log, as a single replica serves it; the routing what-if's replicas are one stream
@@ -38,7 +40,7 @@ def partition_key(query: CacheQuery) -> int:
     with different keys share no prefix in any partitioned model."""
     units = query.tokens if query.tokens is not None else query.block_hashes
     first = units[0] if units else None
-    namespace: Hashable = (query.tokens is None, query.cache_key, tuple(query.extra_keys))
+    namespace: Hashable = (query.tokens is None, tuple(query.extra_keys))
     return stable_int((namespace, first))
 
 

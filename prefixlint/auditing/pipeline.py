@@ -56,9 +56,6 @@ READING, AUDITING, WHAT_IF = "reading", "auditing", "what-if"
 PHASES = (READING, AUDITING, WHAT_IF)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
 BREAKPOINT_ONLY_MODELS = frozenset({"anthropic"})
-# Cache models that share one cache whatever model, prompt_cache_key or cache_salt a request
-# names (llama-server serves one model and reads neither key).
-ROUTING_BLIND_MODELS = frozenset({"llamacpp"})
 
 
 @dataclass(frozen=True)
@@ -221,7 +218,7 @@ class Auditor:
                 divergence,
                 result,
                 no_breakpoint=no_breakpoint,
-                routing_blind=name in ROUTING_BLIND_MODELS,
+                namespace_params=self.models[name].namespace_params,
             )
             record = self._record(file, request, session, name, result, cause, divergence)
             record.observed_cached = observed

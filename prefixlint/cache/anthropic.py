@@ -20,8 +20,10 @@ https://docs.aws.amazon.com/bedrock/latest/userguide/prompt-caching.html.
 * TTL: 5 minutes, refreshed for free on every hit, or 1 hour (``ttl: "1h"``); a longer TTL
   may not follow a shorter one (a 400 error).
 
-Not modelled: an entry becomes readable only once the first response starts (concurrent
-identical requests all write); cache isolation per workspace.
+Entries are per model; OpenAI's ``prompt_cache_key`` and an engine's ``cache_salt`` are no
+Anthropic parameters and are not read. Not modelled: an entry becomes readable only once the
+first response starts (concurrent identical requests all write); cache isolation per
+workspace.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from bisect import bisect_right
 from itertools import pairwise
 
 from prefixlint.cache.base import (
+    MODEL_NAMESPACE,
     CacheQuery,
     CacheResult,
     InvalidQuery,
@@ -51,6 +54,7 @@ class AnthropicCache:
 
     name = "anthropic"
     settings: tuple[str, ...] = ()
+    namespace_params = MODEL_NAMESPACE
 
     def __init__(
         self,
@@ -88,7 +92,7 @@ class AnthropicCache:
             end = bisect_right(boundaries, position)
             candidates.update(boundaries[max(end - self.lookback_blocks, 0) : end])
         candidates = {position for position in candidates if position >= minimum}
-        keys = prefix_digests(query, candidates)
+        keys = prefix_digests(query, candidates, None)
 
         hit = max((p for p in candidates if self._entries.alive(keys[p], now)), default=0)
         available = max((p for p in candidates if keys[p] in self._entries.ever), default=0)

@@ -42,6 +42,16 @@ from prefixlint.cache.running_digests import RunningDigests
 
 MissReason = Literal["first-seen", "evicted", "ttl-expired", "below-minimum"]
 
+# The request parameters behind ``CacheQuery.cache_key`` and ``CacheQuery.cache_salt``.
+PROVIDER_KEY_PARAM = "prompt_cache_key"
+ENGINE_SALT_PARAM = "cache_salt"
+# What each model's ``namespace_params`` holds: the request fields, named as attribution
+# names a changed one (``model``, ``params.<name>``), whose change puts a request in another
+# namespace of the cache.
+MODEL_NAMESPACE = frozenset({"model"})
+SALTED_NAMESPACE = MODEL_NAMESPACE | {f"params.{ENGINE_SALT_PARAM}"}
+ROUTED_NAMESPACE = MODEL_NAMESPACE | {f"params.{PROVIDER_KEY_PARAM}"}
+
 CACHE_MODELS: dict[str, type[CacheModel]] = {}
 
 
@@ -64,9 +74,12 @@ class CacheQuery:
 
     Give ``tokens`` (prompt token ids) or ``block_hashes`` with ``block_tokens``.
     ``output_tokens`` are the decoded tokens (ids, or only their count) that engines also
-    keep in their cache. ``cache_key`` is OpenAI's ``prompt_cache_key`` or vLLM/SGLang's
-    ``cache_salt``. ``breakpoints`` are ``(token position where a marked component ends,
-    ttl seconds)`` pairs (Anthropic ``cache_control``, OpenAI ``prompt_cache_breakpoint``);
+    keep in their cache. ``cache_key`` is a provider's routing key (OpenAI's
+    ``prompt_cache_key``), which only the ``openai`` model reads; ``cache_salt`` is an
+    engine's isolation salt (vLLM's and SGLang's ``cache_salt``), which the engine models and
+    the ``unlimited`` and ``belady`` references read. ``breakpoints`` are ``(token position
+    where a marked component ends, ttl seconds)`` pairs (Anthropic ``cache_control``, OpenAI
+    ``prompt_cache_breakpoint``);
     ``boundaries`` are the token positions where content blocks end, in order (Anthropic's
     lookback walks them; OpenAI GPT-5.6+ puts its implicit breakpoint at the last one).
     ``extra_keys`` isolate every block (model, vLLM LoRA name). ``media`` are the multimodal
@@ -89,6 +102,7 @@ class CacheQuery:
     timestamp: float | None = None
     output_tokens: int | Sequence[int] = 0
     cache_key: str | None = None
+    cache_salt: str | None = None
     model: str | None = None
     breakpoints: Sequence[tuple[int, float]] = ()
     boundaries: Sequence[int] = ()
@@ -183,6 +197,9 @@ class CacheModel(Protocol):
     # The engine settings an audit passes on when they are given (``block_size``,
     # ``page_size``, ``capacity_tokens``); the model's other parameters keep their defaults.
     settings: tuple[str, ...]
+    # The request fields whose change puts a request in another namespace of this cache
+    # (``MODEL_NAMESPACE``, ``SALTED_NAMESPACE``, ``ROUTED_NAMESPACE`` or none).
+    namespace_params: frozenset[str]
 
     def process(self, query: CacheQuery) -> CacheResult: ...
 
@@ -250,10 +267,13 @@ def resolve_capacity(capacity_tokens: int | None, geometry: dict[str, int]) -> i
     return capacity_tokens
 
 
-def prefix_digests(query: CacheQuery, positions: Iterable[int]) -> dict[int, tuple[bytes, int]]:
+def prefix_digests(
+    query: CacheQuery, positions: Iterable[int], namespace: str | None
+) -> dict[int, tuple[bytes, int]]:
     """A key per token position naming the prompt prefix that ends there.
 
-    Equal keys mean equal prefixes in the same ``cache_key`` / ``extra_keys`` namespace.
+    Equal keys mean equal prefixes in the same namespace: ``namespace`` (the query's key
+    that the cache reads, if any) and ``extra_keys``.
     With trace blocks a position stands for the blocks it reaches into. Asked again about
     the same prompt, only bytes past the prefixes digested so far are hashed
     (:class:`~prefixlint.cache.running_digests.RunningDigests`).
@@ -263,7 +283,7 @@ def prefix_digests(query: CacheQuery, positions: Iterable[int]) -> dict[int, tup
     else:
         ids, unit_tokens = query.trace_blocks
         data = unit_bytes(ids)
-    salt = repr((query.cache_key, tuple(query.extra_keys))).encode()
+    salt = repr((namespace, tuple(query.extra_keys))).encode()
     keys = {}
     for position in sorted(set(positions)):
         end = min(-(-position // unit_tokens) * 8, len(data))

@@ -7,6 +7,8 @@ lookup lies furthest in the future (deeper blocks first on ties, so a block neve
 its prefix). Identical blocks are shared rather than duplicated. Neither an engine nor a
 provider can do better at this capacity; comparing with ``vllm`` shows what a smarter
 eviction policy could gain, comparing with ``unlimited`` what more memory could.
+Its namespaces are vLLM's: model, adapter and ``cache_salt``, not OpenAI's
+``prompt_cache_key``.
 
 It needs the whole request sequence up front: call ``prepare(queries)`` and then
 ``process`` on the same queries in the same order, or simply ``run(queries)``.
@@ -22,6 +24,7 @@ from functools import partial
 from operator import neg
 
 from prefixlint.cache.base import (
+    SALTED_NAMESPACE,
     CacheQuery,
     CacheResult,
     InvalidQuery,
@@ -58,6 +61,7 @@ class BeladyCache:
 
     name = "belady"
     settings: tuple[str, ...] = ("block_size", "capacity_tokens")
+    namespace_params = SALTED_NAMESPACE
 
     def __init__(self, block_size: int = 16, capacity_tokens: int | None = None, **geometry: int):
         if block_size <= 0:

@@ -14,13 +14,14 @@ Earlier rules (``rules="legacy"``): the longest shared prefix from token 0 in 64
 storage units; less than 64 tokens is never cached.
 
 Assumed (undocumented): unused units are cleared after ``idle_seconds`` (docs: "usually
-within a few hours to a few days"); caches are per ``cache_key`` (DeepSeek's ``user_id``
-isolation); construction delay ("takes seconds") is not modelled.
+within a few hours to a few days"); one cache per model, which neither OpenAI's
+``prompt_cache_key`` nor an engine's ``cache_salt`` (no DeepSeek parameters) divides;
+construction delay ("takes seconds") is not modelled.
 """
 
 from __future__ import annotations
 
-from prefixlint.cache.base import CacheQuery, CacheResult, miss_reason, register
+from prefixlint.cache.base import MODEL_NAMESPACE, CacheQuery, CacheResult, miss_reason, register
 from prefixlint.cache.provider_data import provider
 from prefixlint.cache.radix import RadixTree, SeenTree, query_keys
 from prefixlint.cache.timed import TimedPrefixCache
@@ -35,6 +36,7 @@ class DeepSeekCache:
 
     name = "deepseek"
     settings: tuple[str, ...] = ()
+    namespace_params = MODEL_NAMESPACE
 
     def __init__(
         self,
@@ -61,9 +63,9 @@ class DeepSeekCache:
 
     def process(self, query: CacheQuery) -> CacheResult:
         if self.rules == "legacy":
-            return self._legacy.process(query)
+            return self._legacy.process(query, None)
         prompt, now = query.prompt_tokens, query.timestamp
-        keys = query_keys(query, output="all")
+        keys = query_keys(query, None, output="all")
         layout = query.tokens is None
         if layout not in self._trees:
             self._trees[layout] = (RadixTree(keys.width), SeenTree(keys.width))

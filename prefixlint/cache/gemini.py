@@ -10,12 +10,13 @@ requests that share a prefix of at least the model's minimum, sent "in a short a
 time", may hit it. The hit granularity, the retention and the eviction are not documented:
 this model hits the longest shared prefix at token granularity, assumes a 5-minute idle
 retention (``idle_seconds``) and no capacity limit (``capacity_tokens``). Explicit
-``CachedContent`` objects are not modelled.
+``CachedContent`` objects are not modelled. Entries are per model; OpenAI's
+``prompt_cache_key`` and an engine's ``cache_salt`` are no Gemini parameters and are not read.
 """
 
 from __future__ import annotations
 
-from prefixlint.cache.base import CacheQuery, CacheResult, register
+from prefixlint.cache.base import MODEL_NAMESPACE, CacheQuery, CacheResult, register
 from prefixlint.cache.provider_data import minimum_tokens, provider
 from prefixlint.cache.timed import TimedPrefixCache
 
@@ -30,6 +31,7 @@ class GeminiCache:
 
     name = "gemini"
     settings: tuple[str, ...] = ("capacity_tokens",)
+    namespace_params = MODEL_NAMESPACE
 
     def __init__(
         self,
@@ -52,4 +54,4 @@ class GeminiCache:
 
     def process(self, query: CacheQuery) -> CacheResult:
         minimum = self.minimum or minimum_tokens("gemini", query.model or self.model)
-        return self._store.process(query, minimum=minimum)
+        return self._store.process(query, None, minimum=minimum)

@@ -104,6 +104,8 @@ class LlamaCppCache:
         "kv_unified",
         "cache_reuse",
     )
+    # llama-server serves one model and reads neither prompt_cache_key nor cache_salt.
+    namespace_params: frozenset[str] = frozenset()
 
     def __init__(
         self,

@@ -20,6 +20,8 @@ reads the longest alive breakpoint prefix among its latest 50 breakpoints, with 
 to shorter unmarked prefixes; it writes its newest 4 (each at least 1,024 tokens) with a
 30-minute TTL; writes are reported in ``cache_write_tokens`` (billed 1.25x).
 
+vLLM's and SGLang's ``cache_salt`` is no OpenAI parameter and is not read.
+
 Assumptions (undocumented): one cache per ``prompt_cache_key`` with no overflow to other
 machines (the docs warn that more than ~15 requests per minute per prefix and key may
 spill over), refresh of an entry's idle time on every hit, no capacity eviction unless
@@ -29,6 +31,7 @@ spill over), refresh of an entry's idle time on every hit, no capacity eviction 
 from __future__ import annotations
 
 from prefixlint.cache.base import (
+    ROUTED_NAMESPACE,
     CacheQuery,
     CacheResult,
     miss_reason,
@@ -62,6 +65,7 @@ class OpenAICache:
 
     name = "openai"
     settings: tuple[str, ...] = ("capacity_tokens",)
+    namespace_params = ROUTED_NAMESPACE
 
     def __init__(
         self,
@@ -105,7 +109,9 @@ class OpenAICache:
         model = query.model or self.model
         if self._uses_breakpoints(model):
             return self._process_breakpoints(query)
-        return self._automatic.process(query, idle_seconds=self._idle_seconds(model))
+        return self._automatic.process(
+            query, query.cache_key, idle_seconds=self._idle_seconds(model)
+        )
 
     def _uses_breakpoints(self, model: str | None) -> bool:
         if self.mode != "auto":
@@ -132,7 +138,7 @@ class OpenAICache:
             positions.add(query.boundaries[-1] if query.boundaries else prompt)
         latest = sorted(positions)[-self._data["breakpoint_read_window"] :]
         readable = [position for position in latest if position >= self.minimum]
-        keys = prefix_digests(query, readable)
+        keys = prefix_digests(query, readable, query.cache_key)
         hit = max((p for p in readable if self._entries.alive(keys[p], now)), default=0)
         available = max((p for p in readable if keys[p] in self._entries.ever), default=0)
         if hit:

@@ -4,11 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from prefixlint.cache.base import CacheQuery
+from prefixlint.cache.base import ENGINE_SALT_PARAM, PROVIDER_KEY_PARAM, CacheQuery
 from prefixlint.request import ChatRequest, Rendered
-
-# Request parameters that name a cache namespace, first found wins.
-CACHE_KEY_PARAMS = ("prompt_cache_key", "cache_salt")
 
 
 def build_query(
@@ -32,7 +29,8 @@ def build_query(
         packed=rendered.packed,
         timestamp=request.timestamp,
         output_tokens=request.output_length or 0,
-        cache_key=cache_key(request),
+        cache_key=text_param(request, PROVIDER_KEY_PARAM),
+        cache_salt=text_param(request, ENGINE_SALT_PARAM),
         model=request.model,
         breakpoints=breakpoints,
         boundaries=tuple(boundaries),
@@ -42,12 +40,14 @@ def build_query(
 
 
 def prefill_query(query: CacheQuery) -> CacheQuery:
-    """``query``'s prompt alone, in its namespace (``cache_key``, ``model``, ``extra_keys``):
-    what a replay that prefills the prompt and decodes nothing asks of its cache."""
+    """``query``'s prompt alone, in its namespace (``cache_key``, ``cache_salt``, ``model``,
+    ``extra_keys``): what a replay that prefills the prompt and decodes nothing asks of its
+    cache."""
     return CacheQuery(
         tokens=query.tokens,
         packed=query.packed,
         cache_key=query.cache_key,
+        cache_salt=query.cache_salt,
         model=query.model,
         extra_keys=query.extra_keys,
         media=query.media,
@@ -71,10 +71,7 @@ def model_namespace(
     return (f"model:{model}",)
 
 
-def cache_key(request: ChatRequest) -> str | None:
-    """The request's cache namespace (``prompt_cache_key``, ``cache_salt``), if it names one."""
-    for name in CACHE_KEY_PARAMS:
-        value = request.params.get(name)
-        if value is not None:
-            return str(value)
-    return None
+def text_param(request: ChatRequest, name: str) -> str | None:
+    """The request's parameter ``name`` as text, if it gives one."""
+    value = request.params.get(name)
+    return None if value is None else str(value)

@@ -283,6 +283,7 @@ class QueryKeys:
 
 def query_keys(
     query: CacheQuery,
+    namespace: str | None,
     page_size: int = 1,
     limit: int | None = None,
     unknown_output: int | None = None,
@@ -295,9 +296,10 @@ def query_keys(
     Known output ids extend the inserted key: ``output="computed"`` (engines) keeps all but
     the last, whose KV is never computed, ``"all"`` keeps them all, ``"none"`` inserts the
     prompt alone. With ``"computed"``, an output known only by its count becomes one
-    unmatchable unit numbered ``unknown_output`` (pass ``None`` to leave it out). ``cache_key`` and
-    ``extra_keys`` become a leading zero-token unit, so different namespaces share nothing,
-    as SGLang's ``(extra_key, cache_salt)`` child keys.
+    unmatchable unit numbered ``unknown_output`` (pass ``None`` to leave it out).
+    ``namespace`` (the query's key that the cache reads: an engine's ``cache_salt``, OpenAI's
+    ``prompt_cache_key``, or ``None``) and ``extra_keys`` become a leading zero-token unit, so
+    different namespaces share nothing, as SGLang's ``(extra_key, cache_salt)`` child keys.
     """
     prompt = query.prompt_tokens
     limit = prompt if limit is None else limit
@@ -322,12 +324,12 @@ def query_keys(
         units = len(ids)
         lookup_units = -(-limit // unit_tokens)
         last_tokens = prompt // page_size * page_size
-    namespace = _namespace_unit(query.cache_key, tuple(query.extra_keys), width)
-    lead = len(namespace) // width
+    lead_unit = _namespace_unit(namespace, tuple(query.extra_keys), width)
+    lead = len(lead_unit) // width
     content_units = units + lead
 
     extra_tokens = 0
-    parts = [namespace, data if len(data) == units * width else data[: units * width]]
+    parts = [lead_unit, data if len(data) == units * width else data[: units * width]]
     unknown = output == "computed" and query.output_ids is None
     if unknown and unknown_output is not None and query.output_count > 1:
         kept = prompt + query.output_count - 1
@@ -344,9 +346,9 @@ def query_keys(
 
 
 @functools.lru_cache(maxsize=256)
-def _namespace_unit(cache_key: str | None, extra_keys: tuple[Hashable, ...], width: int) -> bytes:
-    """The leading unit of keys in the namespace of ``cache_key`` and ``extra_keys``."""
-    if not (cache_key or extra_keys):
+def _namespace_unit(namespace: str | None, extra_keys: tuple[Hashable, ...], width: int) -> bytes:
+    """The leading unit of keys in the namespace of ``namespace`` and ``extra_keys``."""
+    if not (namespace or extra_keys):
         return b""
-    marker = stable_int((cache_key, extra_keys)) % 2**61
+    marker = stable_int((namespace, extra_keys)) % 2**61
     return unit_bytes([-1 - marker] * (width // 8))

@@ -8,6 +8,9 @@ Sources (sgl-project/sglang, ``python/sglang/srt``):
   pops evictable leaves (no children, ``lock_ref == 0``) by ``last_access_time`` (the default
   ``--radix-eviction-policy lru``) and frees whole nodes, re-queueing a parent that becomes a
   leaf.
+* ``mem_cache/radix_cache.py`` ``RadixKey``: a request's ``extra_key`` and ``cache_salt``
+  wrap its child keys, so each salt is a tree of its own; OpenAI's ``prompt_cache_key`` is
+  not read.
 * ``managers/schedule_batch.py``: ``Req._compute_max_prefix_len`` limits the match to
   ``input_len - 1``.
 * ``mem_cache/radix_cache.py`` ``checkpoint`` and ``mem_cache/common.py``
@@ -27,6 +30,7 @@ from __future__ import annotations
 import itertools
 
 from prefixlint.cache.base import (
+    SALTED_NAMESPACE,
     CacheQuery,
     CacheResult,
     InvalidQuery,
@@ -48,6 +52,7 @@ class SglangCache:
 
     name = "sglang"
     settings: tuple[str, ...] = ("page_size", "capacity_tokens")
+    namespace_params = SALTED_NAMESPACE
 
     def __init__(self, page_size: int = 1, capacity_tokens: int | None = None, **geometry: int):
         if page_size <= 0:
@@ -75,7 +80,7 @@ class SglangCache:
         prompt = query.prompt_tokens
         limit = max(prompt - 1, 0)
         cap = limit // page * page
-        keys = query_keys(query, page, limit, next(self._unknown_outputs))
+        keys = query_keys(query, query.cache_salt, page, limit, next(self._unknown_outputs))
         tree, seen = self._pair(query, keys.width)
 
         match = tree.match(keys.full, keys.weights, end=keys.lookup_end)

@@ -15,7 +15,9 @@ from prefixlint.cache.radix import RadixTree, SeenTree, query_keys
 
 
 class TimedPrefixCache:
-    """See the module docstring; ``process`` takes the idle time of the query's retention."""
+    """See the module docstring; ``process`` takes the query's key that the provider reads
+    (``namespace``, see :func:`prefixlint.cache.radix.query_keys`) and the idle time of the
+    query's retention."""
 
     def __init__(
         self,
@@ -35,13 +37,17 @@ class TimedPrefixCache:
         self._trees: dict[bool, tuple[RadixTree, SeenTree]] = {}
 
     def process(
-        self, query: CacheQuery, idle_seconds: float | None = None, minimum: int | None = None
+        self,
+        query: CacheQuery,
+        namespace: str | None,
+        idle_seconds: float | None = None,
+        minimum: int | None = None,
     ) -> CacheResult:
         minimum = self.minimum if minimum is None else minimum
         idle = self.idle_seconds if idle_seconds is None else idle_seconds
         now = query.timestamp
         prompt = query.prompt_tokens
-        keys = query_keys(query, output="none")
+        keys = query_keys(query, namespace, output="none")
         layout = query.tokens is None
         if layout not in self._trees:
             self._trees[layout] = (RadixTree(keys.width), SeenTree(keys.width))

@@ -8,6 +8,9 @@ Sources (vllm-project/vllm; line numbers of the 0.33.0 wheel):
   ``generate_block_hash_extra_keys`` (line 637) adds LoRA keys to every block, multimodal
   keys to the blocks an item overlaps (:func:`media_hashes`),
   and ``cache_salt`` to the first block only.
+* ``vllm/entrypoints/openai/protocol.py``: the chat and responses requests take
+  ``cache_salt``; OpenAI's ``prompt_cache_key`` is no field of theirs, and fields a request
+  model does not declare are logged and ignored (``OpenAIBaseModel``), so it salts nothing.
 * ``vllm/v1/core/kv_cache_manager.py``: ``get_computed_blocks`` (line 266) walks the block
   hashes from the start, stops at the first miss, and caps the hit at ``num_tokens - 1``
   (line 302, "we must recompute the last token to obtain logits"), so a repeated prompt of
@@ -39,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator, Sequence
 
 from prefixlint.cache.base import (
+    SALTED_NAMESPACE,
     CacheQuery,
     CacheResult,
     InvalidQuery,
@@ -96,7 +100,7 @@ def media_hashes(query: CacheQuery, block_size: int) -> list[int]:
     """Chained hashes of a prompt holding media: a block overlapping an item also carries
     ``(identity, offset - block start)`` (``_gen_mm_extra_hash_keys``; early v1 releases:
     the identity alone); the other blocks hash as they do without media."""
-    extra, first_extra = block_extras(query.extra_keys, query.cache_key)
+    extra, first_extra = block_extras(query.extra_keys, query.cache_salt)
     hashes: list[int] = []
     for index, content in enumerate(block_contents(query, block_size)):
         start = index * block_size
@@ -115,7 +119,7 @@ def block_hashes(query: CacheQuery, block_size: int = 16) -> list[int]:
     """The vLLM block hashes of a query's known-content full blocks (prompt, then output)."""
     if query.media:
         return media_hashes(query, block_size)
-    return chain_hashes(block_contents(query, block_size), query.extra_keys, query.cache_key)
+    return chain_hashes(block_contents(query, block_size), query.extra_keys, query.cache_salt)
 
 
 def token_hashes(query: CacheQuery, memo: ChainHashMemo) -> list[int]:
@@ -127,7 +131,7 @@ def token_hashes(query: CacheQuery, memo: ChainHashMemo) -> list[int]:
     output = query.output_ids
     if output:
         data += unit_bytes(output[:-1])
-    return memo.hashes(data, query.extra_keys, query.cache_key)[0]
+    return memo.hashes(data, query.extra_keys, query.cache_salt)[0]
 
 
 def request_hashes(
@@ -140,13 +144,13 @@ def request_hashes(
     """
     if query.tokens is None:
         contents = _trace_block_contents(query, block_size)
-        hashes = chain_hashes(contents, query.extra_keys, query.cache_key)
+        hashes = chain_hashes(contents, query.extra_keys, query.cache_salt)
     else:
         hashes = token_hashes(query, memo)
     blocks = (query.prompt_tokens + max(query.output_count - 1, 0)) // block_size
     if blocks > len(hashes):
         unknown = [(-1, next(unknown_blocks)) for _ in range(blocks - len(hashes))]
-        extend_chain(hashes, unknown, block_extras(query.extra_keys, query.cache_key))
+        extend_chain(hashes, unknown, block_extras(query.extra_keys, query.cache_salt))
     return hashes
 
 
@@ -169,14 +173,14 @@ def request_chain(
     trace_ids, trace_block = query.trace_blocks
     if trace_block % block_size:
         units = chain_hashes(
-            _trace_block_contents(query, block_size), query.extra_keys, query.cache_key
+            _trace_block_contents(query, block_size), query.extra_keys, query.cache_salt
         )
         return Chain(units, 1, len(units), length)
     per_id = trace_block // block_size
     known = prompt // block_size
     # compared with other trace chains' tuples (of ints only, which the collector untracks)
     ids = tuple(trace_ids[: -(-known // per_id)])
-    space = ("trace", per_id, query.extra_keys, query.cache_key)
+    space = ("trace", per_id, query.extra_keys, query.cache_salt)
     return Chain(ids, per_id, known, length, space)
 
 
@@ -194,6 +198,7 @@ class VllmCache:
 
     name = "vllm"
     settings: tuple[str, ...] = ("block_size", "capacity_tokens")
+    namespace_params = SALTED_NAMESPACE
 
     def __init__(
         self,

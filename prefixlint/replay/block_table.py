@@ -52,7 +52,7 @@ class VllmBlockTable:
     def admit(self, query: CacheQuery) -> BlockPlan:
         """Look ``query`` up (this updates the cache) and plan the request's block traffic.
 
-        The hashes carry the query's namespace (``cache_key``, ``extra_keys``), as the
+        The hashes carry the query's namespace (``cache_salt``, ``extra_keys``), as the
         audit's ``vllm`` model hashes them."""
         try:
             result = self.cache.process(query)
