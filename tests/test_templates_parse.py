@@ -19,6 +19,8 @@ from prefixlint.sources.templates import (
         ("p.j2", "plain text", JINJA),
         ("p.jinja2", "{x}", JINJA),
         ("p.mustache", "{{x}}", MUSTACHE),
+        ("p.hbs", "{{x}}", MUSTACHE),
+        ("p.handlebars", "Hi {{ name }}", MUSTACHE),
         ("p.txt", "Hello {{#people}}{{name}}{{/people}}", MUSTACHE),
         ("p.md", "Hello {{ name }}", JINJA),
         ("p.md", "Session {{session-id}}", JINJA),

@@ -281,6 +281,12 @@ def test_missing_blank_line_fix_inserts_one():
         # Semantic Kernel skprompt.txt: {{$input}} is the request, {{time.now}} a clock
         ("skprompt.txt", "It is {{time.now}}.\n" + RULES + "{{$input}}\n", [("PFX101", 1, 7)]),
         ("skprompt.txt", RULES + "{{$history}}\nUser: {{$input}}\n", []),
+        # handlebars files: mustache tags, triple braces, sections, and comments as text
+        ("welcome.hbs", "Session {{sessionId}}\n" + RULES, [("PFX102", 1, 9)]),
+        ("card.handlebars", "Hi {{{user.first_name}}}.\n" + RULES, [("PFX103", 1, 4)]),
+        ("list.hbs", "{{#each users}}{{this.email}}{{/each}}\n" + RULES, [("PFX103", 1, 16)]),
+        ("note.hbs", "{{!-- filled with the session id --}}\n" + RULES, []),
+        ("last.hbs", RULES + "Session {{sessionId}}\n", []),
         # Prompty: YAML front matter, then role lines
         (
             "chat.prompty",

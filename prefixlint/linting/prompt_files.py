@@ -17,7 +17,9 @@ import fnmatch
 import re
 from pathlib import PurePath
 
-TEMPLATE_ONLY_SUFFIXES = frozenset({".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache"})
+TEMPLATE_ONLY_SUFFIXES = frozenset(
+    {".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars"}
+)
 _DOCUMENT_SUFFIXES = frozenset({".md", ".txt"})
 
 # Documents about a project, by the name's stem (``README``, ``README.zh``, ``LICENSE-MIT``).

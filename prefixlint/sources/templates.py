@@ -38,7 +38,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
-from prefixlint.sources import JINJA_SUFFIXES
+from prefixlint.sources import JINJA_SUFFIXES, MUSTACHE_SUFFIXES
 from prefixlint.sources.code_lines import in_unfenced_code
 from prefixlint.sources.nesting import guard_jinja
 from prefixlint.sources.syntax_examples import example_spans
@@ -410,7 +410,7 @@ def syntax_for(path: str, text: str) -> str:
     suffix = PurePath(path).suffix.lower()
     if suffix in JINJA_SUFFIXES:
         return JINJA
-    if suffix == ".mustache" or _MUSTACHE_MARKERS.search(text):
+    if suffix in MUSTACHE_SUFFIXES or _MUSTACHE_MARKERS.search(text):
         return MUSTACHE
     if _JINJA_MARKERS.search(text):
         return JINJA
