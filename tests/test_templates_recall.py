@@ -163,6 +163,17 @@ def test_volatile_placeholders(path, text, expected):
         ("It is 5 steps away. Today is a good day.\n" + RULES, []),
         ("If today is Friday, remind the user of the weekly report.\n" + RULES, []),
         ("For example: today's date is 2024-01-15, so ...\n" + RULES, []),
+        # "it is now" or "it is currently" straight before the date
+        ("It is now 1 Dec 2026, 09:12.\n" + RULES, [("PFX101", 1, 11)]),
+        ("It is now 3 steps long.\n" + RULES, []),
+        # a bare date label with a date and nothing else on its line: a rendering's header
+        ("Date: 30-11-2026\n" + RULES, [("PFX101", 1, 7)]),
+        ("**Date:** 1 Dec 2026, 09:12\n" + RULES, [("PFX101", 1, 11)]),
+        ("- Time: 09:12 UTC\n" + RULES, [("PFX101", 1, 9)]),
+        ("Effective date: 2026-01-01\n" + RULES, []),
+        ("Date: 30-11-2026 is when the policy began.\n" + RULES, []),
+        ("```\nDate: 30-11-2026\n```\n" + RULES, []),
+        (RULES + "\nDate: 30-11-2026\n", []),
     ],
 )
 def test_pasted_current_dates(text, expected):
@@ -331,6 +342,16 @@ GUIDANCE = (
         ("a.j2", "{{ welcome_message }}\nSession {{ session_id }}\n" + GUIDANCE, []),
         # a field that describes a tool's or an agent's inputs is not the request
         ("a.j2", "{% for agent in agents %}{{ agent.inputs }}{% endfor %}\n" + GUIDANCE, []),
+        # what a writing or review request brings: a diff, a topic, a document's text
+        (
+            "commit.j2",
+            "Write a commit message for:\n\n{{ diff }}\n\n" + GUIDANCE,
+            [("PFX301", 3, 1)],
+        ),
+        ("outline.txt", "Topic: {topic}\n\n" + GUIDANCE, [("PFX301", 1, 8)]),
+        ("review.j2", "Contract:\n{{ contract_text }}\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        ("commit.j2", GUIDANCE + "\n{{ diff }}\n", []),
+        ("a.j2", "{{ git_diff }}\n" + GUIDANCE, []),
     ],
 )
 def test_question_before_static_guidance(path, text, expected):

@@ -90,7 +90,7 @@ _NOW_NOUN = (
 CURRENT_DATE_LINE = re.compile(
     rf"(?:\b(?:{_NOW_NOUN}|(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\**\s*"
     r"(?:,?\s*which\s+is\s*:?|is\s*:?|:|=)\s*\**\s*"
-    r"(?:currently\s+)?|\bit['’]s\s+(?:currently\s+|now\s+)?)"
+    r"(?:currently\s+)?|\bit['’]s\s+(?:currently\s+|now\s+)?|\bit\s+is\s+(?:currently|now)\s+)"
     rf"(?P<date>{_DATE_LITERAL}|{_POSITIONAL})",
     re.IGNORECASE,
 )
@@ -100,6 +100,17 @@ CURRENT_DATE_BARE = re.compile(
     rf"\b(?:the\s+current|today['’]s(?:\s+current)?)\s+date\s+(?P<date>{_WEEKDAY}{_MONTH}\.?\s\d{{1,2}}"
     rf"(?:st|nd|rd|th)?,?\s\d{{4}}|{_WEEKDAY}\d{{1,2}}\s{_MONTH}\.?,?\s\d{{4}})",
     re.IGNORECASE,
+)
+
+# A line that is only a bare date label and a date (``Date: 30-11-2026``, ``Time: 09:12 UTC``):
+# the header of a rendering, pasted with the date it was made. A qualified label
+# (``Effective date:``, ``Release date:``) gives a date that is a fact, not the current one.
+DATE_LABEL_LINE = re.compile(
+    r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?:date|time|date\s+and\s+time|date\s*/\s*time|datetime)"
+    r"(?:\*\*)?[ \t]*:[ \t]*(?:\*\*)?[ \t]*"
+    rf"(?P<date>(?:{_DATE_LITERAL})(?:,?[ \t]+(?:at[ \t]+)?(?:{_DATE_LITERAL}))?)"
+    r"(?:[ \t]+(?-i:[A-Z]{2,5}))?[ \t]*\.?\r?$",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 # A "Label: value" line that pastes a value of the machine or the user: a label the vocabulary
@@ -190,6 +201,9 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     static = document.parsed.static
     matches = [*CURRENT_DATE_LINE.finditer(document.text)]
     matches += CURRENT_DATE_BARE.finditer(document.text)
+    labels = [*DATE_LABEL_LINE.finditer(document.text)]
+    fences = fence_blocks(document.text) if labels else []
+    matches += (m for m in labels if fence_at(fences, m.start()) is None)  # not example output
     for match in sorted(matches, key=lambda m: m.start("date")):
         start, end = match.span("date")
         line_start = document.text.rfind("\n", 0, match.start()) + 1
