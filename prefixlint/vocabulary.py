@@ -105,7 +105,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         editor state, repo map, repomap, repository map, file map, code map, recent files,
         environment details, system information, current url, page url, browser state, repo
         name, repository name, repo directory, repository directory, repo dir, repo path,
-        repository path, repo folder, project directory, project dir, project path
+        repository path, repo folder, project directory, project dir, project path, env, host,
+        server name, machine name
         """
     ),
 }

@@ -45,6 +45,9 @@ def findings(path, text, codes=VOLATILE):
         ("directory_listing", "PFX104"),
         ("shell", "PFX104"),
         ("currentbranch", "PFX104"),
+        ("serverName", "PFX104"),
+        ("DB_HOST", "PFX104"),
+        ("env", "PFX104"),
     ],
 )
 def test_volatile_name_forms(name, code):
@@ -69,6 +72,9 @@ def test_volatile_name_forms(name, code):
         "bot_display_name",
         "default_locale",
         "assistant_name",
+        "env_name",
+        "hosted_model",
+        "server_count",
     ],
 )
 def test_words_that_only_look_volatile(name):
@@ -101,6 +107,16 @@ def test_words_that_only_look_volatile(name):
         ("p.mustache", "{{#tools}}{{name}}: {{description}}{{/tools}}\n" + RULES, []),
         ("p.j2", "Bio: {{ user_profile.bio }}\n" + RULES, [("PFX103", 1, 6)]),
         ("p.j2", "Format: {{ date_format.short }}\n" + RULES, []),
+        # environment variables read by name, or listed by a loop over them
+        ("p.j2", "Warehouse: {{ env.WAREHOUSE_HOST }}\n" + RULES, [("PFX104", 1, 12)]),
+        (
+            "p.md",
+            "Variables:\n{% for key, value in env.items() %}\n- {{ key }}={{ value }}\n"
+            "{% endfor %}\n" + RULES,
+            [("PFX104", 3, 3)],
+        ),
+        ("skprompt.txt", "Connected to {{$serverName}}.\n" + RULES, [("PFX104", 1, 14)]),
+        ("p.j2", "Deploy target: {{ env_name }}\n" + RULES, []),
         # a request id as the first line of a role block
         ("p.prompt", '{{role "system"}}\n{{request_id}}\n' + RULES, [("PFX102", 2, 1)]),
         # static text after the value on its own line is lost too
