@@ -228,6 +228,11 @@ def test_pasted_values_of_the_machine_and_the_user(text, expected):
         RULES * 3 + "\n## Session\nDate: {{ date }}\nUser: {{ user_name }}\nUse this context.\n",
         RULES * 3 + "\n<CONTEXT>\nThe working directory is {{ cwd }}\n</CONTEXT>\n",
         RULES * 3 + "\nDate: {{ today }}\nSession: {{ session_id }}\n",
+        # followed only by closing tags, empty wrappers and labels that introduce values
+        RULES * 3 + "\n# This run\n<env>\nRepository: {{ repo_name }}\n</env>\n\n<diff>\n"
+        "{{ diff }}\n</diff>\n",
+        RULES * 3 + "\nTicket: {{ ticket_ref }}\nCustomer: {{ customer.name }}\n\nCustomer email:\n"
+        "{{ ticket.body }}\n\nAgent notes:\n{{ agent.notes }}\n",
     ],
 )
 def test_values_in_the_final_section_are_quiet(text):
@@ -237,6 +242,11 @@ def test_values_in_the_final_section_are_quiet(text):
 def test_a_value_at_the_top_of_a_sectioned_prompt_is_reported():
     text = "# Context\nDate: {{ today }}\n\n# Rules\n" + RULES * 3
     assert findings("p.md", text) == [("PFX101", 2, 7)]
+
+
+def test_a_value_inside_a_wrapper_before_static_text_is_reported():
+    text = "<env>\nRepository: {{ repo_name }}\n</env>\n\nCustomer email:\n" + RULES * 2
+    assert findings("p.md", text) == [("PFX104", 2, 13)]
 
 
 def test_a_value_before_much_static_text_in_the_final_section_is_reported():

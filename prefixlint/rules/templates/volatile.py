@@ -8,7 +8,8 @@ prompt file, with that value), and at the first placeholder that carries per-req
 
 A place before most of the static text is an error (the rule's severity); one after most of
 it, which leaves most of the prefix cached, is a warning. A place costs nothing worth reporting
-when only other volatile lines (or a few words on its own line, like ``(UTC).``) follow it, or
+when only other volatile lines (or a few words on its own line, like ``(UTC).``), closing tags,
+empty wrappers and labels that introduce values (``</env>``, ``Customer email:``) follow it, or
 when it sits in the template's final section, after the static text, with little static text
 after it. The first costly place is the finding: it already costs everything after it, so the
 costly places after it (of any enabled volatile rule) are folded into its message and its
@@ -55,6 +56,9 @@ WHAT = {
 _TAIL_WORDS = 3  # words of static text after a place on its own line that count as following it
 _FINAL_SECTION_TOKENS = 48  # static tokens after a place in the final section it may cost
 _WORDS = re.compile(r"[^\W\d_]{2,}")
+_WRAPPER_LINE = re.compile(
+    r"[ \t]*(?:</?[A-Za-z_][\w-]*(?:\s[^<>\n]*)?>|[^\W\d_][\w '’/()-]{0,40}:)[ \t]*\r?"
+)
 _IF_LINE = re.compile(r"\s*\{%[-+]?\s*if\b.*%\}\s*", re.DOTALL)
 _ENDIF_LINE = re.compile(r"\s*\{%[-+]?\s*endif\s*[-+]?%\}\s*")
 
@@ -262,10 +266,17 @@ def _static_follows(
     for index in range(len(lines) - 1, -1, -1):
         gap_start = lines[index][1]
         gap_end = min(lines[index + 1][0], limit) if index + 1 < len(lines) else limit
-        if gap_start < gap_end and document.static_between(gap_start, gap_end).strip():
+        if gap_start < gap_end and not _only_wrappers(document.static_between(gap_start, gap_end)):
             found = True
         follows[index] = found
     return follows
+
+
+def _only_wrappers(static: str) -> bool:
+    """Whether ``static`` holds only blank lines, markup tag lines (``</env>``, an empty
+    ``<diff>`` wrapper) and short labels that introduce a value (``Customer email:``):
+    nothing worth caching."""
+    return all(not line.strip() or _WRAPPER_LINE.fullmatch(line) for line in static.split("\n"))
 
 
 @dataclass(frozen=True)
