@@ -42,6 +42,7 @@ class Break:
     turn: int
     line: int
     cached_line: int
+    blamed: int
     stable_tokens: int
     lost_tokens: int
     cause: str
@@ -71,14 +72,31 @@ def _generated(
     return generated, full
 
 
-def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
-    """Name what differs, from where the synthetic pieces are in both texts."""
+_STABLE_PIECES = ("the system prompt", "the tool definitions")
+
+
+def _pieces(convo: Conversation) -> dict[str, str]:
+    """The synthetic texts whose place tells what differs, by name."""
     pieces = {
         f"the reasoning of message {index}": thought for index, thought in convo.reasoning.items()
     }
     pieces["the system prompt"] = conversation.SYSTEM_PROMPT
     if convo.tools:
         pieces["the tool definitions"] = conversation.FIRST_TOOL_DESCRIPTION
+    return pieces
+
+
+def _moves_stable_part(convo: Conversation, cached: str, at: int) -> bool:
+    """Whether the cached text goes on, from ``at``, with the system prompt or the tools: the
+    turn rendered them with itself, and the next prompt does not keep them there."""
+    found = [(cached.find(text, at), name) for name, text in _pieces(convo).items()]
+    first = min(((place, name) for place, name in found if place >= 0), default=None)
+    return first is not None and first[1] in _STABLE_PIECES
+
+
+def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
+    """Name what differs, from where the synthetic pieces are in both texts."""
+    pieces = _pieces(convo)
     after = {name: text for name, text in pieces.items() if text in cached[at:]}
     dropped = [name for name, text in after.items() if text not in following]
     moved = [
@@ -99,6 +117,33 @@ def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
     return "earlier turns are rendered differently in the next request"
 
 
+def _generation_prompt_cause(
+    document: ChatTemplateDocument,
+    convo: Conversation,
+    count: int,
+    prompt: str,
+    following: str,
+    at: int,
+) -> str | None:
+    """The cause when the next prompt opens the answer as the generation prompt did but leaves
+    out the rest of what it added (a DeepSeek-R1 style ``<think>`` opener), so the answer the
+    model generated after it is not reused either."""
+    bare = document.render(convo, count, add_generation_prompt=False).text
+    if not prompt.startswith(bare) or not len(bare) <= at < len(prompt):
+        return None
+    added = prompt[len(bare) :]
+    shared = common_prefix_length(added, following[len(bare) :])
+    while shared > 0 and not (added[shared - 1].isspace() or added[shared - 1] == ">"):
+        shared -= 1  # from the start of the tag or word it cuts: ``<think>``, not ``think>``
+    if shared == 0:
+        return None  # the answer's opener itself differs (its whitespace, its role)
+    missing = added[shared:]
+    return (
+        f"the next prompt renders the answer without the generation prompt's {missing!r}, so"
+        " what the model generated after it is not reused"
+    )
+
+
 def _whitespace_only(cached_rest: str, following_rest: str, window: int = 200) -> bool:
     """Whether the two texts agree from here on once whitespace is ignored (what the cached
     text still holds, up to ``window`` characters)."""
@@ -109,14 +154,22 @@ def _whitespace_only(cached_rest: str, following_rest: str, window: int = 200) -
 
 
 def _responsible_lines(
-    prompt: Rendering, full: Rendering | None, following: Rendering, at: int
-) -> tuple[int, int]:
-    """The template lines behind the difference at char ``at``: next request's, cached turn's.
+    prompt: Rendering,
+    full: Rendering | None,
+    following: Rendering,
+    at: int,
+    *,
+    stable_part_moves: bool,
+) -> tuple[int, int, int]:
+    """The template lines behind the difference at char ``at``: next request's, cached turn's,
+    and the one to blame.
 
-    When the text just before ``at`` came from different lines in the two renderings, the
-    template already took another branch there (e.g. the one that renders history without
-    reasoning), and that line is the one responsible; otherwise it is the line that emitted
-    the first differing character.
+    When the cached turn rendered the system prompt or the tools there (``stable_part_moves``),
+    the line that emitted them with that turn is to blame: the branch that attaches them to the
+    last user turn, not the one that renders earlier turns plainly. Otherwise, when the text
+    just before ``at`` came from different lines in the two renderings, the template already
+    took another branch there (e.g. the one that renders history without reasoning), and the
+    next prompt's line is to blame; else the line that emitted the first differing character.
     """
 
     def cached_line_at(offset: int) -> int:
@@ -124,9 +177,12 @@ def _responsible_lines(
             return prompt.line_at(offset)
         return full.line_at(offset)
 
+    if stable_part_moves:
+        return following.line_at(at), cached_line_at(at), cached_line_at(at)
     if at > 0 and following.line_at(at - 1) != cached_line_at(at - 1):
-        return following.line_at(at - 1), cached_line_at(at - 1)
-    return following.line_at(at), cached_line_at(at)
+        line = following.line_at(at - 1)
+        return line, cached_line_at(at - 1), line
+    return following.line_at(at), cached_line_at(at), following.line_at(at)
 
 
 def first_break(
@@ -148,14 +204,24 @@ def first_break(
         next_tokens = tokenizer.encode(following.text)
         at = common_prefix_length(cached_tokens, next_tokens)
         at_char = compare.char_offset(tokenizer, following.text, at)
-        line, cached_line = _responsible_lines(prompt, full, following, at_char)
+        line, cached_line, blamed = _responsible_lines(
+            prompt,
+            full,
+            following,
+            at_char,
+            stable_part_moves=_moves_stable_part(convo, cached_text, at_char),
+        )
         return Break(
             turn=turn,
             line=line,
             cached_line=cached_line,
+            blamed=blamed,
             stable_tokens=at,
             lost_tokens=len(cached_tokens) - at,
-            cause=_cause(convo, cached_text, following.text, at_char),
+            cause=_generation_prompt_cause(
+                document, convo, count, prompt.text, following.text, at_char
+            )
+            or _cause(convo, cached_text, following.text, at_char),
             window=compare.token_window(tokenizer, cached_tokens, next_tokens, at),
         )
     return None
@@ -173,7 +239,7 @@ def check_monotonic(document: ChatTemplateDocument, ctx: RuleContext) -> list[Di
             found = first_break(document, features, ctx.tokenizer)
         except sandbox.TemplateFailure:
             continue
-        if found is None or found.line in reported:
+        if found is None or found.blamed in reported:
             continue
         message = (
             f"chat template is not prefix-monotonic: turn {found.turn}'s cached tokens are not a"
@@ -183,10 +249,10 @@ def check_monotonic(document: ChatTemplateDocument, ctx: RuleContext) -> list[Di
             f" at {document.where(found.cached_line)} in turn {found.turn};"
             f" {found.lost_tokens} cached tokens are recomputed"
         )
-        reported[found.line] = registry.diagnostic(
+        reported[found.blamed] = registry.diagnostic(
             CODE,
             message,
-            document.span(found.line),
+            document.span(found.blamed),
             stable_prefix_tokens=found.stable_tokens,
             unstable_tokens=found.lost_tokens,
             turn=found.turn,
