@@ -179,6 +179,9 @@ def test_volatile_placeholders(path, text, expected):
         ("It is 5 steps away. Today is a good day.\n" + RULES, []),
         ("If today is Friday, remind the user of the weekly report.\n" + RULES, []),
         ("For example: today's date is 2024-01-15, so ...\n" + RULES, []),
+        ('For example, if <env> says "Today\'s date: 2025-07-01", search for 2025.\n' + RULES, []),
+        ('Read the header. E.g. "Current date: 2025-07-01" means July.\n' + RULES, []),
+        ('The header reads: "Current date: 2025-07-01".\n' + RULES, [("PFX101", 1, 34)]),
         # "it is now" or "it is currently" straight before the date
         ("It is now 1 Dec 2026, 09:12.\n" + RULES, [("PFX101", 1, 11)]),
         ("It is now 3 steps long.\n" + RULES, []),

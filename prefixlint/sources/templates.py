@@ -196,7 +196,9 @@ class TemplateDocument:
     written there safely); ``verify(changes, file_edits)``, where set, confirms that the
     edited file still holds the edited template. In an ``indentation_sensitive`` template
     (a YAML block), no fix may start a line with whitespace: together with another fix on
-    an earlier line, it could change the block's indentation.
+    an earlier line, it could change the block's indentation. ``stable_chain`` lists, in
+    order, the values of a prompt file that are stable throughout (its system prompt, tools
+    and earlier messages, this one among them): one stable part, rendered one after another.
     """
 
     path: str
@@ -210,6 +212,7 @@ class TemplateDocument:
     indentation_sensitive: bool = False
     file_lines: LineIndex | None = None
     label: str = ""
+    stable_chain: tuple[TemplateDocument, ...] = field(default=(), repr=False, compare=False)
     _token_spans: tuple[list[int], list[int]] | None = field(default=None, init=False, repr=False)
     memo: dict[str, object] = field(default_factory=dict, init=False, repr=False)
     """Results that several rules share, computed once per document (by the first to ask)."""
@@ -314,6 +317,12 @@ class TemplateDocument:
         if high <= low:
             return 0
         return max(bisect.bisect_right(ends, high) - bisect.bisect_left(starts, low), 0)
+
+    def chain_tokens(self, ctx: RuleContext) -> tuple[int, int]:
+        """Static tokens of the values of ``stable_chain`` rendered before this one, and after."""
+        index = next((i for i, d in enumerate(self.stable_chain) if d is self), 0)
+        counts = [d.static_tokens(0, len(d.text), ctx) for d in self.stable_chain]
+        return sum(counts[:index]), sum(counts[index + 1 :])
 
     def first_input(self, extra_input_names: Iterable[str] = ()) -> Placeholder | None:
         """The first placeholder that substitutes per-request input (a question, a task)."""

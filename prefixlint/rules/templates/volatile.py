@@ -149,6 +149,13 @@ _CONDITION = re.compile(
     r"\b(?:if|when|whenever|whether|unless|until|assume|assuming|suppose|e\.g\.|example)[\s,:]*$",
     re.IGNORECASE,
 )
+# A date line quoted after a condition or an example earlier in its sentence: ``For example,
+# if <env> says "Today's date: 2025-07-01", ...``.
+_QUOTED_EXAMPLE = re.compile(
+    r"(?:\b(?:if|when|for\s+(?:example|instance)|such\s+as|says?|like)\b|\be\.g\.)[^.!?\n]{0,80}"
+    r"[\"“'`][ \t]*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -213,6 +220,10 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
         line_start = document.text.rfind("\n", 0, match.start()) + 1
         if _CONDITION.search(document.text, line_start, match.start()):
             continue  # "if today is Friday, ...": a rule about dates, not a date
+        if _QUOTED_EXAMPLE.search(
+            document.text, max(line_start, match.start() - 120), match.start()
+        ):
+            continue  # 'if the header says "Today's date: ..."': an example of the line
         if static.is_literal(match.start(), end):
             places.append(Volatile(start, end, codes.TIMESTAMP, match.group(0)))
     places.extend(_pasted_values(document, extra))
@@ -281,19 +292,27 @@ def _only_wrappers(static: str) -> bool:
 
 @dataclass(frozen=True)
 class Costly:
-    """A volatile place worth reporting: its line, and the static tokens before and after."""
+    """A volatile place worth reporting: its document and line, and the static tokens before
+    and after (with those of the prompt file's other stable values; ``following`` of them
+    after its own)."""
 
+    document: TemplateDocument
     place: Volatile
     region: tuple[int, int]
     before: int
     after: int
+    following: int
     others_follow: bool
 
 
 def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]:
-    """The volatile places (of enabled codes) that cost static text, in order."""
+    """The volatile places (of enabled codes) that cost static text, in order. A value of a
+    prompt file's stable part that does not end there also costs the stable values after it."""
     places = [p for p in volatile_places(document, ctx) if p.code in ctx.enabled]
     limit = stable_limit(document, ctx)
+    preceding, following = document.chain_tokens(ctx) if places else (0, 0)
+    if limit < len(document.text):
+        following = 0  # the stable part ends in this value
     lines = sorted({_line_region(document, p) for p in places})
     follows = dict(zip(lines, _static_follows(document, lines, limit), strict=True))
     final_start = _final_section_start(document, limit)
@@ -303,38 +322,44 @@ def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]
             continue
         region = _line_region(document, place)
         tail = document.static_between(place.end, region[1])
-        if not follows[region] and len(_WORDS.findall(tail)) < _TAIL_WORDS:
+        if not (follows[region] or following) and len(_WORDS.findall(tail)) < _TAIL_WORDS:
             continue
-        before = document.static_tokens(0, place.start, ctx)
-        after = document.static_tokens(place.end, limit, ctx)
+        before = document.static_tokens(0, place.start, ctx) + preceding
+        after = document.static_tokens(place.end, limit, ctx) + following
         if place.start >= final_start and after < _FINAL_SECTION_TOKENS:
             continue
-        costly.append(Costly(place, region, before, after, follows[region]))
+        costly.append(Costly(document, place, region, before, after, following, follows[region]))
     return costly
 
 
 def volatile_findings(
     document: TemplateDocument, ctx: RuleContext, code: str
 ) -> Iterator[Diagnostic]:
-    """The findings of ``code`` (one of PFX101-PFX104) in ``document``."""
-    if "findings" not in document.memo:
-        document.memo["findings"] = _findings(document, ctx)
+    """The findings of ``code`` (one of PFX101-PFX104) in ``document``. The values of a
+    prompt file's stable part are one prompt: their findings are found together, once, and
+    each is returned with the value it lands in."""
+    chain = document.stable_chain or (document,)
+    lead = chain[0]
+    if "findings" not in lead.memo:
+        lead.memo["findings"] = _findings(chain, ctx)
     # Only this function stores "findings" in the memo.
-    found = cast("list[Diagnostic]", document.memo["findings"])
-    return iter([d for d in found if d.code == code])
+    found = cast("list[tuple[TemplateDocument, Diagnostic]]", lead.memo["findings"])
+    return iter([d for owner, d in found if owner is document and d.code == code])
 
 
-def _findings(document: TemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
+def _findings(
+    chain: tuple[TemplateDocument, ...], ctx: RuleContext
+) -> list[tuple[TemplateDocument, Diagnostic]]:
     """The first costly place is the finding: from it on, nothing of the prompt is cached, so
-    the costly places after it (of any enabled volatile code) are folded into it. ``noqa`` on
-    the finding's line suppresses it with what is folded into it (what ``--add-noqa`` writes
-    stays quiet); a later place whose line waives its code, or a place of a code the file
-    waives (``noqa-file``), is reported on its own, for the directive to suppress, and is not
-    folded."""
-    directives = find_directives(document.file_text, document.path)
+    the costly places after it (of any enabled volatile code, in this value or a later one of
+    the stable part) are folded into it. ``noqa`` on the finding's line suppresses it with what
+    is folded into it (what ``--add-noqa`` writes stays quiet); a later place whose line
+    waives its code, or a place of a code the file waives (``noqa-file``), is reported on its
+    own, for the directive to suppress, and is not folded."""
+    directives = find_directives(chain[0].file_text, chain[0].path)
 
     def waived(item: Costly, file_level: bool) -> bool:
-        line = document.span(item.place.start, item.place.end).line
+        line = item.document.span(item.place.start, item.place.end).line
         return any(
             d.covers(item.place.code)
             and d.file_level == file_level
@@ -342,11 +367,11 @@ def _findings(document: TemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
             for d in directives
         )
 
-    found: list[Diagnostic] = []
+    found: list[tuple[TemplateDocument, Diagnostic]] = []
     candidates: list[Costly] = []
-    for item in _costly_places(document, ctx):
+    for item in (item for document in chain for item in _costly_places(document, ctx)):
         if waived(item, file_level=True):
-            found.append(_finding(document, ctx, item, [], with_fix=False))
+            found.append((item.document, _finding(ctx, item, [], with_fix=False)))
         else:
             candidates.append(item)
     if not candidates:
@@ -355,36 +380,35 @@ def _findings(document: TemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     folded = []
     for item in later:
         if waived(item, file_level=False):
-            found.append(_finding(document, ctx, item, [], with_fix=False))
+            found.append((item.document, _finding(ctx, item, [], with_fix=False)))
         else:
             folded.append(item)
-    found.append(_finding(document, ctx, first, folded, with_fix=True))
+    found.append((first.document, _finding(ctx, first, folded, with_fix=True)))
     return found
 
 
-def _finding(
-    document: TemplateDocument,
-    ctx: RuleContext,
-    first: Costly,
-    rest: list[Costly],
-    *,
-    with_fix: bool,
-) -> Diagnostic:
+def _finding(ctx: RuleContext, first: Costly, rest: list[Costly], *, with_fix: bool) -> Diagnostic:
+    """The finding at ``first``, with ``rest`` folded into it. Its fix moves lines to the end
+    of the stable part, so there is none when stable values follow ``first``'s own."""
+    document = first.document
     code = first.place.code
     message = (
         f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
         f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
         f" the {tokens(first.before)} before it)"
     )
-    lines = [document.span(item.place.start, item.place.end).line for item in rest]
+    lines = [item.document.span(item.place.start, item.place.end).line for item in rest]
     if rest:
         folded = ", ".join(
             f"`{_shown(item.place)}` (line {line})" for item, line in zip(rest, lines, strict=True)
         )
         message += f"; and {len(rest)} more after it: {folded}"
     fix = None
-    if with_fix and first.others_follow:
-        regions = [first.region] + [item.region for item in rest if item.others_follow]
+    if with_fix and first.others_follow and not first.following:
+        regions = [first.region]
+        regions += [
+            item.region for item in rest if item.others_follow and item.document is document
+        ]
         fix = move_lines_fix(document, regions, stable_limit(document, ctx))
     found = registry.diagnostic(
         code,
