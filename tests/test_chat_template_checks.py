@@ -106,6 +106,29 @@ def test_the_branch_that_attaches_the_system_prompt_to_the_last_turn_is_blamed()
     assert found.extra["template_line"] == 6  # where the next prompt renders that turn
 
 
+TOOLS_AND_SYSTEM_LAST = """\
+{%- set system = messages[0].content if messages[0].role == 'system' else '' %}
+{%- set users = messages | selectattr('role', 'equalto', 'user') | list %}
+{%- for message in messages if message.role != 'system' %}
+{%- if message.role == 'user' %}
+{%- if tools and message == users[-1] %}{{- '[TOOLS]' + (tools | tojson) + '[/TOOLS]' }}{%- endif %}
+{%- if loop.last %}{{- '[INST] ' + system + '\\n\\n' + message.content + '[/INST]' }}
+{%- else %}{{- '[INST] ' + message.content + '[/INST]' }}{%- endif %}
+{%- elif message.role == 'tool' %}{{- '[RESULT]' + message.content + '[/RESULT]' }}
+{%- else %}{{- ' ' + (message.content or '') + '</s>' }}{%- endif %}
+{%- endfor %}
+"""
+
+
+def test_each_line_to_blame_is_reported_from_the_first_turn_it_breaks():
+    found = _findings("t.jinja", TOOLS_AND_SYSTEM_LAST, frozenset({"PFX503"}))
+    causes = {f.span.line: f.extra["cause"] for f in found}
+    assert causes == {
+        6: "the system prompt is dropped from the next prompt",
+        5: "the tool definitions move every turn",
+    }
+
+
 THINK_OPENER = """\
 {{- bos_token }}
 {%- for message in messages %}

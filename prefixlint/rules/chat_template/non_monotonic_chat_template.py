@@ -19,6 +19,7 @@ prompt and answer are not reported (the text is a prefix; the cost is a token or
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from prefixlint import codes, registry
@@ -106,10 +107,10 @@ def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
     ]
     parts = []
     if dropped:
-        verb = "is" if len(dropped) == 1 else "are"
+        verb = "are" if _plural(dropped) else "is"
         parts.append(f"{', '.join(dropped)} {verb} dropped from the next prompt")
     if moved:
-        parts.append(f"{' and '.join(moved)} move{'s' if len(moved) == 1 else ''} every turn")
+        parts.append(f"{' and '.join(moved)} move{'' if _plural(moved) else 's'} every turn")
     if parts:
         return "; ".join(parts)
     if _whitespace_only(cached[at:], following[at:]):
@@ -142,6 +143,11 @@ def _generation_prompt_cause(
         f"the next prompt renders the answer without the generation prompt's {missing!r}, so"
         " what the model generated after it is not reused"
     )
+
+
+def _plural(names: list[str]) -> bool:
+    """Whether the named pieces take a plural verb (``the tool definitions`` is one plural)."""
+    return len(names) > 1 or names[0].endswith("s")
 
 
 def _whitespace_only(cached_rest: str, following_rest: str, window: int = 200) -> bool:
@@ -189,6 +195,13 @@ def first_break(
     document: ChatTemplateDocument, features: Features, tokenizer: Tokenizer
 ) -> Break | None:
     """The first turn of the conversation for ``features`` that breaks monotonicity."""
+    return next(breaks(document, features, tokenizer), None)
+
+
+def breaks(
+    document: ChatTemplateDocument, features: Features, tokenizer: Tokenizer
+) -> Iterator[Break]:
+    """Each turn of the conversation for ``features`` that breaks monotonicity, in order."""
     convo = conversation.build(features)
     points = convo.turn_points()
     for turn, (count, next_count) in enumerate(itertools.pairwise(points), start=1):
@@ -211,7 +224,7 @@ def first_break(
             at_char,
             stable_part_moves=_moves_stable_part(convo, cached_text, at_char),
         )
-        return Break(
+        yield Break(
             turn=turn,
             line=line,
             cached_line=cached_line,
@@ -224,42 +237,47 @@ def first_break(
             or _cause(convo, cached_text, following.text, at_char),
             window=compare.token_window(tokenizer, cached_tokens, next_tokens, at),
         )
-    return None
 
 
 @registry.register(CODE, "chat-template")
 def check_monotonic(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
-    """One PFX503 per template line responsible, over the reasoning styles the template renders."""
+    """One PFX503 per template line responsible, over the turns and the reasoning styles the
+    template renders (the first break that line is to blame for)."""
     reported: dict[int, Diagnostic] = {}
     for style in conversation.REASONING_STYLES:
         features = document.with_reasoning(style)
         if features is None:
             continue
         try:
-            found = first_break(document, features, ctx.tokenizer)
+            found_all = list(breaks(document, features, ctx.tokenizer))
         except sandbox.TemplateFailure:
             continue
-        if found is None or found.blamed in reported:
-            continue
-        message = (
-            f"chat template is not prefix-monotonic: turn {found.turn}'s cached tokens are not a"
-            f" prefix of turn {found.turn + 1}'s prompt ({features.describe()}): {found.cause};"
-            f" {compare.describe_window(found.window, 'cached', 'next')};"
-            f" rendered at {document.where(found.line)} in the next prompt,"
-            f" at {document.where(found.cached_line)} in turn {found.turn};"
-            f" {found.lost_tokens} cached tokens are recomputed"
-        )
-        reported[found.blamed] = registry.diagnostic(
-            CODE,
-            message,
-            document.span(found.blamed),
-            stable_prefix_tokens=found.stable_tokens,
-            unstable_tokens=found.lost_tokens,
-            turn=found.turn,
-            scenario=features.describe(),
-            cause=found.cause,
-            template_line=found.line,
-            cached_template_line=found.cached_line,
-            window=found.window,
-        )
+        for found in found_all:
+            if found.blamed not in reported:
+                reported[found.blamed] = _diagnostic(document, features, found)
     return list(reported.values())
+
+
+def _diagnostic(document: ChatTemplateDocument, features: Features, found: Break) -> Diagnostic:
+    """The finding for one break, at the line to blame."""
+    message = (
+        f"chat template is not prefix-monotonic: turn {found.turn}'s cached tokens are not a"
+        f" prefix of turn {found.turn + 1}'s prompt ({features.describe()}): {found.cause};"
+        f" {compare.describe_window(found.window, 'cached', 'next')};"
+        f" rendered at {document.where(found.line)} in the next prompt,"
+        f" at {document.where(found.cached_line)} in turn {found.turn};"
+        f" {found.lost_tokens} cached tokens are recomputed"
+    )
+    return registry.diagnostic(
+        CODE,
+        message,
+        document.span(found.blamed),
+        stable_prefix_tokens=found.stable_tokens,
+        unstable_tokens=found.lost_tokens,
+        turn=found.turn,
+        scenario=features.describe(),
+        cause=found.cause,
+        template_line=found.line,
+        cached_template_line=found.cached_line,
+        window=found.window,
+    )
