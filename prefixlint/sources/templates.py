@@ -6,7 +6,8 @@ its static text (placeholders and tags removed) and a source map from the templa
 file that holds it. The template is never rendered: Jinja expressions are parsed by a
 sandboxed environment's parser only.
 
-Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}`` (and
+Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}`` (handlebars'
+``{{else}}`` is a block tag; and
 Semantic Kernel's ``{{$x}}``, ``{{time.now}}``; a placeholder of several words is read by its
 words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an
 escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
@@ -74,6 +75,7 @@ _JINJA_ALIAS = re.compile(
 _MUSTACHE_TAG = re.compile(
     r"\{\{\{\s*([^{}]{1,200}?)\s*\}\}\}|\{\{([#^/!>&]?)\s*([^{}]{0,200}?)\s*\}\}"
 )
+_MUSTACHE_ELSE = re.compile(r"~?\s*else(?:\s+if\b.*)?~?", re.DOTALL)
 _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)(?:\([^(){}\n]{0,50}\)(?:\.[A-Za-z_]\w*(?:\([^(){}\n]{0,50}\))?)*)?\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
@@ -616,7 +618,10 @@ def _scan_mustache(text: str) -> ParsedTemplate:
             continue  # ``{{ user.name }}`` shown as an example of the syntax: text
         builder.literal(match.start())
         name = match.group(1) if match.group(1) is not None else match.group(3)
-        if sigil in ("", "&"):
+        if sigil == "" and _MUSTACHE_ELSE.fullmatch(name):
+            builder.other(BLOCK, match.end())  # ``{{else}}`` of a handlebars section
+            tags.append(Tag(match.start(), match.end(), BLOCK, "else"))
+        elif sigil in ("", "&"):
             builder.other(PLACEHOLDER, match.end())
             paths, calls, _ = (
                 ((name,), (), ()) if _DOTTED.fullmatch(name) else _analyse_expression(name)
