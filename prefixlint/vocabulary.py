@@ -105,7 +105,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         editor state, repo map, repomap, repository map, file map, code map, recent files,
         environment details, system information, current url, page url, browser state, repo
         name, repository name, repo directory, repository directory, repo dir, repo path,
-        repository path, repo folder, project directory, project dir, project path
+        repository path, repo folder, project directory, project dir, project path, env, host,
+        server name, machine name
         """
     ),
 }
@@ -119,7 +120,7 @@ _REQUEST_INPUTS = _listed(
     question, questions, query, input, inputs, user input, task, task description,
     problem statement, problem, issue, request, user request, message, user message,
     messages, observation, history, chat history, conversation, transcript, text, content,
-    document, documents, context, user prompt, prompt input
+    document, documents, context, user prompt, prompt input, diff, patch, topic
     """
 )
 
@@ -391,15 +392,21 @@ def classify_filter(name: str) -> str | None:
 def is_request_input(name: str, extra: Iterable[str] = ()) -> bool:
     """Whether ``name`` holds per-request input (``question``, ``problem_statement``, ...).
 
-    A field of a tool, an agent or an example (``agent.inputs``, ``example.question``: the
+    A snapshot of the machine or repository (``git_diff``) is PFX104's, not input. A field
+    of a tool, an agent or an example (``agent.inputs``, ``example.question``: the
     word just before names the owner) describes it, and is not the request's input.
     """
-    words = _head(split_words(name.split("(", 1)[0]))
+    words = split_words(name.split("(", 1)[0])
+    if classify_words(words) == ENVIRONMENT:
+        return False  # ``git_diff``: a snapshot of the repository, not what the user sent
     phrases = _input_phrases(tuple(extra))
-    for length in range(1, min(len(words), 4) + 1):
-        if words[-length:] in phrases:
-            owner = words[-length - 1] if len(words) > length else ""
-            return owner not in _DESCRIBED_OWNERS
+    # The name as written, then without a trailing formatting word: ``contract_text`` is the
+    # contract's text, ``question_str`` the question.
+    for candidate in dict.fromkeys((words, _head(words))):
+        for length in range(1, min(len(candidate), 4) + 1):
+            if candidate[-length:] in phrases:
+                owner = candidate[-length - 1] if len(candidate) > length else ""
+                return owner not in _DESCRIBED_OWNERS
     return False
 
 

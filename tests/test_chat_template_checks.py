@@ -32,7 +32,7 @@ def _fixture(name: str) -> str:
         ("hermes.jinja", {("PFX304", 5)}),
         ("chatml.jinja", {("PFX304", 13)}),
         ("llama3.jinja", {("PFX101", 5), ("PFX304", 32)}),
-        ("mistral_v03.jinja", {("PFX503", 23), ("PFX304", 18)}),
+        ("mistral_v03.jinja", {("PFX503", 18), ("PFX304", 18)}),
     ),
 )
 def test_fixture_findings(name, expected):
@@ -83,6 +83,71 @@ def test_pfx503_message_names_turn_tokens_and_lines():
 def test_mistral_names_what_moves():
     [found] = _findings("m.jinja", _fixture("mistral_v03.jinja"), frozenset({"PFX503"}))
     assert found.extra["cause"] == "the system prompt and the tool definitions move every turn"
+
+
+LAST_TURN_SYSTEM = """\
+{%- set system = messages[0].content if messages[0].role == 'system' else '' %}
+{%- for message in messages if message.role != 'system' %}
+{%- if message.role == 'user' and loop.last %}
+{{- '[INST] ' + system + '\\n\\n' + message.content + '[/INST]' }}
+{%- elif message.role == 'user' %}
+{{- '[INST] ' + message.content + '[/INST]' }}
+{%- else %}
+{{- ' ' + message.content + '</s>' }}
+{%- endif %}
+{%- endfor %}
+"""
+
+
+def test_the_branch_that_attaches_the_system_prompt_to_the_last_turn_is_blamed():
+    [found] = _findings("t.jinja", LAST_TURN_SYSTEM, frozenset({"PFX503"}))
+    assert found.extra["cause"].startswith("the system prompt")
+    assert found.span.line == 4
+    assert found.extra["template_line"] == 6  # where the next prompt renders that turn
+
+
+TOOLS_AND_SYSTEM_LAST = """\
+{%- set system = messages[0].content if messages[0].role == 'system' else '' %}
+{%- set users = messages | selectattr('role', 'equalto', 'user') | list %}
+{%- for message in messages if message.role != 'system' %}
+{%- if message.role == 'user' %}
+{%- if tools and message == users[-1] %}{{- '[TOOLS]' + (tools | tojson) + '[/TOOLS]' }}{%- endif %}
+{%- if loop.last %}{{- '[INST] ' + system + '\\n\\n' + message.content + '[/INST]' }}
+{%- else %}{{- '[INST] ' + message.content + '[/INST]' }}{%- endif %}
+{%- elif message.role == 'tool' %}{{- '[RESULT]' + message.content + '[/RESULT]' }}
+{%- else %}{{- ' ' + (message.content or '') + '</s>' }}{%- endif %}
+{%- endfor %}
+"""
+
+
+def test_each_line_to_blame_is_reported_from_the_first_turn_it_breaks():
+    found = _findings("t.jinja", TOOLS_AND_SYSTEM_LAST, frozenset({"PFX503"}))
+    causes = {f.span.line: f.extra["cause"] for f in found}
+    assert causes == {
+        6: "the system prompt is dropped from the next prompt",
+        5: "the tool definitions move every turn",
+    }
+
+
+THINK_OPENER = """\
+{{- bos_token }}
+{%- for message in messages %}
+{%- if message.role == 'user' %}{{- '<U>' + message.content }}
+{%- elif message.role == 'assistant' %}
+{{- '<A>' + message.content.split('</think>')[-1] + '<E>' }}
+{%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '<A><think>\\n' }}{% endif %}
+"""
+
+
+def test_a_generation_prompt_that_history_does_not_repeat_is_named():
+    [found] = _findings("t.jinja", THINK_OPENER, frozenset({"PFX503"}))
+    assert found.extra["cause"] == (
+        "the next prompt renders the answer without the generation prompt's '<think>\\n', so"
+        " what the model generated after it is not reused"
+    )
+    assert found.span.line == 5  # the line that renders the answer in history
 
 
 MINUTE_CLOCK = """\

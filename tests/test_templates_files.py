@@ -9,6 +9,7 @@ from prefixlint.cli import main
 from prefixlint.linting.config import ConfigError, Settings, settings_from_table
 from prefixlint.linting.files import collect_files
 from prefixlint.linting.prompt_files import is_prompt_file
+from prefixlint.sources import is_checkable
 
 VOLATILE_DOC = "Deploy to {hostname} first.\nThen run the tests and watch the logs.\n"
 
@@ -165,3 +166,8 @@ def test_cli_include_replaces_the_default(tmp_path):
     assert result.exit_code == 1
     assert "a.md:1:11: PFX104" in result.output
     assert "b.md" not in result.output
+
+
+@pytest.mark.parametrize("path", ["views/welcome.hbs", "card.handlebars", "p.mustache"])
+def test_handlebars_and_mustache_files_are_checked(path):
+    assert is_checkable(path)

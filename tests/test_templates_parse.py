@@ -19,6 +19,8 @@ from prefixlint.sources.templates import (
         ("p.j2", "plain text", JINJA),
         ("p.jinja2", "{x}", JINJA),
         ("p.mustache", "{{x}}", MUSTACHE),
+        ("p.hbs", "{{x}}", MUSTACHE),
+        ("p.handlebars", "Hi {{ name }}", MUSTACHE),
         ("p.txt", "Hello {{#people}}{{name}}{{/people}}", MUSTACHE),
         ("p.md", "Hello {{ name }}", JINJA),
         ("p.md", "Session {{session-id}}", JINJA),
@@ -171,6 +173,19 @@ def test_mustache_tags():
     assert [p.name for p in parsed.placeholders] == ["name", "raw", "amp"]
     assert [t.word for t in parsed.tags] == ["!", "#", "/", ">"]
     assert parsed.static.rendered == "  "
+
+
+@pytest.mark.parametrize("tag", ["{{else}}", "{{ else }}", "{{else if admin}}", "{{~else~}}"])
+def test_a_handlebars_else_is_a_block_tag(tag):
+    parsed = parse_template("{{#if user}}{{name}}" + tag + "guest{{/if}}", MUSTACHE)
+    assert [p.name for p in parsed.placeholders] == ["name"]
+    assert "else" in [t.word for t in parsed.tags]
+    assert parsed.static.rendered == "guest"
+
+
+def test_a_name_that_starts_with_else_is_a_placeholder():
+    parsed = parse_template("{{elsewhere}} {{else_text}}", MUSTACHE)
+    assert [p.name for p in parsed.placeholders] == ["elsewhere", "else_text"]
 
 
 @pytest.mark.parametrize(

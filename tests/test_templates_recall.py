@@ -45,6 +45,9 @@ def findings(path, text, codes=VOLATILE):
         ("directory_listing", "PFX104"),
         ("shell", "PFX104"),
         ("currentbranch", "PFX104"),
+        ("serverName", "PFX104"),
+        ("DB_HOST", "PFX104"),
+        ("env", "PFX104"),
     ],
 )
 def test_volatile_name_forms(name, code):
@@ -69,6 +72,9 @@ def test_volatile_name_forms(name, code):
         "bot_display_name",
         "default_locale",
         "assistant_name",
+        "env_name",
+        "hosted_model",
+        "server_count",
     ],
 )
 def test_words_that_only_look_volatile(name):
@@ -101,6 +107,16 @@ def test_words_that_only_look_volatile(name):
         ("p.mustache", "{{#tools}}{{name}}: {{description}}{{/tools}}\n" + RULES, []),
         ("p.j2", "Bio: {{ user_profile.bio }}\n" + RULES, [("PFX103", 1, 6)]),
         ("p.j2", "Format: {{ date_format.short }}\n" + RULES, []),
+        # environment variables read by name, or listed by a loop over them
+        ("p.j2", "Warehouse: {{ env.WAREHOUSE_HOST }}\n" + RULES, [("PFX104", 1, 12)]),
+        (
+            "p.md",
+            "Variables:\n{% for key, value in env.items() %}\n- {{ key }}={{ value }}\n"
+            "{% endfor %}\n" + RULES,
+            [("PFX104", 3, 3)],
+        ),
+        ("skprompt.txt", "Connected to {{$serverName}}.\n" + RULES, [("PFX104", 1, 14)]),
+        ("p.j2", "Deploy target: {{ env_name }}\n" + RULES, []),
         # a request id as the first line of a role block
         ("p.prompt", '{{role "system"}}\n{{request_id}}\n' + RULES, [("PFX102", 2, 1)]),
         # static text after the value on its own line is lost too
@@ -163,6 +179,20 @@ def test_volatile_placeholders(path, text, expected):
         ("It is 5 steps away. Today is a good day.\n" + RULES, []),
         ("If today is Friday, remind the user of the weekly report.\n" + RULES, []),
         ("For example: today's date is 2024-01-15, so ...\n" + RULES, []),
+        ('For example, if <env> says "Today\'s date: 2025-07-01", search for 2025.\n' + RULES, []),
+        ('Read the header. E.g. "Current date: 2025-07-01" means July.\n' + RULES, []),
+        ('The header reads: "Current date: 2025-07-01".\n' + RULES, [("PFX101", 1, 34)]),
+        # "it is now" or "it is currently" straight before the date
+        ("It is now 1 Dec 2026, 09:12.\n" + RULES, [("PFX101", 1, 11)]),
+        ("It is now 3 steps long.\n" + RULES, []),
+        # a bare date label with a date and nothing else on its line: a rendering's header
+        ("Date: 30-11-2026\n" + RULES, [("PFX101", 1, 7)]),
+        ("**Date:** 1 Dec 2026, 09:12\n" + RULES, [("PFX101", 1, 11)]),
+        ("- Time: 09:12 UTC\n" + RULES, [("PFX101", 1, 9)]),
+        ("Effective date: 2026-01-01\n" + RULES, []),
+        ("Date: 30-11-2026 is when the policy began.\n" + RULES, []),
+        ("```\nDate: 30-11-2026\n```\n" + RULES, []),
+        (RULES + "\nDate: 30-11-2026\n", []),
     ],
 )
 def test_pasted_current_dates(text, expected):
@@ -201,6 +231,11 @@ def test_pasted_values_of_the_machine_and_the_user(text, expected):
         RULES * 3 + "\n## Session\nDate: {{ date }}\nUser: {{ user_name }}\nUse this context.\n",
         RULES * 3 + "\n<CONTEXT>\nThe working directory is {{ cwd }}\n</CONTEXT>\n",
         RULES * 3 + "\nDate: {{ today }}\nSession: {{ session_id }}\n",
+        # followed only by closing tags, empty wrappers and labels that introduce values
+        RULES * 3 + "\n# This run\n<env>\nRepository: {{ repo_name }}\n</env>\n\n<diff>\n"
+        "{{ diff }}\n</diff>\n",
+        RULES * 3 + "\nTicket: {{ ticket_ref }}\nCustomer: {{ customer.name }}\n\nCustomer email:\n"
+        "{{ ticket.body }}\n\nAgent notes:\n{{ agent.notes }}\n",
     ],
 )
 def test_values_in_the_final_section_are_quiet(text):
@@ -210,6 +245,11 @@ def test_values_in_the_final_section_are_quiet(text):
 def test_a_value_at_the_top_of_a_sectioned_prompt_is_reported():
     text = "# Context\nDate: {{ today }}\n\n# Rules\n" + RULES * 3
     assert findings("p.md", text) == [("PFX101", 2, 7)]
+
+
+def test_a_value_inside_a_wrapper_before_static_text_is_reported():
+    text = "<env>\nRepository: {{ repo_name }}\n</env>\n\nCustomer email:\n" + RULES * 2
+    assert findings("p.md", text) == [("PFX104", 2, 13)]
 
 
 def test_a_value_before_much_static_text_in_the_final_section_is_reported():
@@ -281,6 +321,12 @@ def test_missing_blank_line_fix_inserts_one():
         # Semantic Kernel skprompt.txt: {{$input}} is the request, {{time.now}} a clock
         ("skprompt.txt", "It is {{time.now}}.\n" + RULES + "{{$input}}\n", [("PFX101", 1, 7)]),
         ("skprompt.txt", RULES + "{{$history}}\nUser: {{$input}}\n", []),
+        # handlebars files: mustache tags, triple braces, sections, and comments as text
+        ("welcome.hbs", "Session {{sessionId}}\n" + RULES, [("PFX102", 1, 9)]),
+        ("card.handlebars", "Hi {{{user.first_name}}}.\n" + RULES, [("PFX103", 1, 4)]),
+        ("list.hbs", "{{#each users}}{{this.email}}{{/each}}\n" + RULES, [("PFX103", 1, 16)]),
+        ("note.hbs", "{{!-- filled with the session id --}}\n" + RULES, []),
+        ("last.hbs", RULES + "Session {{sessionId}}\n", []),
         # Prompty: YAML front matter, then role lines
         (
             "chat.prompty",
@@ -325,6 +371,16 @@ GUIDANCE = (
         ("a.j2", "{{ welcome_message }}\nSession {{ session_id }}\n" + GUIDANCE, []),
         # a field that describes a tool's or an agent's inputs is not the request
         ("a.j2", "{% for agent in agents %}{{ agent.inputs }}{% endfor %}\n" + GUIDANCE, []),
+        # what a writing or review request brings: a diff, a topic, a document's text
+        (
+            "commit.j2",
+            "Write a commit message for:\n\n{{ diff }}\n\n" + GUIDANCE,
+            [("PFX301", 3, 1)],
+        ),
+        ("outline.txt", "Topic: {topic}\n\n" + GUIDANCE, [("PFX301", 1, 8)]),
+        ("review.j2", "Contract:\n{{ contract_text }}\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        ("commit.j2", GUIDANCE + "\n{{ diff }}\n", []),
+        ("a.j2", "{{ git_diff }}\n" + GUIDANCE, []),
     ],
 )
 def test_question_before_static_guidance(path, text, expected):

@@ -93,6 +93,61 @@ def test_prompt_file_findings(path, text, expected):
     assert findings(path, text) == expected
 
 
+STABLE_TEXT = "Answer in two sentences, cite the policy you rely on, never guess."
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a value that ends its own string still costs the stable strings after it
+        (
+            "p.json",
+            '{"messages": [{"role": "system", "content": [\n'
+            '  {"type": "text", "text": "Account: {{user.email}}"},\n'
+            f'  {{"type": "text", "text": "{STABLE_TEXT}"}}]}}]}}',
+            [("PFX103", 2, 38)],
+        ),
+        (
+            "p.yaml",
+            "messages:\n  - role: system\n    content: 'Request {{ nonce }}'\n"
+            f"  - role: system\n    content: {STABLE_TEXT}\n  - role: user\n"
+            "    content: '{{ question }}'\n",
+            [("PFX102", 3, 23)],
+        ),
+        (
+            "p.json",
+            '{"tools": [{"name": "a", "description": "Cached for {{conversation_id}}."},\n'
+            f' {{"name": "b", "description": "{STABLE_TEXT}"}}]}}',
+            [("PFX102", 1, 53)],
+        ),
+        # the values after the first in the stable part are folded into it
+        (
+            "p.yaml",
+            "system: 'Session {{ session_id }}'\ninstructions: |\n  Host {{ hostname }}\n"
+            f"  {STABLE_TEXT}\n",
+            [("PFX102", 1, 18)],
+        ),
+        # nothing stable after it: the user turn, or no other stable string
+        (
+            "p.yaml",
+            f"messages:\n  - role: system\n    content: {STABLE_TEXT}\n  - role: system\n"
+            "    content: 'Request {{ nonce }}'\n  - role: user\n    content: '{{ question }}'\n",
+            [],
+        ),
+        ("p.json", '{"system": "Account: {{user.email}}", "user": "' + STABLE_TEXT + '"}', []),
+    ],
+)
+def test_the_stable_strings_of_a_prompt_file_are_one_stable_part(path, text, expected):
+    assert findings(path, text) == expected
+
+
+def test_a_value_folds_the_later_stable_strings_into_its_message():
+    text = "system: 'Session {{ session_id }}'\ninstructions: |\n  Host {{ hostname }}\n  Rules.\n"
+    (found,) = structured.check(text, RuleContext("p.yaml", CODES))
+    assert found.extra["folded_lines"] == [3]
+    assert found.fix is None  # the end of its string is not the end of the stable part
+
+
 @pytest.mark.parametrize(
     ("path", "text", "line"),
     [

@@ -229,6 +229,16 @@ def test_classify_filter(name, code):
         ("system_prompt", False),
         ("WINDOW", False),
         ("custom_label", False),
+        # a request input named with a word that is also a formatting word
+        ("contract_text", True),
+        ("email_text", True),
+        ("example_text", False),
+        # what a writing or a review request brings
+        ("diff", True),
+        ("staged_diff", True),
+        ("topic", True),
+        ("tool.diff", False),
+        ("git_diff", False),
     ],
 )
 def test_is_request_input(name, expected):

@@ -18,7 +18,9 @@ import re
 
 from prefixlint.paths import folders_of, name_of, stem_of, suffix_of
 
-TEMPLATE_ONLY_SUFFIXES = frozenset({".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache"})
+TEMPLATE_ONLY_SUFFIXES = frozenset(
+    {".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars"}
+)
 _DOCUMENT_SUFFIXES = frozenset({".md", ".txt"})
 
 # Documents about a project, by the name's stem (``README``, ``README.zh``, ``LICENSE-MIT``).

@@ -18,8 +18,10 @@ if TYPE_CHECKING:
     from prefixlint.context import RuleContext
     from prefixlint.types import Diagnostic
 
-TEMPLATE_SUFFIXES = frozenset(
-    {".txt", ".md", ".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache"}
+MUSTACHE_SUFFIXES = frozenset({".mustache", ".hbs", ".handlebars"})
+TEMPLATE_SUFFIXES = (
+    frozenset({".txt", ".md", ".prompt", ".prompty", ".j2", ".jinja", ".jinja2"})
+    | MUSTACHE_SUFFIXES
 )
 STRUCTURED_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml"})
 PYTHON_SUFFIXES = frozenset({".py", ".pyi"})

@@ -19,6 +19,9 @@ What part of the prompt should stay stable depends on the key: system prompts, i
 tool descriptions and all but the last message are stable throughout; a value whose key says
 it is a user turn (``instance_template``, ``next_step_template``, ``user``, ``task``, ...)
 is not; any other prompt value is stable up to its user-section marker, like a template file.
+The values that are stable throughout are one stable part, in the file's order: a volatile
+value in one costs the rest of it and every such value after it, and later volatile values
+fold into its finding.
 """
 
 from __future__ import annotations
@@ -831,6 +834,9 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
                 label=".".join(str(k) for k in string.path),
             )
         )
+    chain = tuple(d for d, string in zip(documents, strings, strict=True) if string.stable == "all")
+    for document in chain:
+        document.stable_chain = chain
     found = run_checkers(documents, ctx)
     if strings:
         for document, code in _file_documents(text, ctx.path, file_lines):

@@ -6,9 +6,9 @@ its static text (placeholders and tags removed) and a source map from the templa
 file that holds it. The template is never rendered: Jinja expressions are parsed by a
 sandboxed environment's parser only.
 
-Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}`` (and
-Semantic Kernel's ``{{$x}}``, ``{{time.now}}``; a placeholder of several words is read by its
-words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an
+Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}``
+(handlebars' ``{{else}}`` is a block tag; and Semantic Kernel's ``{{$x}}``, ``{{time.now}}``;
+a placeholder of several words is read by its words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an
 escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
 ``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
 ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
@@ -38,7 +38,7 @@ from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
-from prefixlint.sources import JINJA_SUFFIXES
+from prefixlint.sources import JINJA_SUFFIXES, MUSTACHE_SUFFIXES
 from prefixlint.sources.code_lines import in_unfenced_code
 from prefixlint.sources.nesting import guard_jinja
 from prefixlint.sources.syntax_examples import example_spans
@@ -74,6 +74,7 @@ _JINJA_ALIAS = re.compile(
 _MUSTACHE_TAG = re.compile(
     r"\{\{\{\s*([^{}]{1,200}?)\s*\}\}\}|\{\{([#^/!>&]?)\s*([^{}]{0,200}?)\s*\}\}"
 )
+_MUSTACHE_ELSE = re.compile(r"~?\s*else(?:\s+if\b.*)?~?", re.DOTALL)
 _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)(?:\([^(){}\n]{0,50}\)(?:\.[A-Za-z_]\w*(?:\([^(){}\n]{0,50}\))?)*)?\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
@@ -196,7 +197,9 @@ class TemplateDocument:
     written there safely); ``verify(changes, file_edits)``, where set, confirms that the
     edited file still holds the edited template. In an ``indentation_sensitive`` template
     (a YAML block), no fix may start a line with whitespace: together with another fix on
-    an earlier line, it could change the block's indentation.
+    an earlier line, it could change the block's indentation. ``stable_chain`` lists, in
+    order, the values of a prompt file that are stable throughout (its system prompt, tools
+    and earlier messages, this one among them): one stable part, rendered one after another.
     """
 
     path: str
@@ -210,6 +213,7 @@ class TemplateDocument:
     indentation_sensitive: bool = False
     file_lines: LineIndex | None = None
     label: str = ""
+    stable_chain: tuple[TemplateDocument, ...] = field(default=(), repr=False, compare=False)
     _token_spans: tuple[list[int], list[int]] | None = field(default=None, init=False, repr=False)
     memo: dict[str, object] = field(default_factory=dict, init=False, repr=False)
     """Results that several rules share, computed once per document (by the first to ask)."""
@@ -315,6 +319,12 @@ class TemplateDocument:
             return 0
         return max(bisect.bisect_right(ends, high) - bisect.bisect_left(starts, low), 0)
 
+    def chain_tokens(self, ctx: RuleContext) -> tuple[int, int]:
+        """Static tokens of the values of ``stable_chain`` rendered before this one, and after."""
+        index = next((i for i, d in enumerate(self.stable_chain) if d is self), 0)
+        counts = [d.static_tokens(0, len(d.text), ctx) for d in self.stable_chain]
+        return sum(counts[:index]), sum(counts[index + 1 :])
+
     def first_input(self, extra_input_names: Iterable[str] = ()) -> Placeholder | None:
         """The first placeholder that substitutes per-request input (a question, a task)."""
         names = tuple(extra_input_names)
@@ -410,7 +420,7 @@ def syntax_for(path: str, text: str) -> str:
     suffix = PurePath(path).suffix.lower()
     if suffix in JINJA_SUFFIXES:
         return JINJA
-    if suffix == ".mustache" or _MUSTACHE_MARKERS.search(text):
+    if suffix in MUSTACHE_SUFFIXES or _MUSTACHE_MARKERS.search(text):
         return MUSTACHE
     if _JINJA_MARKERS.search(text):
         return JINJA
@@ -607,7 +617,10 @@ def _scan_mustache(text: str) -> ParsedTemplate:
             continue  # ``{{ user.name }}`` shown as an example of the syntax: text
         builder.literal(match.start())
         name = match.group(1) if match.group(1) is not None else match.group(3)
-        if sigil in ("", "&"):
+        if sigil == "" and _MUSTACHE_ELSE.fullmatch(name):
+            builder.other(BLOCK, match.end())  # ``{{else}}`` of a handlebars section
+            tags.append(Tag(match.start(), match.end(), BLOCK, "else"))
+        elif sigil in ("", "&"):
             builder.other(PLACEHOLDER, match.end())
             paths, calls, _ = (
                 ((name,), (), ()) if _DOTTED.fullmatch(name) else _analyse_expression(name)

@@ -19,6 +19,7 @@ prompt and answer are not reported (the text is a prefix; the cost is a token or
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from prefixlint import codes, registry
@@ -42,6 +43,7 @@ class Break:
     turn: int
     line: int
     cached_line: int
+    blamed: int
     stable_tokens: int
     lost_tokens: int
     cause: str
@@ -71,14 +73,31 @@ def _generated(
     return generated, full
 
 
-def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
-    """Name what differs, from where the synthetic pieces are in both texts."""
+_STABLE_PIECES = ("the system prompt", "the tool definitions")
+
+
+def _pieces(convo: Conversation) -> dict[str, str]:
+    """The synthetic texts whose place tells what differs, by name."""
     pieces = {
         f"the reasoning of message {index}": thought for index, thought in convo.reasoning.items()
     }
     pieces["the system prompt"] = conversation.SYSTEM_PROMPT
     if convo.tools:
         pieces["the tool definitions"] = conversation.FIRST_TOOL_DESCRIPTION
+    return pieces
+
+
+def _moves_stable_part(convo: Conversation, cached: str, at: int) -> bool:
+    """Whether the cached text goes on, from ``at``, with the system prompt or the tools: the
+    turn rendered them with itself, and the next prompt does not keep them there."""
+    found = [(cached.find(text, at), name) for name, text in _pieces(convo).items()]
+    first = min(((place, name) for place, name in found if place >= 0), default=None)
+    return first is not None and first[1] in _STABLE_PIECES
+
+
+def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
+    """Name what differs, from where the synthetic pieces are in both texts."""
+    pieces = _pieces(convo)
     after = {name: text for name, text in pieces.items() if text in cached[at:]}
     dropped = [name for name, text in after.items() if text not in following]
     moved = [
@@ -88,15 +107,47 @@ def _cause(convo: Conversation, cached: str, following: str, at: int) -> str:
     ]
     parts = []
     if dropped:
-        verb = "is" if len(dropped) == 1 else "are"
+        verb = "are" if _plural(dropped) else "is"
         parts.append(f"{', '.join(dropped)} {verb} dropped from the next prompt")
     if moved:
-        parts.append(f"{' and '.join(moved)} move{'s' if len(moved) == 1 else ''} every turn")
+        parts.append(f"{' and '.join(moved)} move{'' if _plural(moved) else 's'} every turn")
     if parts:
         return "; ".join(parts)
     if _whitespace_only(cached[at:], following[at:]):
         return "the whitespace around earlier turns is rendered differently in the next request"
     return "earlier turns are rendered differently in the next request"
+
+
+def _generation_prompt_cause(
+    document: ChatTemplateDocument,
+    convo: Conversation,
+    count: int,
+    prompt: str,
+    following: str,
+    at: int,
+) -> str | None:
+    """The cause when the next prompt opens the answer as the generation prompt did but leaves
+    out the rest of what it added (a DeepSeek-R1 style ``<think>`` opener), so the answer the
+    model generated after it is not reused either."""
+    bare = document.render(convo, count, add_generation_prompt=False).text
+    if not prompt.startswith(bare) or not len(bare) <= at < len(prompt):
+        return None
+    added = prompt[len(bare) :]
+    shared = common_prefix_length(added, following[len(bare) :])
+    while shared > 0 and not (added[shared - 1].isspace() or added[shared - 1] == ">"):
+        shared -= 1  # from the start of the tag or word it cuts: ``<think>``, not ``think>``
+    if shared == 0:
+        return None  # the answer's opener itself differs (its whitespace, its role)
+    missing = added[shared:]
+    return (
+        f"the next prompt renders the answer without the generation prompt's {missing!r}, so"
+        " what the model generated after it is not reused"
+    )
+
+
+def _plural(names: list[str]) -> bool:
+    """Whether the named pieces take a plural verb (``the tool definitions`` is one plural)."""
+    return len(names) > 1 or names[0].endswith("s")
 
 
 def _whitespace_only(cached_rest: str, following_rest: str, window: int = 200) -> bool:
@@ -109,14 +160,22 @@ def _whitespace_only(cached_rest: str, following_rest: str, window: int = 200) -
 
 
 def _responsible_lines(
-    prompt: Rendering, full: Rendering | None, following: Rendering, at: int
-) -> tuple[int, int]:
-    """The template lines behind the difference at char ``at``: next request's, cached turn's.
+    prompt: Rendering,
+    full: Rendering | None,
+    following: Rendering,
+    at: int,
+    *,
+    stable_part_moves: bool,
+) -> tuple[int, int, int]:
+    """The template lines behind the difference at char ``at``: next request's, cached turn's,
+    and the one to blame.
 
-    When the text just before ``at`` came from different lines in the two renderings, the
-    template already took another branch there (e.g. the one that renders history without
-    reasoning), and that line is the one responsible; otherwise it is the line that emitted
-    the first differing character.
+    When the cached turn rendered the system prompt or the tools there (``stable_part_moves``),
+    the line that emitted them with that turn is to blame: the branch that attaches them to the
+    last user turn, not the one that renders earlier turns plainly. Otherwise, when the text
+    just before ``at`` came from different lines in the two renderings, the template already
+    took another branch there (e.g. the one that renders history without reasoning), and the
+    next prompt's line is to blame; else the line that emitted the first differing character.
     """
 
     def cached_line_at(offset: int) -> int:
@@ -124,15 +183,25 @@ def _responsible_lines(
             return prompt.line_at(offset)
         return full.line_at(offset)
 
+    if stable_part_moves:
+        return following.line_at(at), cached_line_at(at), cached_line_at(at)
     if at > 0 and following.line_at(at - 1) != cached_line_at(at - 1):
-        return following.line_at(at - 1), cached_line_at(at - 1)
-    return following.line_at(at), cached_line_at(at)
+        line = following.line_at(at - 1)
+        return line, cached_line_at(at - 1), line
+    return following.line_at(at), cached_line_at(at), following.line_at(at)
 
 
 def first_break(
     document: ChatTemplateDocument, features: Features, tokenizer: Tokenizer
 ) -> Break | None:
     """The first turn of the conversation for ``features`` that breaks monotonicity."""
+    return next(breaks(document, features, tokenizer), None)
+
+
+def breaks(
+    document: ChatTemplateDocument, features: Features, tokenizer: Tokenizer
+) -> Iterator[Break]:
+    """Each turn of the conversation for ``features`` that breaks monotonicity, in order."""
     convo = conversation.build(features)
     points = convo.turn_points()
     for turn, (count, next_count) in enumerate(itertools.pairwise(points), start=1):
@@ -148,52 +217,67 @@ def first_break(
         next_tokens = tokenizer.encode(following.text)
         at = common_prefix_length(cached_tokens, next_tokens)
         at_char = compare.char_offset(tokenizer, following.text, at)
-        line, cached_line = _responsible_lines(prompt, full, following, at_char)
-        return Break(
+        line, cached_line, blamed = _responsible_lines(
+            prompt,
+            full,
+            following,
+            at_char,
+            stable_part_moves=_moves_stable_part(convo, cached_text, at_char),
+        )
+        yield Break(
             turn=turn,
             line=line,
             cached_line=cached_line,
+            blamed=blamed,
             stable_tokens=at,
             lost_tokens=len(cached_tokens) - at,
-            cause=_cause(convo, cached_text, following.text, at_char),
+            cause=_generation_prompt_cause(
+                document, convo, count, prompt.text, following.text, at_char
+            )
+            or _cause(convo, cached_text, following.text, at_char),
             window=compare.token_window(tokenizer, cached_tokens, next_tokens, at),
         )
-    return None
 
 
 @registry.register(CODE, "chat-template")
 def check_monotonic(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
-    """One PFX503 per template line responsible, over the reasoning styles the template renders."""
+    """One PFX503 per template line responsible, over the turns and the reasoning styles the
+    template renders (the first break that line is to blame for)."""
     reported: dict[int, Diagnostic] = {}
     for style in conversation.REASONING_STYLES:
         features = document.with_reasoning(style)
         if features is None:
             continue
         try:
-            found = first_break(document, features, ctx.tokenizer)
+            found_all = list(breaks(document, features, ctx.tokenizer))
         except sandbox.TemplateFailure:
             continue
-        if found is None or found.line in reported:
-            continue
-        message = (
-            f"chat template is not prefix-monotonic: turn {found.turn}'s cached tokens are not a"
-            f" prefix of turn {found.turn + 1}'s prompt ({features.describe()}): {found.cause};"
-            f" {compare.describe_window(found.window, 'cached', 'next')};"
-            f" rendered at {document.where(found.line)} in the next prompt,"
-            f" at {document.where(found.cached_line)} in turn {found.turn};"
-            f" {found.lost_tokens} cached tokens are recomputed"
-        )
-        reported[found.line] = registry.diagnostic(
-            CODE,
-            message,
-            document.span(found.line),
-            stable_prefix_tokens=found.stable_tokens,
-            unstable_tokens=found.lost_tokens,
-            turn=found.turn,
-            scenario=features.describe(),
-            cause=found.cause,
-            template_line=found.line,
-            cached_template_line=found.cached_line,
-            window=found.window,
-        )
+        for found in found_all:
+            if found.blamed not in reported:
+                reported[found.blamed] = _diagnostic(document, features, found)
     return list(reported.values())
+
+
+def _diagnostic(document: ChatTemplateDocument, features: Features, found: Break) -> Diagnostic:
+    """The finding for one break, at the line to blame."""
+    message = (
+        f"chat template is not prefix-monotonic: turn {found.turn}'s cached tokens are not a"
+        f" prefix of turn {found.turn + 1}'s prompt ({features.describe()}): {found.cause};"
+        f" {compare.describe_window(found.window, 'cached', 'next')};"
+        f" rendered at {document.where(found.line)} in the next prompt,"
+        f" at {document.where(found.cached_line)} in turn {found.turn};"
+        f" {found.lost_tokens} cached tokens are recomputed"
+    )
+    return registry.diagnostic(
+        CODE,
+        message,
+        document.span(found.blamed),
+        stable_prefix_tokens=found.stable_tokens,
+        unstable_tokens=found.lost_tokens,
+        turn=found.turn,
+        scenario=features.describe(),
+        cause=found.cause,
+        template_line=found.line,
+        cached_template_line=found.cached_line,
+        window=found.window,
+    )

@@ -8,7 +8,8 @@ prompt file, with that value), and at the first placeholder that carries per-req
 
 A place before most of the static text is an error (the rule's severity); one after most of
 it, which leaves most of the prefix cached, is a warning. A place costs nothing worth reporting
-when only other volatile lines (or a few words on its own line, like ``(UTC).``) follow it, or
+when only other volatile lines (or a few words on its own line, like ``(UTC).``), closing tags,
+empty wrappers and labels that introduce values (``</env>``, ``Customer email:``) follow it, or
 when it sits in the template's final section, after the static text, with little static text
 after it. The first costly place is the finding: it already costs everything after it, so the
 costly places after it (of any enabled volatile rule) are folded into its message and its
@@ -55,6 +56,9 @@ WHAT = {
 _TAIL_WORDS = 3  # words of static text after a place on its own line that count as following it
 _FINAL_SECTION_TOKENS = 48  # static tokens after a place in the final section it may cost
 _WORDS = re.compile(r"[^\W\d_]{2,}")
+_WRAPPER_LINE = re.compile(
+    r"[ \t]*(?:</?[A-Za-z_][\w-]*(?:\s[^<>\n]*)?>|[^\W\d_][\w '’/()-]{0,40}:)[ \t]*\r?"
+)
 _IF_LINE = re.compile(r"\s*\{%[-+]?\s*if\b.*%\}\s*", re.DOTALL)
 _ENDIF_LINE = re.compile(r"\s*\{%[-+]?\s*endif\s*[-+]?%\}\s*")
 
@@ -90,7 +94,7 @@ _NOW_NOUN = (
 CURRENT_DATE_LINE = re.compile(
     rf"(?:\b(?:{_NOW_NOUN}|(?:it\s+is\s+)?now|timestamp|the\s+(?:date|time)|it)\**\s*"
     r"(?:,?\s*which\s+is\s*:?|is\s*:?|:|=)\s*\**\s*"
-    r"(?:currently\s+)?|\bit['’]s\s+(?:currently\s+|now\s+)?)"
+    r"(?:currently\s+)?|\bit['’]s\s+(?:currently\s+|now\s+)?|\bit\s+is\s+(?:currently|now)\s+)"
     rf"(?P<date>{_DATE_LITERAL}|{_POSITIONAL})",
     re.IGNORECASE,
 )
@@ -100,6 +104,17 @@ CURRENT_DATE_BARE = re.compile(
     rf"\b(?:the\s+current|today['’]s(?:\s+current)?)\s+date\s+(?P<date>{_WEEKDAY}{_MONTH}\.?\s\d{{1,2}}"
     rf"(?:st|nd|rd|th)?,?\s\d{{4}}|{_WEEKDAY}\d{{1,2}}\s{_MONTH}\.?,?\s\d{{4}})",
     re.IGNORECASE,
+)
+
+# A line that is only a bare date label and a date (``Date: 30-11-2026``, ``Time: 09:12 UTC``):
+# the header of a rendering, pasted with the date it was made. A qualified label
+# (``Effective date:``, ``Release date:``) gives a date that is a fact, not the current one.
+DATE_LABEL_LINE = re.compile(
+    r"^[ \t]*(?:[-*][ \t]+)?(?:\*\*)?(?:date|time|date\s+and\s+time|date\s*/\s*time|datetime)"
+    r"(?:\*\*)?[ \t]*:[ \t]*(?:\*\*)?[ \t]*"
+    rf"(?P<date>(?:{_DATE_LITERAL})(?:,?[ \t]+(?:at[ \t]+)?(?:{_DATE_LITERAL}))?)"
+    r"(?:[ \t]+(?-i:[A-Z]{2,5}))?[ \t]*\.?\r?$",
+    re.IGNORECASE | re.MULTILINE,
 )
 
 # A "Label: value" line that pastes a value of the machine or the user: a label the vocabulary
@@ -132,6 +147,13 @@ _PASTED_SENTENCE = re.compile(
 
 _CONDITION = re.compile(
     r"\b(?:if|when|whenever|whether|unless|until|assume|assuming|suppose|e\.g\.|example)[\s,:]*$",
+    re.IGNORECASE,
+)
+# A date line quoted after a condition or an example earlier in its sentence: ``For example,
+# if <env> says "Today's date: 2025-07-01", ...``.
+_QUOTED_EXAMPLE = re.compile(
+    r"(?:\b(?:if|when|for\s+(?:example|instance)|such\s+as|says?|like)\b|\be\.g\.)[^.!?\n]{0,80}"
+    r"[\"“'`][ \t]*$",
     re.IGNORECASE,
 )
 
@@ -190,11 +212,18 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     static = document.parsed.static
     matches = [*CURRENT_DATE_LINE.finditer(document.text)]
     matches += CURRENT_DATE_BARE.finditer(document.text)
+    labels = [*DATE_LABEL_LINE.finditer(document.text)]
+    fences = fence_blocks(document.text) if labels else []
+    matches += (m for m in labels if fence_at(fences, m.start()) is None)  # not example output
     for match in sorted(matches, key=lambda m: m.start("date")):
         start, end = match.span("date")
         line_start = document.text.rfind("\n", 0, match.start()) + 1
         if _CONDITION.search(document.text, line_start, match.start()):
             continue  # "if today is Friday, ...": a rule about dates, not a date
+        if _QUOTED_EXAMPLE.search(
+            document.text, max(line_start, match.start() - 120), match.start()
+        ):
+            continue  # 'if the header says "Today's date: ..."': an example of the line
         if static.is_literal(match.start(), end):
             places.append(Volatile(start, end, codes.TIMESTAMP, match.group(0)))
     places.extend(_pasted_values(document, extra))
@@ -248,27 +277,42 @@ def _static_follows(
     for index in range(len(lines) - 1, -1, -1):
         gap_start = lines[index][1]
         gap_end = min(lines[index + 1][0], limit) if index + 1 < len(lines) else limit
-        if gap_start < gap_end and document.static_between(gap_start, gap_end).strip():
+        if gap_start < gap_end and not _only_wrappers(document.static_between(gap_start, gap_end)):
             found = True
         follows[index] = found
     return follows
 
 
+def _only_wrappers(static: str) -> bool:
+    """Whether ``static`` holds only blank lines, markup tag lines (``</env>``, an empty
+    ``<diff>`` wrapper) and short labels that introduce a value (``Customer email:``):
+    nothing worth caching."""
+    return all(not line.strip() or _WRAPPER_LINE.fullmatch(line) for line in static.split("\n"))
+
+
 @dataclass(frozen=True)
 class Costly:
-    """A volatile place worth reporting: its line, and the static tokens before and after."""
+    """A volatile place worth reporting: its document and line, and the static tokens before
+    and after (with those of the prompt file's other stable values; ``following`` of them
+    after its own)."""
 
+    document: TemplateDocument
     place: Volatile
     region: tuple[int, int]
     before: int
     after: int
+    following: int
     others_follow: bool
 
 
 def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]:
-    """The volatile places (of enabled codes) that cost static text, in order."""
+    """The volatile places (of enabled codes) that cost static text, in order. A value of a
+    prompt file's stable part that does not end there also costs the stable values after it."""
     places = [p for p in volatile_places(document, ctx) if p.code in ctx.enabled]
     limit = stable_limit(document, ctx)
+    preceding, following = document.chain_tokens(ctx) if places else (0, 0)
+    if limit < len(document.text):
+        following = 0  # the stable part ends in this value
     lines = sorted({_line_region(document, p) for p in places})
     follows = dict(zip(lines, _static_follows(document, lines, limit), strict=True))
     final_start = _final_section_start(document, limit)
@@ -278,38 +322,44 @@ def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]
             continue
         region = _line_region(document, place)
         tail = document.static_between(place.end, region[1])
-        if not follows[region] and len(_WORDS.findall(tail)) < _TAIL_WORDS:
+        if not (follows[region] or following) and len(_WORDS.findall(tail)) < _TAIL_WORDS:
             continue
-        before = document.static_tokens(0, place.start, ctx)
-        after = document.static_tokens(place.end, limit, ctx)
+        before = document.static_tokens(0, place.start, ctx) + preceding
+        after = document.static_tokens(place.end, limit, ctx) + following
         if place.start >= final_start and after < _FINAL_SECTION_TOKENS:
             continue
-        costly.append(Costly(place, region, before, after, follows[region]))
+        costly.append(Costly(document, place, region, before, after, following, follows[region]))
     return costly
 
 
 def volatile_findings(
     document: TemplateDocument, ctx: RuleContext, code: str
 ) -> Iterator[Diagnostic]:
-    """The findings of ``code`` (one of PFX101-PFX104) in ``document``."""
-    if "findings" not in document.memo:
-        document.memo["findings"] = _findings(document, ctx)
+    """The findings of ``code`` (one of PFX101-PFX104) in ``document``. The values of a
+    prompt file's stable part are one prompt: their findings are found together, once, and
+    each is returned with the value it lands in."""
+    chain = document.stable_chain or (document,)
+    lead = chain[0]
+    if "findings" not in lead.memo:
+        lead.memo["findings"] = _findings(chain, ctx)
     # Only this function stores "findings" in the memo.
-    found = cast("list[Diagnostic]", document.memo["findings"])
-    return iter([d for d in found if d.code == code])
+    found = cast("list[tuple[TemplateDocument, Diagnostic]]", lead.memo["findings"])
+    return iter([d for owner, d in found if owner is document and d.code == code])
 
 
-def _findings(document: TemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
+def _findings(
+    chain: tuple[TemplateDocument, ...], ctx: RuleContext
+) -> list[tuple[TemplateDocument, Diagnostic]]:
     """The first costly place is the finding: from it on, nothing of the prompt is cached, so
-    the costly places after it (of any enabled volatile code) are folded into it. ``noqa`` on
-    the finding's line suppresses it with what is folded into it (what ``--add-noqa`` writes
-    stays quiet); a later place whose line waives its code, or a place of a code the file
-    waives (``noqa-file``), is reported on its own, for the directive to suppress, and is not
-    folded."""
-    directives = find_directives(document.file_text, document.path)
+    the costly places after it (of any enabled volatile code, in this value or a later one of
+    the stable part) are folded into it. ``noqa`` on the finding's line suppresses it with what
+    is folded into it (what ``--add-noqa`` writes stays quiet); a later place whose line
+    waives its code, or a place of a code the file waives (``noqa-file``), is reported on its
+    own, for the directive to suppress, and is not folded."""
+    directives = find_directives(chain[0].file_text, chain[0].path)
 
     def waived(item: Costly, file_level: bool) -> bool:
-        line = document.span(item.place.start, item.place.end).line
+        line = item.document.span(item.place.start, item.place.end).line
         return any(
             d.covers(item.place.code)
             and d.file_level == file_level
@@ -317,11 +367,11 @@ def _findings(document: TemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
             for d in directives
         )
 
-    found: list[Diagnostic] = []
+    found: list[tuple[TemplateDocument, Diagnostic]] = []
     candidates: list[Costly] = []
-    for item in _costly_places(document, ctx):
+    for item in (item for document in chain for item in _costly_places(document, ctx)):
         if waived(item, file_level=True):
-            found.append(_finding(document, ctx, item, [], with_fix=False))
+            found.append((item.document, _finding(ctx, item, [], with_fix=False)))
         else:
             candidates.append(item)
     if not candidates:
@@ -330,36 +380,35 @@ def _findings(document: TemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     folded = []
     for item in later:
         if waived(item, file_level=False):
-            found.append(_finding(document, ctx, item, [], with_fix=False))
+            found.append((item.document, _finding(ctx, item, [], with_fix=False)))
         else:
             folded.append(item)
-    found.append(_finding(document, ctx, first, folded, with_fix=True))
+    found.append((first.document, _finding(ctx, first, folded, with_fix=True)))
     return found
 
 
-def _finding(
-    document: TemplateDocument,
-    ctx: RuleContext,
-    first: Costly,
-    rest: list[Costly],
-    *,
-    with_fix: bool,
-) -> Diagnostic:
+def _finding(ctx: RuleContext, first: Costly, rest: list[Costly], *, with_fix: bool) -> Diagnostic:
+    """The finding at ``first``, with ``rest`` folded into it. Its fix moves lines to the end
+    of the stable part, so there is none when stable values follow ``first``'s own."""
+    document = first.document
     code = first.place.code
     message = (
         f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
         f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
         f" the {tokens(first.before)} before it)"
     )
-    lines = [document.span(item.place.start, item.place.end).line for item in rest]
+    lines = [item.document.span(item.place.start, item.place.end).line for item in rest]
     if rest:
         folded = ", ".join(
             f"`{_shown(item.place)}` (line {line})" for item, line in zip(rest, lines, strict=True)
         )
         message += f"; and {len(rest)} more after it: {folded}"
     fix = None
-    if with_fix and first.others_follow:
-        regions = [first.region] + [item.region for item in rest if item.others_follow]
+    if with_fix and first.others_follow and not first.following:
+        regions = [first.region]
+        regions += [
+            item.region for item in rest if item.others_follow and item.document is document
+        ]
         fix = move_lines_fix(document, regions, stable_limit(document, ctx))
     found = registry.diagnostic(
         code,
