@@ -137,9 +137,9 @@ def test_timed_queries_follow_what_the_slots_showed(replies, expected):
 
 
 def slow_even(request: int) -> float:
-    """Even requests render for 0.2 s, so the odd one sent after each reaches the queue first
+    """Even requests render for 0.3 s, so the odd one sent after each reaches the queue first
     unless the client waits for the launch."""
-    return 0.2 if request % 2 == 0 else 0.0
+    return 0.3 if request % 2 == 0 else 0.0
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,9 @@ sent close together either may reach the queue first. What a client can see of a
   grow (``server_queue::get_new_id``), and ids of other kinds of tasks never show on a slot.
 * ``GET /metrics`` is off by default (``--metrics``) and counts busy slots without naming
   their tasks, so it cannot tell which request launched.
+* A streamed answer starts with the task's first result (``handle_completions_impl``,
+  ``rd.next``): at the earliest a ``return_progress`` chunk from the first decode pass after
+  the launch, not the launch itself.
 
 With one request unconfirmed at a time, the first task id that no slot showed before is that
 request's, whether it still runs or is already over. This assumes no other client sends to
