@@ -13,7 +13,8 @@ Each replay renders as llama-server does (``--engine llamacpp``); ``--only`` als
 ``defaults-transformers``, which renders as ``transformers`` does (the replay sends
 ``chat_template_kwargs: {"enable_thinking": false}``): requests without tool calls must match
 the server's prompt tokens, the others differ where the server parses arguments and rebuilds
-tools.
+tools; and ``np2-concurrency2-no-slots``, two in flight on a server started with
+``--no-slots``, where the replay cannot see launches and falls back to sends 25 ms apart.
 
 Each replay writes ``RESULTS/NAME.json``; ``RESULTS/summary.md`` tabulates requests, reported
 counts, agreement and prompt-token matches; ``RESULTS/NAME.server.log`` is the server's log.
@@ -67,6 +68,11 @@ CONFIGS = (
 )
 EXTRA = (
     Config("defaults-transformers", (), ("--engine", "transformers", "--tokenizer", "qwen-raw")),
+    Config(
+        "np2-concurrency2-no-slots",
+        ("-np", "2", "--no-slots"),
+        ("--engine", "llamacpp", "--parallel", "2", "--concurrency", "2"),
+    ),
 )
 
 

@@ -196,3 +196,34 @@ def test_replay_goes_on_past_bad_answers_and_reports_strict_json(log):
     assert "not JSON" in errors[0] and "cannot be decoded" in errors[2]
     assert data["summary"]["errors"] == 2 and data["summary"]["reported"] == 1
     assert data["summary"]["metrics_prefix_cache_queries"] is None
+
+
+def _slots_dribble(connection, state):
+    dribble(connection, response(200, b'[{"id_task": 1, "is_processing": true}]'), 0.05, 200)
+
+
+def _slots_new_task_each_look(connection, state):
+    state["look"] = state.get("look", 0) + 1
+    send(connection, 200, [{"id_task": state["look"], "is_processing": True}])
+
+
+@pytest.mark.parametrize(
+    ("slots", "launched"),
+    [(_slots_dribble, 0), (_slots_new_task_each_look, 4), (lambda c, s: reset(c), 0)],
+)
+def test_bad_slots_answers_cannot_hold_concurrent_sends(slots, launched):
+    from prefixlint.replay.server import send_in_order
+
+    def scenario(path, connection, state):
+        if path == "/slots":
+            slots(connection, state)
+        else:
+            send(connection, 200, CHAT_OK)
+
+    with hostile_server(scenario) as (url, _), client(url, timeout=1.0, retries=0) as engine:
+        start = time.monotonic()
+        replies = list(send_in_order(engine, [BODY] * 4, concurrency=2))
+        took = time.monotonic() - start
+    assert [r.error for r in replies] == [None] * 4
+    assert sum(r.launch is not None for r in replies) == launched
+    assert took < 4.0

@@ -185,7 +185,10 @@ def test_concurrent_sends_are_paced_and_in_log_order():
     sent: list[tuple[int, float]] = []
     lock = threading.Lock()
 
-    class Client:
+    class Client:  # of a server that shows no slots
+        def slots(self):
+            return None
+
         def complete(self, body):
             with lock:
                 sent.append((body["n"], time.monotonic()))

@@ -229,7 +229,8 @@ def run_server(
     sent = [sent_query(renderer, request_from_body(body), lora_modules) for body in bodies]
     if options.concurrency > 1:
         # Requests overlap: the model takes them in the order they were sent, each running
-        # from its send to its answer, and the predictions go back to log order.
+        # from when the server took it (seen on a slot, or estimated) to its release, and the
+        # predictions go back to log order.
         order = timed_queries(sent, replies)
         timed = simulate(cache, ((inputs.prompts[i].where, q) for i, q in order), **params)
         predicted = [0] * len(sent)

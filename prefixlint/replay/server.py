@@ -29,7 +29,7 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -39,6 +39,7 @@ from prefixlint.cache.base import CacheQuery
 from prefixlint.cache.query import build_query, prefill_query
 from prefixlint.chat.renderer import Renderer
 from prefixlint.replay import ReplayError
+from prefixlint.replay.launches import Launch, LaunchWatch, SlotState, read_slots
 from prefixlint.replay.metrics import PrefixCacheCounters
 from prefixlint.request import ChatRequest
 from prefixlint.sources.logs import SkippedLine, parse_record
@@ -132,7 +133,8 @@ class ServerReply:
     """What the engine said about one replayed request; ``error`` says why it said nothing
     usable (the request is counted, not fatal). ``started_s`` is when it was sent, on
     :func:`time.monotonic`'s clock; the answer came ``latency_s`` later. ``timings`` are
-    llama.cpp's ``timings.prompt_n``, ``prompt_ms`` and ``predicted_ms``, when reported."""
+    llama.cpp's ``timings.prompt_n``, ``prompt_ms`` and ``predicted_ms``, when reported;
+    ``launch`` is when the request was seen on a server slot, when it was watched for."""
 
     prompt_tokens: int | None
     cached_tokens: int | None
@@ -141,6 +143,7 @@ class ServerReply:
     error: str | None = None
     started_s: float = 0.0
     timings: tuple[int, float, float] | None = None
+    launch: Launch | None = None
 
     @property
     def finished_s(self) -> float:
@@ -358,6 +361,15 @@ class EngineClient:
             return None
         return PrefixCacheCounters.from_text(response.text())
 
+    def slots(self) -> tuple[SlotState, ...] | None:
+        """llama-server's slots from ``/slots`` (one try, no retry), or None when the server
+        does not show them (see :mod:`prefixlint.replay.launches`)."""
+        try:
+            response = within(self.timeout, lambda: self._read("GET", "/slots", {}))
+            return read_slots(response.json()) if response.status == 200 else None
+        except (ResponseError, httpx.TransportError):
+            return None
+
     def reset_cache(self) -> str:
         """Empty the engine's prefix cache; the endpoint that did it, or a :class:`ReplayError`."""
         for path in RESET_PATHS:
@@ -439,24 +451,29 @@ def timed_queries(
     queries: Sequence[CacheQuery], replies: Sequence[ServerReply], batch_tokens: int = BATCH_TOKENS
 ) -> list[tuple[int, CacheQuery]]:
     """``(log index, query)`` in the order the server took the requests, each query timed
-    from the first send: ``timestamp`` when the server took it (its answer less
-    :func:`server_time_s`, never before it was sent nor before an earlier send was taken;
-    when it was sent if the server reports no timings), ``finish`` halfway through its last
-    decode pass (its answer less half of :func:`last_pass_s`).
+    from the first send: ``timestamp`` when the server took it, ``finish`` when it let it go.
+
+    A request seen on a slot (its reply's ``launch``) was taken when that was seen; an earlier
+    one processing in the same look still ran then (``finish`` just after), one not
+    processing was over (``finish`` no later). Otherwise the take is estimated: its answer
+    less :func:`server_time_s`, never before it was sent nor before an earlier send was taken
+    (when it was sent if the server reports no timings); the release halfway through its last
+    decode pass (its answer less half of :func:`last_pass_s`). A look comes after the launch
+    it shows, so a request released in between counts as over at that launch; llama-server
+    launches between decode passes and releases at the end of one, so that takes a whole
+    pass between the launch and the look.
 
     llama-server takes tasks in the order they reach its queue: a task that finds no free
     slot waits at the back of the deferred tasks and comes back first when a slot is
-    released (``server_queue::defer``, ``pop_deferred_task``). Sends paced
-    :data:`SEND_GAP_S` apart reach the queue in the order sent, so that is the order taken;
-    the timings place each take and release. llama-server takes new tasks only between
-    ``update_slots`` passes (``server_queue::start_loop``; ``process_single_task`` declines a
-    completion while a decode runs) and releases a slot in the pass that samples its last
-    token. A request taken while another held its slot was taken before that one's last pass
-    began; one taken after the release was taken when that pass ended: the middle of the
-    last pass parts the two with half a pass to spare on either side of the client's clock.
-    The send time alone is not enough: a request sent while another decodes its last pass is
-    taken after that one is released, and the HTTP thread's rendering and tokenizing delay
-    it further."""
+    released (``server_queue::defer``, ``pop_deferred_task``). Requests sent once the one
+    before shows on a slot, or paced :data:`SEND_GAP_S` apart, reach the queue in the order
+    sent (see :func:`send_in_order`), so that is the order taken. llama-server takes new tasks
+    only between ``update_slots`` passes (``server_queue::start_loop``;
+    ``process_single_task`` declines a completion while a decode runs) and releases a slot in
+    the pass that samples its last token. A request taken while another held its slot was
+    taken before that one's last pass began; one taken after the release was taken when that
+    pass ended: the middle of the last pass parts the two with half a pass to spare on either
+    side of the client's clock."""
     if not replies:
         return []
     origin = min(reply.started_s for reply in replies)
@@ -465,19 +482,44 @@ def timed_queries(
     previous = 0.0
     for i in order:
         reply = replies[i]
-        took = reply.started_s if reply.timings is None else reply.finished_s - server_time_s(reply)
+        if reply.launch is not None:
+            took = reply.launch.seen_s
+        elif reply.timings is None:
+            took = reply.started_s
+        else:
+            took = reply.finished_s - server_time_s(reply)
         previous = taken[i] = max(took - origin, reply.started_s - origin, previous)
     finish = [
         max(reply.finished_s - last_pass_s(reply, batch_tokens) / 2 - origin, taken[i])
         for i, reply in enumerate(replies)
     ]
+    _bound_by_launches(order, replies, taken, finish)
     return [(i, replace(queries[i], timestamp=taken[i], finish=finish[i])) for i in order]
 
 
+def _bound_by_launches(
+    order: Sequence[int], replies: Sequence[ServerReply], taken: list[float], finish: list[float]
+) -> None:
+    """Move each ``finish`` of a request seen launched to the side of every later launch that
+    the look which saw that launch showed it on: after it while processing, else not after."""
+    unsettled: list[int] = []
+    for k in order:
+        launch = replies[k].launch
+        if launch is None:
+            continue
+        for j in unsettled:
+            if j in launch.running:
+                finish[j] = max(finish[j], math.nextafter(taken[k], math.inf))
+            else:
+                finish[j] = min(finish[j], taken[k])
+        unsettled = [j for j in unsettled if finish[j] > taken[k]] + [k]
+
+
 SEND_GAP_S = 0.025
-"""The least time between two sends when several are in flight: more than the difference in
-time two requests spend in the server's HTTP threads (rendering, tokenizing) before they
-reach its queue, so they reach it in the order sent."""
+"""The least time between two sends when several are in flight and the server shows no
+slots: more than the difference in time two requests spend in the server's HTTP threads
+(rendering, tokenizing) before they reach its queue, so that, on an idle server, they reach
+it in the order sent."""
 
 
 def send_in_order(
@@ -486,20 +528,32 @@ def send_in_order(
     concurrency: int = 1,
     gap_s: float = SEND_GAP_S,
 ) -> Iterator[ServerReply]:
-    """Send ``bodies`` in log order, ``concurrency`` at most in flight and sends at least
-    ``gap_s`` apart; replies in that order."""
+    """Send ``bodies`` in log order, ``concurrency`` at most in flight; replies in that order.
+
+    With several in flight, each request waits to be sent until the one before it shows on a
+    slot of the server (:class:`~prefixlint.replay.launches.LaunchWatch`, llama-server's
+    ``/slots``), and its reply carries that ``launch``; a server that shows no slots (vLLM,
+    SGLang, llama-server with ``--no-slots``) gets its sends ``gap_s`` apart at least, which
+    keeps their order only while its HTTP threads are not held up."""
     if concurrency <= 1:
         for body in bodies:
             yield client.complete(body)
         return
+    watch = LaunchWatch.start(client.slots)
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        pending = []
+        pending: list[tuple[Future[ServerReply], Launch | None]] = []
         last_send = -math.inf
-        for body in bodies:
-            time.sleep(max(0.0, last_send + gap_s - time.monotonic()))
-            last_send = time.monotonic()
-            pending.append(pool.submit(client.complete, body))
+        for index, body in enumerate(bodies):
+            if watch is None:
+                time.sleep(max(0.0, last_send + gap_s - time.monotonic()))
+                last_send = time.monotonic()
+            future = pool.submit(client.complete, body)
+            pending.append((future, None if watch is None else watch.wait(index, future)))
             if len(pending) >= concurrency:
-                yield pending.pop(0).result()
-        for future in pending:
-            yield future.result()
+                yield _launched(*pending.pop(0))
+        for future, launch in pending:
+            yield _launched(future, launch)
+
+
+def _launched(future: Future[ServerReply], launch: Launch | None) -> ServerReply:
+    return replace(future.result(), launch=launch)
