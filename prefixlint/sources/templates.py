@@ -8,8 +8,9 @@ sandboxed environment's parser only.
 
 Placeholder syntaxes: Jinja ``{{ expr }}``, mustache ``{{x}}`` ``{{{x}}}`` ``{{#s}}``
 (handlebars' ``{{else}}`` is a block tag; and Semantic Kernel's ``{{$x}}``, ``{{time.now}}``;
-a placeholder of several words is read by its words, ``{{directory listing}}``), ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an
-escaped brace, and a brace that does not open an identifier, as in a JSON example, is text),
+a placeholder of several words is read by its words, ``{{directory listing}}``),
+``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an escaped brace, and a brace that does not
+open an identifier, as in a JSON example, is text),
 ``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
 ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
 pattern example are text). A field that is part of a pattern or code the prompt shows (in a

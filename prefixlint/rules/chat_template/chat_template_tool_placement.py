@@ -1,14 +1,15 @@
-"""PFX304: where a chat template renders the tool definitions, which decides what a tool change
-costs (information, not a defect).
+"""PFX304: a chat template that renders the tool definitions before the system prompt, so that a
+tool change costs the whole prompt, the shared system prompt included.
 
 The conversation is rendered twice, with the first tool's description changed; the first
 differing token is where tools land, located against the text of the system prompt, the
-first user message and the last assistant message.
+first user message and the last assistant message. Tools after the system prompt are the
+layout to use, and tools with the last user turn are PFX503's: neither is reported.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
@@ -16,6 +17,7 @@ from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation
 from prefixlint.sources.chat_template.conversation import Conversation
 from prefixlint.sources.chat_template.document import ChatTemplateDocument
+from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Diagnostic
 
 CODE = codes.TOOL_PLACEMENT
@@ -49,11 +51,27 @@ def placement(convo: Conversation, text: str, at: int) -> str:
     return "history"
 
 
-@registry.register(CODE, "chat-template")
-def check_tool_placement(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
-    """One info finding at the line that renders the tool definitions."""
+# Where a tool change costs more than the layout to use (tools after the system prompt): only
+# before the system prompt, which it then invalidates. Without a system prompt, the tools are
+# the longest part requests share, and the first tokens wherever a template puts them.
+REPORTED = frozenset({"start"})
+
+
+@dataclass(frozen=True)
+class ToolPlacement:
+    """Where a template renders the tool definitions: the placement (one of
+    :data:`PLACEMENTS`), the template line, and the tokens before them."""
+
+    kind: str
+    line: int
+    stable_tokens: int
+    with_system: bool
+
+
+def tool_placement(document: ChatTemplateDocument, tokenizer: Tokenizer) -> ToolPlacement | None:
+    """Where ``document`` renders tools; ``None`` when it takes no tools or ignores them."""
     if not document.features.tools:
-        return []
+        return None
     features = replace(document.features, tool_calls=False)
     before = conversation.build(features)
     after = conversation.build(
@@ -63,18 +81,29 @@ def check_tool_placement(document: ChatTemplateDocument, ctx: RuleContext) -> li
     rendering = document.render(before, count, add_generation_prompt=True)
     changed = document.render(after, count, add_generation_prompt=True).text
     if changed == rendering.text:  # the template ignores tools: nothing to cost
+        return None
+    tokens = tokenizer.encode(rendering.text)
+    stable = common_prefix_length(tokens, tokenizer.encode(changed))
+    at = compare.char_offset(tokenizer, rendering.text, stable)
+    with_system = before.messages[0]["role"] == "system"
+    kind = placement(before, rendering.text, at)
+    return ToolPlacement(kind, rendering.line_at(at), stable, with_system)
+
+
+@registry.register(CODE, "chat-template")
+def check_tool_placement(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
+    """One info finding at the line that renders the tool definitions before the system
+    prompt."""
+    found = tool_placement(document, ctx.tokenizer)
+    if found is None or found.kind not in REPORTED or not found.with_system:
         return []
-    tokens = ctx.tokenizer.encode(rendering.text)
-    stable = common_prefix_length(tokens, ctx.tokenizer.encode(changed))
-    at = compare.char_offset(ctx.tokenizer, rendering.text, stable)
-    kind, line = placement(before, rendering.text, at), rendering.line_at(at)
     return [
         registry.diagnostic(
             CODE,
-            f"chat template renders tool definitions {PLACEMENTS[kind]}",
-            document.span(line),
-            stable_prefix_tokens=stable,
-            placement=kind,
-            template_line=line,
+            f"chat template renders tool definitions {PLACEMENTS[found.kind]}",
+            document.span(found.line),
+            stable_prefix_tokens=found.stable_tokens,
+            placement=found.kind,
+            template_line=found.line,
         )
     ]
