@@ -110,6 +110,8 @@ def test_lenient_jinja_skips_unclosed_tags():
         ("Image: https://placehold.co/{width}x{height}/{background hex}?text={text}", []),
         ("List runs: `GET /v1/sessions`?trigger_id={trigger_id} or &page={page}", []),
         ("Cite as [here](<citation:paragraph:{local_id}>)", []),
+        ('<code title="get /conversations/{conversation_id}">retrieve</code>', []),
+        ("Endpoint: POST /v1/users/{user_id}/orders", []),
         # an unquoted attribute of a markup tag is JSX, on the tag's line or a later one
         ("Bad: &lt;form onSubmit={handleSubmit}&gt;", []),
         ("<BarChart data={data} margin={{ top: 20 }}>", []),
@@ -131,6 +133,8 @@ def test_lenient_jinja_skips_unclosed_tags():
         ("````md\n```\ncode\n```\n{inner}\n````\nDate: {date}", ["inner", "date"]),
         # quiet counterparts: a quoted attribute, a field after a closed tag, key=value text
         ("Trace: {trace_id}. Open https://ui.example.com/t/{trace_id}", ["trace_id"]),
+        ("Please get /home/{user_name}/notes ready", ["user_name"]),  # prose, not a route
+        ("GET {url} first, then GET /{path}", ["url", "path"]),
         ("```text\nHello {name}\nToday is {date}\n```\n", ["name", "date"]),
         ('```text\nWrite {"verdict": "ok"} for\n{notes}\n```\n', ["notes"]),
         ("Use `{cwd}`, e.g.: `ls {cwd}`", ["cwd"]),

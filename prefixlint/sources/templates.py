@@ -14,8 +14,9 @@ open an identifier, as in a JSON example, is text),
 ``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
 ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
 pattern example are text). A field that is part of a pattern or code the prompt shows (in a
-URL or a link, an unquoted attribute of a markup tag as JSX writes them, glued to other text
-in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}`` pair.
+URL, an HTTP route or a link, an unquoted attribute of a markup tag as JSX writes them, glued
+to other text in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}``
+pair.
 A placeholder in a code span of a paragraph that documents the template syntax (one that also
 shows a literal, ``{{ true }}``) is an example, not a value. ``${x}``, ``$x`` and ``%(x)s`` on
 a line of example code pasted without a fence (a Dockerfile's ``FROM golang:${GO_VERSION}``,
@@ -85,10 +86,13 @@ _FORMAT_FIELD = re.compile(
 _BACKTICK = re.compile(r"(?<!\\)`")
 _RUN_BEFORE = re.compile(r"\S*\Z")
 _RUN_AFTER = re.compile(r"\S*")
-# A URL up to the field (its other fields may hold spaces: ``/{background color}/``), a query
+# A URL up to the field (its other fields may hold spaces: ``/{background color}/``), an HTTP
+# route (``GET /v1/users/{id}``, or ``"get /users/{id}"`` starting an attribute), a query
 # parameter's value (``?text=``, ``&id=``), or a Markdown link's destination (``](<...``).
 _URL_BEFORE = re.compile(
-    r"(?:(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/)"
+    r"(?:(?:\b[A-Za-z][\w+.-]*://|\b[\w-]+(?:\.[\w-]+)*\.[A-Za-z]{2,}/"
+    r"|(?:\b(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)|[\"'](?i:get|post|put|patch|delete))"
+    r"[ \t]+/[\w.-]+/)"
     r"(?:[^\s'\"<>()`{}]|\{[^{}\n]{0,80}\})*|[?&][\w.-]+=|\]\(<?[^\s()<>]*)\Z"
 )
 # An unquoted attribute value in a markup tag (``<Input onChange={handle} />``): JSX, not a field.
