@@ -281,9 +281,11 @@ class RunPool:
             end = hi if hi < child.known else child.known  # (min() costs a call)
             if known < end:
                 end = known
-            first = depth // size
-            if end > first * size + size:  # past the unit whose key matched
-                last = -(-end // size)
+            if size == 1:  # the units of blocks [depth, end)
+                first, last = depth, end
+            else:
+                first, last = depth // size, -(-end // size)
+            if last > first + 1:  # past the unit whose key matched
                 mine = units[first:last]
                 base = child.base
                 theirs = child.units[first - base : last - base]
@@ -300,12 +302,12 @@ class RunPool:
     def _take(self, runs: list[_Run], hit: int) -> None:
         """Take the hit blocks off the free queue while the request runs, splitting the
         run across ``hit`` (in ``runs`` too)."""
-        for index, run in enumerate(runs):
+        for run in runs:
             if run.lo >= hit:
                 break
-            if run.hi > hit:  # the deeper part, next in ``runs``, ends the loop
-                run = run.split(hit)
-                runs.insert(index, run)
+            if run.hi > hit:  # the upper part is taken; the deeper part, next, ends the loop
+                deeper, run = run, run.split(hit)
+                runs.insert(runs.index(deeper), run)
             before, after = run.prev, run.next  # (unlinked without a call)
             before.next, after.prev = after, before
             run.prev = run.next = run
@@ -359,15 +361,16 @@ class RunPool:
     ) -> None:
         """Queue the request's blocks, its deepest first: the new run, the runs it cached
         again, copies of the cached blocks ``[hit, cached)`` it computed again, the hit.
-        ``runs`` are cut at ``hit`` and ``cached``. (Cached blocks are a prefix of every
-        chain: a block's copies are queued behind a copy or hit of its parent, so the parent
-        outlives them.)"""
+        ``runs`` are cut at ``hit`` and ``cached``, and left reversed. (Cached blocks are a
+        prefix of every chain: a block's copies are queued behind a copy or hit of its
+        parent, so the parent outlives them.)"""
         ends = self._ends
         tail: _Entry = ends.prev
         if leaf is not None:
             tail.next, leaf.prev = leaf, tail
             tail = leaf
-        for run in reversed(runs):
+        runs.reverse()  # (no iterator object to make, unlike reversed())
+        for run in runs:
             if hit <= run.lo < cached:
                 for copy in self._copies_of(chain, run):
                     tail.next, copy.prev = copy, tail
