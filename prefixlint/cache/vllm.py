@@ -221,7 +221,9 @@ class VllmCache:
     def process(self, query: CacheQuery) -> CacheResult:
         size = self.block_size
         prompt = query.prompt_tokens
-        output = query.output_count
+        output = query.output_tokens  # (query.output_count, without a property call)
+        if not isinstance(output, int):
+            output = len(output)
         kept = prompt + output - 1 if output > 1 else prompt  # the last output token: no KV
         held = -(-kept // size)
         if self.capacity_blocks is not None and held > self.capacity_blocks:
