@@ -150,3 +150,33 @@ def test_a_hit_that_ends_where_the_match_does_branches_there():
     assert pool.admit(b, 2, 2) == (1, 1)
     assert pool.admit(a, 4, 4) == (4, 4)
     assert pool.admit(b, 2, 2) == (2, 2)
+
+
+def test_a_chain_that_follows_a_leaf_to_its_end_extends_it():
+    # A' repeats A (4 blocks, a leaf) and adds 2: A's run takes them on, and its 6 blocks
+    # leave the free queue deepest first, as separate runs would.
+    pool = RunPool(capacity=8)
+    a = Chain(list(range(10, 14)), 1, 4, 4)
+    longer = Chain(list(range(10, 16)), 1, 6, 6)
+    assert pool.admit(a, 4, 4) == (0, 0)
+    assert pool.admit(longer, 6, 6) == (4, 4)
+    (run,) = pool._roots[1].children.values()
+    assert (run.lo, run.hi, run.children) == (0, 6, {})
+    assert pool.admit(Chain([20, 21, 22], 1, 3, 3), 3, 3) == (0, 0)
+    assert [h in pool for h in range(10, 16)] == [True] * 5 + [False]
+    assert pool.admit(longer, 6, 6) == (5, 6)
+
+
+def test_only_a_leaf_hit_to_its_end_is_extended():
+    # B's hit stops a block short of A's end: that block is computed again (a copy), so
+    # B's new block hangs below it; C then hits all of B and extends B's new run.
+    pool = RunPool(capacity=20)
+    assert pool.admit(Chain([10, 11, 12], 1, 3, 3), 3, 3) == (0, 0)
+    assert pool.admit(Chain([10, 11, 12, 13], 1, 4, 4), 2, 4) == (2, 2)
+    (head,) = pool._roots[1].children.values()
+    (recomputed,) = head.children.values()
+    (new,) = recomputed.children.values()
+    assert [(r.lo, r.hi) for r in (head, recomputed, new)] == [(0, 2), (2, 3), (3, 4)]
+    assert recomputed.copied
+    assert pool.admit(Chain([10, 11, 12, 13, 14], 1, 5, 5), 5, 5) == (4, 4)
+    assert (new.lo, new.hi, new.children) == (3, 5, {})

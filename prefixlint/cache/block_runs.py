@@ -3,8 +3,9 @@
 What :mod:`prefixlint.cache.vllm` describes block by block (a table of cached block hashes,
 an LRU free queue, later copies of a recomputed hash) is held here per run: a tree whose
 nodes are runs of blocks along a request's chain, split only where a hit ends, where
-requests diverge, or where eviction or a recomputed copy cuts a run. The work of a request
-follows the runs it touches, not its blocks. Evicted runs stay in the tree, marked so:
+requests diverge, or where eviction or a recomputed copy cuts a run; a request that hits a
+leaf run to its end extends it with its new blocks. The work of a request follows the runs
+it touches, not its blocks. Evicted runs stay in the tree, marked so:
 the same walk gives what is cached and what an infinite cache would hold.
 
 A request's blocks are named by units (:class:`Chain`): block ``d`` is unit
@@ -57,7 +58,8 @@ class Chain:
         self.space = per_unit if space is None else space  # the tree it belongs to
         self.known = known  # leading blocks with known content
         self.length = length  # full blocks the request fills
-        self.tag = object()  # names its blocks of unknown content
+        # names its blocks of unknown content, if it has any
+        self.tag = object() if length > known else None
 
     def key(self, depth: int) -> Hashable:
         """What names block ``depth``: equal keys, equal blocks (under a common prefix)."""
@@ -107,7 +109,8 @@ class _Run(_Entry):
     def __init__(self, chain: Chain, lo: int, hi: int, parent: _Run | None) -> None:
         self.prev = self.next = self
         size, known = chain.per_unit, chain.known
-        self.per_unit, self.known, self.tag, self.space = size, known, chain.tag, chain.space
+        self.per_unit, self.known, self.tag = size, known, chain.tag
+        self.space: Hashable = chain.space if parent is None else parent.space  # one per tree
         self.base = lo // size
         self.units = chain.units[self.base : -(-(hi if hi < known else known) // size)]
         self.lo, self.hi, self.parent = lo, hi, parent
@@ -123,6 +126,13 @@ class _Run(_Entry):
         if size == 1:
             return self.units[depth - self.base]
         return self.units[depth // size - self.base] * size + depth % size
+
+    def extend(self, chain: Chain) -> None:
+        """Take on the blocks of ``chain`` past this run, which it follows to the end."""
+        size, known, length = chain.per_unit, chain.known, chain.length
+        self.known, self.tag = known, chain.tag
+        self.units = chain.units[self.base : -(-(length if length < known else known) // size)]
+        self.hi = self.end = length
 
     def hashes(self, lo: int, hi: int) -> Sequence[int]:
         """The block hashes of ``[lo, hi)`` (chains with one unit per block)."""
@@ -180,23 +190,6 @@ def path_to(run: _Run, end: int) -> list[_Run]:
         run = run.parent
     path.reverse()
     return path
-
-
-def shared_end(chain: Chain, run: _Run, depth: int) -> int:
-    """How far from ``depth`` (a block both share) ``chain`` follows ``run``."""
-    end = run.hi if run.hi < run.known else run.known  # (min() costs a call)
-    if chain.known < end:
-        end = chain.known
-    size = chain.per_unit
-    first = depth // size
-    if end <= first * size + size:  # within the unit whose key matched
-        return end
-    last = -(-end // size)
-    mine = chain.units[first:last]
-    theirs = run.units[first - run.base : last - run.base]
-    if mine == theirs:
-        return end
-    return min((first + common_prefix_length(mine, theirs)) * size, end)
 
 
 def _unlink(entry: _Entry) -> None:
@@ -257,23 +250,22 @@ class RunPool:
                     if split:
                         runs = path_to(runs[-1], seen)
                     cached = cached_end(runs, seen)
-        runs, leaf = self._insert(chain, runs, cached, seen)
+        runs, leaf = self._insert(chain, runs, hit, cached, seen)
         if capacity is not None:
             self._free(chain, runs, leaf, hit, cached)
         return hit, seen if seen < lookup else lookup
 
-    def _root(self, chain: Chain) -> _Run:
-        root = self._roots.get(chain.space)
-        if root is None:
-            empty = Chain((), chain.per_unit, 0, 0, chain.space)
-            root = self._roots[chain.space] = _Run(empty, 0, 0, None)
+    def _new_root(self, chain: Chain) -> _Run:
+        """The root of the tree ``chain`` joins, the first time one joins it."""
+        empty = Chain((), chain.per_unit, 0, 0, chain.space)
+        root = self._roots[chain.space] = _Run(empty, 0, 0, None)
         return root
 
     def _descend(self, chain: Chain) -> tuple[list[_Run], int, int]:
         """The runs along ``chain`` (the last one possibly in part), cached or evicted, the
         blocks matched and where the cached ones among them end."""
         runs: list[_Run] = []
-        node = self._root(chain)
+        node = self._roots.get(chain.space) or self._new_root(chain)
         depth, evicted = 0, -1
         units, size, known = chain.units, chain.per_unit, chain.known
         while depth < known:
@@ -282,10 +274,27 @@ class RunPool:
             if child is None:
                 break
             runs.append(child)
-            if evicted < 0 and child.end < child.hi:
+            hi = child.hi
+            if evicted < 0 and child.end < hi:
                 evicted = child.end
-            depth = shared_end(chain, child, depth)
-            if depth < child.hi:
+            # how far from ``depth`` (a block both share) the chain follows the child
+            end = hi if hi < child.known else child.known  # (min() costs a call)
+            if known < end:
+                end = known
+            if size == 1:  # the units of blocks [depth, end)
+                first, last = depth, end
+            else:
+                first, last = depth // size, -(-end // size)
+            if last > first + 1:  # past the unit whose key matched
+                mine = units[first:last]
+                base = child.base
+                theirs = child.units[first - base : last - base]
+                if mine != theirs:
+                    shared = (first + common_prefix_length(mine, theirs)) * size
+                    if shared < end:
+                        end = shared
+            depth = end
+            if depth < hi:
                 break
             node = child
         return runs, depth, depth if evicted < 0 or evicted > depth else evicted
@@ -293,15 +302,15 @@ class RunPool:
     def _take(self, runs: list[_Run], hit: int) -> None:
         """Take the hit blocks off the free queue while the request runs, splitting the
         run across ``hit`` (in ``runs`` too)."""
-        for index, run in enumerate(runs):
+        for run in runs:
             if run.lo >= hit:
                 break
-            if run.hi > hit:
-                run = run.split(hit)
-                runs.insert(index, run)
-                _unlink(run)
-                break
-            _unlink(run)
+            if run.hi > hit:  # the upper part is taken; the deeper part, next, ends the loop
+                deeper, run = run, run.split(hit)
+                runs.insert(runs.index(deeper), run)
+            before, after = run.prev, run.next  # (unlinked without a call)
+            before.next, after.prev = after, before
+            run.prev = run.next = run
         self._queued -= hit
 
     @staticmethod
@@ -313,10 +322,12 @@ class RunPool:
         return runs
 
     def _insert(
-        self, chain: Chain, runs: list[_Run], cached: int, seen: int
+        self, chain: Chain, runs: list[_Run], hit: int, cached: int, seen: int
     ) -> tuple[list[_Run], _Run | None]:
         """Cache the blocks after ``cached``: the evicted ones up to ``seen`` again, the rest
-        as a new run. Returns the chain's runs up to ``seen`` and the new run, if any."""
+        as a new run, or as more of the last run when the chain hit all of it and nothing
+        hangs below it (its blocks and the new ones are freed together, deepest first).
+        Returns the chain's runs up to ``seen`` and the new run, if any."""
         if runs and runs[-1].hi > seen:  # the last run is matched in part, or not at all
             if runs[-1].lo < seen:
                 runs[-1] = runs[-1].split(seen)
@@ -333,37 +344,41 @@ class RunPool:
                 self._resident.update(chain.units[cached:seen])
         if seen >= chain.length:
             return runs, None
-        parent = runs[-1] if runs else self._root(chain)
+        parent = runs[-1] if runs else self._roots[chain.space]  # (made by _descend)
+        if runs and hit == parent.hi and not parent.children and not parent.copied:
+            parent.extend(chain)
+            if tracked:
+                self._resident.update(parent.hashes(seen, chain.length))
+            return runs, None
         leaf = _Run(chain, seen, chain.length, parent)
         parent.children[chain.key(seen)] = leaf
         if tracked:
             self._resident.update(leaf.hashes(seen, chain.length))
         return runs, leaf
 
-    def _append(self, entries: list[_Entry]) -> None:
-        """Link ``entries`` to the tail of the free queue, in order."""
-        ends = self._ends
-        tail = ends.prev
-        for entry in entries:
-            tail.next, entry.prev = entry, tail
-            tail = entry
-        tail.next, ends.prev = ends, tail
-
     def _free(
         self, chain: Chain, runs: list[_Run], leaf: _Run | None, hit: int, cached: int
     ) -> None:
         """Queue the request's blocks, its deepest first: the new run, the runs it cached
         again, copies of the cached blocks ``[hit, cached)`` it computed again, the hit.
-        ``runs`` are cut at ``hit`` and ``cached``. (Cached blocks are a prefix of every
-        chain: a block's copies are queued behind a copy or hit of its parent, so the parent
-        outlives them.)"""
-        freed: list[_Entry] = [] if leaf is None else [leaf]
-        for run in reversed(runs):
+        ``runs`` are cut at ``hit`` and ``cached``, and left reversed. (Cached blocks are a
+        prefix of every chain: a block's copies are queued behind a copy or hit of its
+        parent, so the parent outlives them.)"""
+        ends = self._ends
+        tail: _Entry = ends.prev
+        if leaf is not None:
+            tail.next, leaf.prev = leaf, tail
+            tail = leaf
+        runs.reverse()  # (no iterator object to make, unlike reversed())
+        for run in runs:
             if hit <= run.lo < cached:
-                freed.extend(self._copies_of(chain, run))
-            else:
-                freed.append(run)
-        self._append(freed)
+                for copy in self._copies_of(chain, run):
+                    tail.next, copy.prev = copy, tail
+                    tail = copy
+                continue
+            tail.next, run.prev = run, tail
+            tail = run
+        tail.next, ends.prev = ends, tail
         self._queued += chain.length
 
     def _copies_of(self, chain: Chain, run: _Run) -> list[_Copy]:
@@ -399,7 +414,9 @@ class RunPool:
                 if tracked:
                     self._forget(run, end - count, end)
                 break
-            _unlink(run)
+            after = run.next  # the run, at the head, leaves the queue
+            ends.next, after.prev = after, ends
+            run.prev = run.next = run
             run.end = lo
             if tracked:
                 self._forget(run, lo, end)

@@ -170,7 +170,8 @@ def request_chain(
     if query.tokens is not None:
         units = token_hashes(query, memo)
         return Chain(units, 1, len(units), length)
-    trace_ids, trace_block = query.trace_blocks
+    trace_ids, trace_block = query.block_hashes, query.block_tokens  # (not a property call)
+    assert trace_ids is not None and trace_block is not None
     if trace_block % block_size:
         units = chain_hashes(
             _trace_block_contents(query, block_size), query.extra_keys, query.cache_salt
@@ -225,7 +226,9 @@ class VllmCache:
     def process(self, query: CacheQuery) -> CacheResult:
         size = self.block_size
         prompt = query.prompt_tokens
-        output = query.output_count
+        output = query.output_tokens  # (query.output_count, without a property call)
+        if not isinstance(output, int):
+            output = len(output)
         kept = prompt + output - 1 if output > 1 else prompt  # the last output token: no KV
         held = -(-kept // size)
         if self.capacity_blocks is not None and held > self.capacity_blocks:
@@ -236,10 +239,6 @@ class VllmCache:
         lookup = (prompt - 1) // size if prompt > 1 else 0
         hit, available = self._pool.admit(chain, lookup, held)
 
-        cached = hit * size
-        return CacheResult(
-            prompt_tokens=prompt,
-            cached_tokens=cached,
-            miss_reason=miss_reason(prompt, cached, available * size, lookup * size, "evicted"),
-            longest_available=available * size,
-        )
+        cached, available = hit * size, available * size
+        reason = miss_reason(prompt, cached, available, lookup * size, "evicted")
+        return CacheResult(prompt, cached, 0, reason, available)  # (keywords cost a dict)
