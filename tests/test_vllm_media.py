@@ -59,6 +59,38 @@ def test_identity_is_the_url_or_data_or_uuid():
     )
 
 
+@pytest.mark.parametrize(
+    "part",
+    [
+        {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}},
+        {"type": "audio_url", "audio_url": {"url": "http://x/a.wav"}},
+    ],
+)
+def test_vllm_refuses_audio_parts_as_a_qwen_vl_server_does(part):
+    with pytest.raises(TemplateError, match=r"At most 0 audio\(s\)"):
+        get_renderer("qwen3", "qwen", engine="vllm").render(request(image("a"), part))
+    # transformers renders the part as a placeholder; an image alone is served
+    assert get_renderer("qwen3", "qwen", engine="transformers").render(request(part)).tokens
+    assert get_renderer("qwen3", "qwen", engine="vllm").render(request(image("a"))).media
+
+
+def test_audit_counts_the_requests_vllm_refuses(tmp_path):
+    log = tmp_path / "log.jsonl"
+    audio = {"type": "input_audio", "input_audio": {"data": "AAAA", "format": "wav"}}
+    lines = [request(image("a")), request(audio), request(image("a"))]
+    log.write_text(
+        "".join(
+            json.dumps({"request": {"model": "vl", "messages": r.messages}}) + "\n" for r in lines
+        )
+    )
+    args = [str(log), "--engine", "vllm", "--format", "json", "--no-what-if"]
+    result = CliRunner().invoke(audit, args)
+    assert result.exit_code in (0, 1), result.output
+    report = json.loads(result.output)
+    assert [r["line"] for r in report["requests"]] == [1, 3]
+    assert "audio" in json.dumps(report["skipped"])
+
+
 def test_a_pad_token_without_a_media_part_is_an_error():
     with pytest.raises(TemplateError, match="image_pad"):
         get_renderer("qwen3", "qwen", engine="vllm").render(request(text="<|image_pad|>"))

@@ -18,8 +18,12 @@ bounds, one token per merged patch. Otherwise (a remote URL, a format without a 
 header) it is a fixed count per item (``image_tokens``). vLLM hashes the item's bytes (or
 takes its ``uuid``); here its identity is a digest of the ``uuid``, else of its URL or data,
 so the same URL is the same image. Every non-text part is rendered with the image
-placeholder (:func:`prefixlint.chat.messages.part_text`), audio included: Qwen3's vocabulary
-has no audio tokens.
+placeholder (:func:`prefixlint.chat.messages.part_text`).
+
+The modelled processors take images (and videos) only: a Qwen-VL model declares no audio
+limit, so vLLM's ``validate_num_items`` (``BaseProcessingInfo``, ``vllm/multimodal/processing``)
+refuses a request with an audio part, "At most 0 audio(s) may be provided in one prompt.", and
+the server answers 400. :func:`media_items` refuses it too (the audit skips and counts it).
 """
 
 from __future__ import annotations
@@ -103,16 +107,25 @@ def part_tokens(part: dict[str, object], processor: VisionProcessor, default: in
     return default if size is None else processor.image_tokens(*size)
 
 
+# Content part types that vLLM's chat parser reads as audio (``vllm/entrypoints/chat_utils.py``),
+# and Anthropic's audio blocks.
+AUDIO_PART_TYPES = frozenset({"input_audio", "audio_url", "audio"})
+
+
 def media_items(
     request: ChatRequest, processor: VisionProcessor, default: int
 ) -> list[tuple[str, int]]:
     """The identity and pad-token count of each media part of ``request``, in the order the
-    template writes them."""
-    return [
-        (part_identity(part), part_tokens(part, processor, default))
-        for message in request.messages
-        for part in _media_parts(message.get("content"))
-    ]
+    template writes them; :class:`TemplateError` for an audio part, which vLLM refuses for a
+    model whose processor takes no audio."""
+    parts = [part for message in request.messages for part in _media_parts(message.get("content"))]
+    audio = sum(part["type"] in AUDIO_PART_TYPES for part in parts)
+    if audio:
+        raise TemplateError(
+            f"{audio} audio part(s): vLLM refuses them for a Qwen-VL model, which takes no audio"
+            " (400 'At most 0 audio(s) may be provided in one prompt.')"
+        )
+    return [(part_identity(part), part_tokens(part, processor, default)) for part in parts]
 
 
 def expand_media(rendered: Rendered, items: list[tuple[str, int]], pad_id: int) -> Rendered:
