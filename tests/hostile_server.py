@@ -80,12 +80,18 @@ def hostile_server(scenario: Scenario) -> Iterator[tuple[str, dict]]:
         daemon_threads = True
         allow_reuse_address = True
 
-    server = Server(("127.0.0.1", 0), Handler)
+    with served(Server(("127.0.0.1", 0), Handler)) as url:
+        yield url, state
+
+
+@contextlib.contextmanager
+def served(server: socketserver.BaseServer) -> Iterator[str]:
+    """``server`` (listening on 127.0.0.1) served on a thread while open; yields its base URL."""
     thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
     thread.daemon = True
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", state
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()

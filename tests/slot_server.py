@@ -19,6 +19,8 @@ import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from hostile_server import served
+
 CHAT = {"usage": {"prompt_tokens": 4, "prompt_tokens_details": {"cached_tokens": 0}}}
 
 
@@ -93,11 +95,5 @@ def slot_server(
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.daemon = True
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with served(server) as url:
+        yield url, state
