@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from prefixlint.lru import LRU
-from prefixlint.sequences import common_prefix_length
+from prefixlint.sequences import common_prefix_length, common_suffix_length
 from prefixlint.tokenizers import QWEN_PATTERN, TiktokenTokenizer, Tokenizer
 
 CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
@@ -77,7 +77,7 @@ def shared_lines(previous: LineEncoding, text: str) -> tuple[int, int]:
     """
     ends = previous.char_ends
     head = bisect_left(ends, common_prefix_length(previous.text, text))
-    suffix = common_prefix_length(previous.text[::-1], text[::-1])
+    suffix = common_suffix_length(previous.text, text)
     shift = len(previous.text) - len(text)
     cut = ends[head - 1] if head else 0
     # The line before the first of the end: where the suffix starts or later, at the head's
