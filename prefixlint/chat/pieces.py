@@ -68,7 +68,7 @@ def encode_block(pieces: Sequence[tuple[str | None, str]], encoder: SegmentEncod
         char_start = char_end
     return Block(
         "".join(texts),
-        tuple(tokens),
+        tokens,
         pack_tokens(tokens),
         tuple(parts),
         bool(texts) and encoder.cuts_before(texts[0]),
