@@ -7,9 +7,19 @@ Log readers (``prefixlint.sources.logs``) turn each JSONL line into a :class:`Ch
 
 from __future__ import annotations
 
-from array import array
+import struct
+from collections.abc import Sequence
 from dataclasses import InitVar, dataclass, field
 from typing import Any
+
+
+def pack_tokens(tokens: Sequence[int]) -> bytes:
+    """``tokens`` as native signed 64-bit integers: the bytes of ``array("q", tokens)``.
+
+    ``struct`` converts each id straight to a C integer; ``array`` parses each one as a call
+    argument first, about three times the instructions per token.
+    """
+    return struct.pack(f"{len(tokens)}q", *tokens)
 
 
 @dataclass(frozen=True)
@@ -80,10 +90,10 @@ class MediaItem:
 class Rendered:
     """A request rendered to text and tokens, with its components in prefix order.
 
-    ``packed`` is the tokens as native signed 64-bit integers (``array("q", tokens)``'s
-    bytes), for comparing and hashing token runs at C speed. A renderer that has them at hand
-    passes them as ``known_packed``; otherwise they are computed on first use. ``media``
-    are the multimodal items whose placeholder tokens the prompt holds (vLLM engine only).
+    ``packed`` is the tokens as native signed 64-bit integers (:func:`pack_tokens`), for
+    comparing and hashing token runs at C speed. A renderer that has them at hand passes
+    them as ``known_packed``; otherwise they are computed on first use. ``media`` are the
+    multimodal items whose placeholder tokens the prompt holds (vLLM engine only).
     """
 
     text: str
@@ -102,7 +112,7 @@ class Rendered:
     def packed(self) -> bytes:
         packed = self._packed
         if packed is None:
-            packed = array("q", self.tokens).tobytes()
+            packed = pack_tokens(self.tokens)
             object.__setattr__(self, "_packed", packed)
         return packed
 

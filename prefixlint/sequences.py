@@ -20,19 +20,37 @@ def common_prefix_length(a: Sequence[object], b: Sequence[object], likely: int =
     comparison, and the search goes on from there when it holds.
     """
     n = min(len(a), len(b))
-    low, step = 0, 64
-    if 0 < likely <= n and _same_start(a, b, likely):
-        low = likely
+    low = likely if 0 < likely <= n and _same_start(a, b, likely) else 0
+    return _agreeing(n, low, lambda start, end: a[start:end] == b[start:end])
+
+
+def common_suffix_length(a: Sequence[object], b: Sequence[object]) -> int:
+    """Length of the longest common suffix of ``a`` and ``b`` (same sequence type), found
+    as :func:`common_prefix_length` finds a prefix, with slices counted from the ends (no
+    reversed copies, which text makes one character at a time)."""
+    n = min(len(a), len(b))
+    last_a, last_b = len(a), len(b)
+    return _agreeing(
+        n,
+        0,
+        lambda start, end: a[last_a - end : last_a - start] == b[last_b - end : last_b - start],
+    )
+
+
+def _agreeing(n: int, low: int, same: Callable[[int, int], bool]) -> int:
+    """The largest length up to ``n`` whose elements from ``low`` on all agree, where
+    ``same(start, end)`` says whether elements ``start`` to ``end`` do (``low`` do)."""
+    step = 64
     while low < n:
         high = min(n, low + step)
-        if a[low:high] != b[low:high]:
+        if not same(low, high):
             break
         low, step = high, step * 2
     else:
         return n
     while high - low > 1:
         middle = (low + high) // 2
-        if a[low:middle] == b[low:middle]:
+        if same(low, middle):
             low = middle
         else:
             high = middle

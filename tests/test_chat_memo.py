@@ -14,6 +14,7 @@ from test_chat_qwen3 import CASES, REQUESTS
 
 from prefixlint.chat import Renderer, memo, render
 from prefixlint.chat.memo import SegmentEncoder
+from prefixlint.chat.pieces import encode_block
 from prefixlint.sources.logs import read_log
 from prefixlint.tokenizers import get_tokenizer
 
@@ -183,8 +184,20 @@ def test_encode_pieces_matches_encoding_the_joined_text(pieces):
     encoder = SegmentEncoder(tokenizer)
     for _ in range(2):  # cold, then from the memo
         tokens, starts = encoder.encode_pieces(pieces)
-        assert tokens == tokenizer.encode("".join(pieces))
+        assert list(tokens) == tokenizer.encode("".join(pieces))
         offsets = tokenizer.offsets("".join(pieces))
         for index, start in enumerate(starts):
             position = sum(map(len, pieces[:index]))
             assert start == sum(1 for first, _ in offsets if first < position)
+
+
+def test_pieces_of_one_run_share_its_remembered_ids():
+    encoder = SegmentEncoder(get_tokenizer("qwen"))
+    turn = [("messages[0]", "<|im_start|>user\n"), ("messages[0]", "hi<|im_end|>\n")]
+    first, again = encode_block(turn, encoder), encode_block(turn, encoder)
+    assert isinstance(first.ids, tuple)
+    assert first.ids is again.ids  # one tuple, remembered once, not a copy per block
+    two_runs = ["<|im_start|>user\nhi<|im_end|>\n", "<|im_start|>assistant\n"]
+    tokens, starts = encoder.encode_pieces(two_runs)
+    assert isinstance(tokens, tuple)
+    assert starts == [0, len(encoder.encode_pieces(two_runs[:1])[0])]

@@ -1,4 +1,5 @@
-"""common_prefix_length against an element-by-element loop, for every sequence type."""
+"""common_prefix_length and common_suffix_length against element-by-element loops, for every
+sequence type."""
 
 from __future__ import annotations
 
@@ -8,7 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from prefixlint.sequences import SameItemsMemo, common_prefix_length, same_items
+from prefixlint.sequences import (
+    SameItemsMemo,
+    common_prefix_length,
+    common_suffix_length,
+    same_items,
+)
 
 
 def loop_prefix_length(a, b) -> int:
@@ -43,6 +49,43 @@ def test_common_prefix_length_is_the_loop(pair):
     assert common_prefix_length(bytes(a), bytes(b), likely) == expected
     packed_a, packed_b = array("q", a).tobytes(), array("q", b).tobytes()
     assert common_prefix_length(packed_a, packed_b, likely * 8) // 8 == expected
+
+
+@st.composite
+def ending_alike(draw):
+    """Two token lists that share an ending (up to a few hundred tokens: past one gallop)."""
+    shared = draw(st.lists(st.integers(0, 3), max_size=300))
+    heads = st.lists(st.integers(0, 3), max_size=70)
+    return draw(heads) + shared, draw(heads) + shared
+
+
+@settings(max_examples=400, deadline=None)
+@given(ending_alike())
+def test_common_suffix_length_is_the_loop(pair):
+    a, b = pair
+    expected = loop_prefix_length(a[::-1], b[::-1])
+    assert common_suffix_length(tuple(a), tuple(b)) == expected
+    assert common_suffix_length(a, b) == expected
+    text_a, text_b = "".join(map(str, a)), "".join(map(str, b))
+    assert common_suffix_length(text_a, text_b) == expected
+    assert common_suffix_length(bytes(a), bytes(b)) == expected
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "length"),
+    [
+        ("", "", 0),
+        ("", "abc", 0),
+        ("abc", "abc", 3),
+        ("xbc", "abc", 2),
+        ("bc", "abc", 2),  # one is the other's ending
+        ("abc", "abd", 0),
+        ("é" * 200 + "z", "e" + "é" * 200 + "z", 201),
+    ],
+)
+def test_common_suffix_length_edges(a, b, length):
+    assert common_suffix_length(a, b) == length
+    assert common_suffix_length(b, a) == length
 
 
 ONE, TWO = {"name": "a"}, {"name": "a"}

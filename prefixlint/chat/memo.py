@@ -28,10 +28,10 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, chain
 
 from prefixlint.lru import LRU
-from prefixlint.sequences import common_prefix_length
+from prefixlint.sequences import common_prefix_length, common_suffix_length
 from prefixlint.tokenizers import QWEN_PATTERN, TiktokenTokenizer, Tokenizer
 
 CONTINUATION = bytes(range(0x80, 0xC0))  # UTF-8 bytes that do not start a character
@@ -77,7 +77,7 @@ def shared_lines(previous: LineEncoding, text: str) -> tuple[int, int]:
     """
     ends = previous.char_ends
     head = bisect_left(ends, common_prefix_length(previous.text, text))
-    suffix = common_prefix_length(previous.text[::-1], text[::-1])
+    suffix = common_suffix_length(previous.text, text)
     shift = len(previous.text) - len(text)
     cut = ends[head - 1] if head else 0
     # The line before the first of the end: where the suffix starts or later, at the head's
@@ -201,24 +201,28 @@ class SegmentEncoder:
             self._previous.remember(key, LineEncoding(text, segment, char_ends, token_ends))
         return segment
 
-    def encode_pieces(self, texts: Sequence[str]) -> tuple[list[int], list[int]]:
+    def encode_pieces(self, texts: Sequence[str]) -> tuple[tuple[int, ...], list[int]]:
         """Token ids of ``"".join(texts)`` and the index of the first token of each text.
 
         Pieces are grouped into runs cut where a piece ends or the next one starts with a
         special token; BPE never merges across one, so each run is encoded (once) alone.
+        Pieces that make one run (a rendered turn usually does) get the remembered ids of
+        that run themselves, not a copy.
         """
-        tokens: list[int] = []
+        runs: list[tuple[int, ...]] = []
         token_at: list[int] = []
-        run_start = 0
+        base = run_start = 0
         for index, text in enumerate(texts):
             last = index == len(texts) - 1
             if last or self.cuts_after(text) or self.cuts_before(texts[index + 1]):
                 ids, starts = self._run(tuple(texts[run_start : index + 1]))
-                base = len(tokens)
                 token_at.extend([base + start for start in starts])
-                tokens.extend(ids)
+                runs.append(ids)
+                base += len(ids)
                 run_start = index + 1
-        return tokens, token_at
+        if len(runs) == 1:
+            return runs[0], token_at
+        return tuple(chain.from_iterable(runs)), token_at
 
     def cuts_before(self, text: str) -> bool:
         """Whether ``text`` starts with a special token, so no token spans its start."""

@@ -8,7 +8,6 @@ seen before (a message repeated by the next request of a conversation) is reused
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -16,7 +15,7 @@ from typing import TypeVar
 
 from prefixlint.chat.memo import SegmentEncoder
 from prefixlint.lru import LRU
-from prefixlint.request import Component, Rendered
+from prefixlint.request import Component, Rendered, pack_tokens
 
 Piece = tuple[str, str]
 # (component name, char start, char end, token start, token end), relative to the block;
@@ -69,8 +68,8 @@ def encode_block(pieces: Sequence[tuple[str | None, str]], encoder: SegmentEncod
         char_start = char_end
     return Block(
         "".join(texts),
-        tuple(tokens),
-        array("q", tokens).tobytes(),
+        tokens,
+        pack_tokens(tokens),
         tuple(parts),
         bool(texts) and encoder.cuts_before(texts[0]),
         bool(texts) and encoder.cuts_after(texts[-1]),
