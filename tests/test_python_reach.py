@@ -600,10 +600,47 @@ FOUND = (
         [(5, "PFX202")],
         id="a prompt shown to a person and also sent",
     ),
+    pytest.param(
+        """
+        from agents import Agent
+
+        class Session:
+            def __init__(self, user):
+                self.user = user
+
+            @property
+            def user_name(self):
+                return self.user.name
+
+            def agent(self):
+                return Agent(name="a", instructions=f"You help {self.user_name}.")
+        """,
+        [(13, "PFX103")],
+        id="a property named like a per-user value is its value",
+    ),
 )
 
 
 QUIET = (
+    pytest.param(
+        """
+        from agents import Agent
+
+        class Toolkit:
+            def __init__(self):
+                self.tools = [self.get_user_info, self.run_shell]
+
+            def get_user_info(self, name):
+                return name
+
+            def run_shell(self, command):
+                return command
+
+            def agent(self):
+                return Agent(name="a", instructions="You help.", tools=self.tools)
+        """,
+        id="methods named like volatile values, listed as tools",
+    ),
     pytest.param(
         """
         import os

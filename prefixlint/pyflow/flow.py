@@ -46,6 +46,7 @@ from prefixlint.pyflow.whitespace import whitespace_drift
 _PATH_LISTINGS = frozenset({"iterdir", "rglob"})
 TAIL_SLACK = 40  # characters of static text that may follow a value that still ends its text
 NAME_CODES = frozenset({codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT})
+_PROPERTIES = frozenset({"property", "cached_property"})  # a decorated method read as a value
 
 
 @dataclass(eq=False)
@@ -450,6 +451,8 @@ class Flow:
             if values:
                 self.visited.update(id(b.target) for b in values)
                 return merge(*(self.origins(b.value, env) for b in values))
+            if self._bound_method(node):
+                return ()
             return self._named_value(node, node.attr)
         receiver = self.origins(node.value, env)
         if node.attr in t.DAY_ATTRIBUTES:
@@ -459,6 +462,13 @@ class Flow:
             if dotted and receiver:
                 return merge(receiver, self._named_value(node, dotted)[1:])
         return receiver
+
+    def _bound_method(self, node: ast.Attribute) -> bool:
+        """``self.name`` read without a call names a method of the class (a tool callable)."""
+        method = self.bindings.local_function(node)
+        return method is not None and not any(
+            _spelling(d)[0] in _PROPERTIES for d in method.decorator_list
+        )
 
     def _dotted(self, node: ast.AST) -> str | None:
         if isinstance(node, ast.Name):
