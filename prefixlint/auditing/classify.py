@@ -40,7 +40,7 @@ from prefixlint.codes import (
     WHITESPACE_DRIFT,
 )
 from prefixlint.request import ChatRequest
-from prefixlint.sequences import common_prefix_length
+from prefixlint.sequences import common_prefix_length, common_suffix_length
 
 RESYNC_CHARS = 40
 # The most text, besides its volatile value, of a line that holds one labelled value.
@@ -203,7 +203,7 @@ def environment_lines_code(a: str, b: str) -> str | None:
     lines_a, lines_b = a.split("\n"), b.split("\n")
     head = common_prefix_length(lines_a, lines_b)
     rest_a, rest_b = lines_a[head:], lines_b[head:]
-    tail = common_prefix_length(rest_a[::-1], rest_b[::-1])
+    tail = common_suffix_length(rest_a, rest_b)
     middle_a, middle_b = rest_a[: len(rest_a) - tail], rest_b[: len(rest_b) - tail]
     first = next((line for line in middle_b + middle_a if line.strip()), None)
     if first is None or not is_environment_line(first):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import re
-from pathlib import PurePath
 from typing import TYPE_CHECKING, Protocol, cast
 
 from prefixlint.paths import name_of, suffix_of
@@ -53,8 +52,8 @@ def is_checkable(path: str) -> bool:
 
 def source_module(path: str, text: str) -> SourceChecker:
     """The module whose ``check`` handles ``path`` (chat templates get their own)."""
-    name = PurePath(path).name.lower()
-    suffix = PurePath(name).suffix
+    name = name_of(path).lower()
+    suffix = suffix_of(name)
     # Each module named here defines ``check`` as SourceChecker describes. The chat-template
     # one (and Jinja with it) is imported only for files that can be one.
     if name in CHAT_TEMPLATE_CONFIGS or suffix in JINJA_SUFFIXES:
