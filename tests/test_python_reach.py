@@ -223,6 +223,17 @@ FOUND = (
     ),
     pytest.param(
         f"""
+        from langchain_core.prompts import ChatPromptTemplate
+
+        PROMPT = ChatPromptTemplate.from_messages(
+            [{{"role": "system", "content": "Answer {{question}} using:\\n{ONE_LINE_BLOCK}"}}]
+        )
+        """,
+        [(5, "PFX301")],
+        id="a message dict given to a template maker is a template",
+    ),
+    pytest.param(
+        f"""
         def encode(question, api):
             prompt = question + "\\nCall the API in " + str(api) + "{ONE_LINE_BLOCK}"
             return [{{"role": "user", "content": prompt}}]
@@ -944,6 +955,32 @@ QUIET = (
             return input()
         """,
         id="a prompt only shown to a person",
+    ),
+    pytest.param(
+        f"""
+        from openai import OpenAI
+
+        def ask(question):
+            return OpenAI().chat.completions.create(
+                model="m",
+                messages=[
+                    {{
+                        "role": "system",
+                        "content": "Fields: {{question}}, {{profile}}.\\n{ONE_LINE_BLOCK}",
+                    }},
+                    {{"role": "user", "content": question}},
+                ],
+            )
+        """,
+        id="braces in a message written out in place are text: nothing formats them",
+    ),
+    pytest.param(
+        f"""
+        from langchain_core.messages import SystemMessage
+
+        PROMPT = SystemMessage(content="Reply as {{user_name}}: {{answer}}.\\n{ONE_LINE_BLOCK}")
+        """,
+        id="braces in a message class's content are text",
     ),
 )
 

@@ -39,7 +39,7 @@ from prefixlint.pyflow.scopes import Assignment
 from prefixlint.pyflow.sinks import Sink
 from prefixlint.pyflow.sql import is_unordered_query
 from prefixlint.pyflow.syntax import Arg, arguments, index_of, positional, string_value
-from prefixlint.pyflow.templates import template_fields
+from prefixlint.pyflow.templates import template_fields, written_as_sent
 from prefixlint.pyflow.whitespace import whitespace_drift
 
 # Methods of a path that list what lies under it.
@@ -259,7 +259,7 @@ class Flow:
     def _Constant(self, node: ast.Constant, env: Env) -> tuple[Origin, ...]:
         """A template's fields named like a volatile value (``{current_date}``, ``{user_name}``)."""
         text = string_value(node)
-        if not text or "{" not in text:
+        if not text or "{" not in text or written_as_sent(node, self.document.parent):
             return ()
         found = []
         for field in template_fields(text):

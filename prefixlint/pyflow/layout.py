@@ -17,7 +17,13 @@ from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.sinks import Sink
 from prefixlint.pyflow.syntax import integer, string_value
-from prefixlint.pyflow.templates import FIELD, masked, span_within, static_part
+from prefixlint.pyflow.templates import (
+    FIELD,
+    masked,
+    span_within,
+    static_part,
+    written_as_sent,
+)
 from prefixlint.types import Span
 from prefixlint.vocabulary import is_request_input
 
@@ -163,7 +169,7 @@ class Layout:
     ) -> Misplaced | None:
         """A ``str.format`` template whose first input field comes before the static text."""
         text = string_value(node)
-        if not text or "{" not in text:
+        if not text or "{" not in text or written_as_sent(node, self.document.parent):
             return None
         template = masked(text)
         fields = list(FIELD.finditer(template))
