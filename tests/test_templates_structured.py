@@ -87,6 +87,11 @@ def test_yaml_folded_block_points_at_its_start():
         ("p.yaml", "next_step_template: '{{ cwd }} then text'\n", []),
         ("p.yaml", "", []),
         ("p.json", "[]", []),
+        # Trailing whitespace counts where editors strip it: at the end of a line of the file.
+        ("p.yaml", 'system_prompt_prefix: "Formatting re-enabled. "\n', []),
+        ("p.yaml", "system_prompt_prefix: 'Step one:  '\nnext: 1\n", []),
+        ("p.json", '{"system": "Rules:  \\nAnswer briefly."}', []),
+        ("p.yaml", "system: |\n  Rules:  \n  Answer briefly.\n", [("PFX402", 2, 9)]),
     ],
 )
 def test_prompt_file_findings(path, text, expected):

@@ -57,7 +57,17 @@ def _trailing_sites(document: TemplateDocument) -> Iterator[tuple[int, int]]:
             continue
         if markdown and _hard_break(text, start, end, stripped):
             continue
+        if not _ends_file_line(document, end):
+            continue  # ``"Formatting re-enabled. "``: the quote keeps the space
         yield start + stripped, end
+
+
+def _ends_file_line(document: TemplateDocument, end: int) -> bool:
+    """Whether the end of a line of ``document.text`` is the end of a line of its file, where
+    editors strip trailing whitespace (in a quoted YAML or JSON string it is followed by the
+    closing quote or an escaped newline)."""
+    source_end = document.host.to_source(end)
+    return document.file_text[source_end : source_end + 1] in ("", "\n", "\r")
 
 
 def _trailing_finding(document: TemplateDocument, sites: list[tuple[int, int]]) -> Diagnostic:
