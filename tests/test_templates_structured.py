@@ -169,6 +169,18 @@ def test_syntax_errors_name_the_line(path, text, line):
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{\n  // launch settings\n  "configurations": [{"name": "a", "args": ["//x"],},],\n}', []),
+        ('{\n  /* agent */\n  "system": "Host {{ hostname }}\\nRules."\n}', [("PFX104", 3, 19)]),
+        ('{\n  "system": "a // b {{ cwd }}\\nRules." // note\n}', [("PFX104", 2, 21)]),
+    ],
+)
+def test_json_with_comments_is_read(text, expected):
+    assert findings("p.json", text) == expected
+
+
+@pytest.mark.parametrize(
     ("path", "text", "stable"),
     [
         ("p.yaml", "system_prompt: x\n", "all"),

@@ -5,18 +5,23 @@ when its kind has a checker and it is not one of those documents: Markdown and t
 ``README*``, ``CHANGELOG*``, ``LICENSE*``, ``CONTRIBUTING``, ``SECURITY`` and the like, or
 under ``docs/`` (or ``doc/``, ``.github/``, ...), requirements lists, tokenizer and
 vocabulary files (``tokenizer.json``, ``vocab.json``, ``merges.txt``), package manifests and
-lock files. A file whose folder or name says prompt (``prompts/``, ``system_prompts/``,
-``*prompt*``, ``system*.md``, ``*instructions*.md``, ``AGENTS.md``) or that has a template
-suffix is a prompt wherever it is, unless its name is one of the documents
-(``prompts/README.md`` explains the prompts; it is not one).
+lock files; Markdown and text of a website (``website/``, ``blog/``, Jekyll's ``_posts/``);
+data files of a test suite (JSON, YAML, Markdown or text under ``tests/`` or ``snapshots/``:
+recorded responses and expected output). A file whose folder or name says prompt
+(``prompts/``, ``system_prompts/``, ``*prompt*``, ``system*.md``, ``*instructions*.md``,
+``AGENTS.md``) or that has a template suffix is a prompt wherever it is, unless its name is
+one of the documents (``prompts/README.md`` explains the prompts; it is not one).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 
 from prefixlint.paths import folders_of, name_of, stem_of, suffix_of
+from prefixlint.sources import PYTHON_SUFFIXES
+from prefixlint.vocabulary import split_words
 
 TEMPLATE_ONLY_SUFFIXES = frozenset(
     {".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars"}
@@ -25,7 +30,7 @@ _DOCUMENT_SUFFIXES = frozenset({".md", ".txt"})
 
 # Documents about a project, by the name's stem (``README``, ``README.zh``, ``LICENSE-MIT``).
 _DOCUMENT_STEMS = re.compile(
-    r"(?:readme|changelog|license|licence|copying|notice)(?:[._-].*)?"
+    r"(?:readme|changelog|license|licence|copying|notice|ofl|unlicense)(?:[._-].*)?"
     r"|contributing|contributors|code[_-]of[_-]conduct|authors|security|support|governance"
     r"|maintainers|codeowners|citation|funding|history|news|changes|releases|release[_-]notes"
     r"|pull_request_template|issue_template|(?:dev[_-])?requirements(?:[._-].*)?"
@@ -42,7 +47,14 @@ NOT_PROMPT_NAMES = (
     "pyproject.toml", "cargo.toml",
 )  # fmt: skip
 DOCUMENT_FOLDERS = frozenset(
-    {"docs", "doc", "documentation", ".github", "wiki", "man", "changelog.d", "newsfragments"}
+    {
+        "docs", "doc", "documentation", ".github", "wiki", "man", "changelog.d", "newsfragments",
+        "website", "site", "blog", "_posts", "_drafts", "_includes", "_layouts",
+    }
+)  # fmt: skip
+# Folders of a test suite: their data files are test data, their Python is code.
+TEST_FOLDERS = frozenset(
+    {"tests", "test", "testdata", "test_data", "testing", "__snapshots__", "snapshots"}
 )
 _PROMPT_NAMES = (
     "*prompt*", "system*.md", "system*.txt", "*instructions*.md", "agents.md", "claude.md",
@@ -68,14 +80,26 @@ def is_prompt_file(path: str) -> bool:
         return False
     if suffix in _DOCUMENT_SUFFIXES and _DOCUMENT_STEMS.fullmatch(stem_of(name)):
         return False
-    folders = [folder.lower() for folder in folders_of(path)]
-    if suffix in TEMPLATE_ONLY_SUFFIXES or _says_prompt(name, folders):
+    named_folders = folders_of(path)
+    if suffix in TEMPLATE_ONLY_SUFFIXES or _says_prompt(name, named_folders):
         return True
+    folders = [folder.lower() for folder in named_folders]
+    if suffix in PYTHON_SUFFIXES:
+        return True
+    if any(folder in TEST_FOLDERS for folder in folders):
+        return False
     if suffix not in _DOCUMENT_SUFFIXES:
         return True
     return not any(folder in DOCUMENT_FOLDERS for folder in folders)
 
 
 def _says_prompt(name: str, folders: list[str]) -> bool:
-    """Whether the file's name or one of its folders says it holds a prompt."""
-    return bool(_PROMPT.match(name)) or any("prompt" in folder for folder in folders)
+    """Whether the file's name or one of its folders says it holds a prompt (a folder by a
+    word of its name: ``prompts``, ``system_prompts``, ``SystemPrompts``, not ``teleprompt``)."""
+    return bool(_PROMPT.match(name)) or any(map(_folder_says_prompt, folders))
+
+
+@functools.cache
+def _folder_says_prompt(folder: str) -> bool:
+    """Whether a word of a folder's name starts with ``prompt`` (asked once per folder name)."""
+    return any(word.startswith("prompt") for word in split_words(folder))

@@ -477,7 +477,10 @@ def _json_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, int,
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise SourceError(f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from None
+        plain = _without_comments(text)
+        if plain == text:
+            raise SourceError(f"JSON syntax error: {exc.msg}", exc.lineno, exc.colno) from None
+        return _json_strings(plain, limits)
     except RecursionError:
         raise SourceError("JSON nesting too deep") from None
     except ValueError as exc:
@@ -510,6 +513,28 @@ def _json_strings(text: str, limits: Limits) -> tuple[Any, list[tuple[Path, int,
             pending_key = None
             _json_advance(stack)
     return data, found
+
+
+# What JSON with comments (VS Code's ``launch.json``, editor and tool settings) adds to JSON:
+# ``//`` and ``/* */`` comments and a comma before a closing bracket; strings kept as they are.
+_JSONC_EXTRA = re.compile(r'("(?:[^"\\\n]|\\.)*")|//[^\n]*|/\*.*?\*/|,(?=\s*[\]}])', re.DOTALL)
+
+
+def _without_comments(text: str) -> str:
+    """``text`` with the comments and trailing commas of JSON with comments blanked to spaces
+    (line breaks kept), so every string stays at its offset and line; ``text`` itself when it
+    has no comment (a trailing comma alone is an error)."""
+    commented = False
+
+    def blank(match: re.Match[str]) -> str:
+        nonlocal commented
+        if match.group(1):
+            return match.group(1)
+        commented = commented or match.group(0)[0] == "/"
+        return re.sub(r"[^\n]", " ", match.group(0))
+
+    plain = _JSONC_EXTRA.sub(blank, text)
+    return plain if commented else text
 
 
 @dataclass(slots=True)
