@@ -982,6 +982,18 @@ QUIET = (
         """,
         id="braces in a message class's content are text",
     ),
+    pytest.param(
+        """
+        import json
+        from .utils import serialize_for_json
+
+        def instructions(fields_with_values):
+            d = {k.name: v for k, v in fields_with_values.items()}
+            text = json.dumps(serialize_for_json(d), indent=2)
+            return [{"role": "system", "content": text}]
+        """,
+        id="a helper given a dict built in its input's order keeps that order",
+    ),
 )
 
 

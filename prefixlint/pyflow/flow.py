@@ -632,8 +632,8 @@ class Flow:
     def _fixed_call(self, node: ast.Call, depth: int) -> bool:
         """A call whose dict comes from code, in one order: ``json.loads``, a dump or schema of
         declared fields (:data:`~prefixlint.pyflow.tables.FIXED_ORDER_CALLS`), a function
-        defined here whose every return is fixed, or one given only classes
-        (``describe(Report)``)."""
+        defined here whose every return is fixed, or one given only classes and fixed values
+        (``describe(Report)``, ``serialize_for_json({f.name: v for f, v in fields})``)."""
         names = self._names(node.func)
         if "json.loads" in names or names & t.FIXED_ORDER_CALLS:
             return True
@@ -644,7 +644,9 @@ class Flow:
             returns = self.bindings.returns_of(function)
             return bool(returns) and all(self._fixed_literal(r, depth + 1) for r in returns)
         given = [a.value for a in arguments(node)]
-        return bool(given) and all(self._names_class(a) for a in given)
+        return bool(given) and all(
+            self._names_class(a) or self._fixed_literal(a, depth) for a in given
+        )
 
     def _names_class(self, node: ast.expr) -> bool:
         """A name bound only to a class: defined here, or imported and spelled ``CapWords``."""
