@@ -480,6 +480,8 @@ def test_fields_of_code_shown_without_a_fence(text, expected):
         ("Example:\n```\nUser memory: likes tea\n```\n" + RULES, []),
         ("User profile:\n```\nName: {{ name }}\n```\n" + RULES, []),
         ("## Memory\nKeep notes in the memory tool.\n" + RULES, []),
+        ("## User Profile\n\nWrite a concise snapshot of the user.\n" + RULES, []),
+        ("User preferences: summarize them in one line.\n" + RULES, []),
         ("Agent memory: the tool stores facts between runs.\n" + RULES, []),
     ],
 )

@@ -51,7 +51,8 @@ _BLANK_MARKER = re.compile(
 _ADDRESSED = re.compile(
     r"\b(?:you|your|claude|assistant|chatgpt|should|must)\b"
     r"|^(?:use|apply|refer|consider|treat|follow|ignore|do|don['’]t|only|never|always|remember"
-    r"|check|save|store|read|here|below|the\s+following)\b",
+    r"|check|save|store|read|here|below|the\s+following|write|describe|summari[sz]e|include"
+    r"|keep|capture|record|provide|extract|infer|focus|avoid|mention|prioriti[sz]e)\b",
     re.IGNORECASE,
 )
 _ABOUT_USER = re.compile(r"(?:\[[^\]\n]*\][ \t]*)?(?:the[ \t]+)?user\b", re.IGNORECASE)
