@@ -33,7 +33,7 @@ _DOCUMENT_STEMS = re.compile(
     r"(?:readme|changelog|license|licence|copying|notice|ofl|unlicense)(?:[._-].*)?"
     r"|contributing|contributors|code[_-]of[_-]conduct|authors|security|support|governance"
     r"|maintainers|codeowners|citation|funding|history|news|changes|releases|release[_-]notes"
-    r"|pull_request_template|issue_template|(?:dev[_-])?requirements(?:[._-].*)?"
+    r"|migration|migrating|upgrading|pull_request_template|issue_template|(?:dev[_-])?requirements(?:[._-].*)?"
     r"|constraints(?:[._-].*)?|cmakelists|robots",
     re.IGNORECASE,
 )
@@ -52,10 +52,9 @@ DOCUMENT_FOLDERS = frozenset(
         "website", "site", "blog", "_posts", "_drafts", "_includes", "_layouts",
     }
 )  # fmt: skip
-# Folders of a test suite: their data files are test data, their Python is code.
-TEST_FOLDERS = frozenset(
-    {"tests", "test", "testdata", "test_data", "testing", "__snapshots__", "snapshots"}
-)
+_DOCUMENT_WORDS = frozenset({"docs", "documentation", "website", "blog", "wiki"})
+# Words of the folders of a test suite: their data files are test data, their Python is code.
+TEST_WORDS = frozenset({"tests", "test", "testdata", "testing", "e2e", "snapshots"})
 _PROMPT_NAMES = (
     "*prompt*", "system*.md", "system*.txt", "*instructions*.md", "agents.md", "claude.md",
     "gemini.md",
@@ -86,11 +85,24 @@ def is_prompt_file(path: str) -> bool:
     folders = [folder.lower() for folder in named_folders]
     if suffix in PYTHON_SUFFIXES:
         return True
-    if any(folder in TEST_FOLDERS for folder in folders):
+    if any(map(_test_folder, folders)):
         return False
     if suffix not in _DOCUMENT_SUFFIXES:
         return True
-    return not any(folder in DOCUMENT_FOLDERS for folder in folders)
+    return not any(map(_document_folder, folders))
+
+
+@functools.cache
+def _test_folder(folder: str) -> bool:
+    """Whether a folder belongs to a test suite: by a word of its name (``tests``,
+    ``test_documents``, ``e2e``)."""
+    return folder in TEST_WORDS or not TEST_WORDS.isdisjoint(split_words(folder))
+
+
+@functools.cache
+def _document_folder(folder: str) -> bool:
+    """Whether a folder holds documents: by its name, or a word of it (``docs-website``)."""
+    return folder in DOCUMENT_FOLDERS or not _DOCUMENT_WORDS.isdisjoint(split_words(folder))
 
 
 def _says_prompt(name: str, folders: list[str]) -> bool:
