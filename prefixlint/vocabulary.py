@@ -142,6 +142,9 @@ _ANYWHERE: dict[str, frozenset[str]] = {
     UNIQUE_ID: frozenset({"uuid", "guid", "nonce", "random", "rand", "randint"}),
 }
 _NOT_RANDOM_HEADS = frozenset({"seed", "state"})
+# ``env`` after one of these is a template engine's or a simulator's environment object
+# (``jinja_env``, ``template_env``, ``gym_env``), not the process environment.
+_OBJECT_ENV_OWNERS = frozenset({"jinja", "jinja2", "template", "templates", "tpl", "gym", "sim"})
 
 # A per-user head word (``email``, ``location``) qualified by anything else (``support_email``,
 # ``file_location``) names something fixed, unless the qualifier is about the person.
@@ -299,6 +302,8 @@ def classify_words(
 @lru_cache(maxsize=4096)
 def _classify(words: tuple[str, ...], extra: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
     head = _head(words)
+    if head[-1] in ("env", "environment") and len(head) > 1 and head[-2] in _OBJECT_ENV_OWNERS:
+        return None
     table = _extra_table(extra) if extra else {}
     code = _match_phrases(head, table)
     if code:

@@ -271,6 +271,9 @@ def test_keys_that_do_not_say_prompt_stay_quiet():
         # a file that starts like JSON and is broken is still unparsable, at its line
         ('{\n  "system": "x"\n}\n```\n', [("PFX902", 4, 1)]),
         ('\ufeff [\n  {"system": "x"},\n', [("PFX902", 3, 1)]),
+        # JSON with comments that opens with a comment is JSON
+        ('// settings\n{\n  "remoteEnv": {"DIR": "${localWorkspaceFolder}"}\n}\n', []),
+        ('/* agent */\n{"system": "Host {{ hostname }}\\nRules."}\n', [("PFX104", 2, 18)]),
     ],
 )
 def test_a_json_file_is_read_as_what_it_starts_like(text, expected):

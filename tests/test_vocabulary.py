@@ -89,6 +89,8 @@ def test_split_words(name, words):
         ("os_name", "PFX104"),
         ("platform", "PFX104"),
         ("env_vars", "PFX104"),
+        ("env", "PFX104"),
+        ("shell_env", "PFX104"),
         ("environment_variables", "PFX104"),
         ("runtime_info.available_hosts", "PFX104"),
         ("project_structure", "PFX104"),
@@ -157,6 +159,9 @@ def test_volatile_names(name, code):
         "known",
         "osmosis",
         "hostile",
+        "jinja_env",
+        "template_env",
+        "gym_env",
         "",
     ],
 )
