@@ -3,14 +3,15 @@
 A folder holds prompts next to documents about the project. By default a file is checked
 when its kind has a checker and it is not one of those documents: Markdown and text named
 ``README*``, ``CHANGELOG*``, ``LICENSE*``, ``CONTRIBUTING``, ``SECURITY`` and the like, or
-under ``docs/`` (or ``doc/``, ``.github/``, ...), requirements lists, tokenizer and
-vocabulary files (``tokenizer.json``, ``vocab.json``, ``merges.txt``), package manifests and
-lock files; Markdown and text of a website (``website/``, ``blog/``, Jekyll's ``_posts/``);
-data files of a test suite (JSON, YAML, Markdown or text under ``tests/`` or ``snapshots/``:
-recorded responses and expected output). A file whose folder or name says prompt
-(``prompts/``, ``system_prompts/``, ``*prompt*``, ``system*.md``, ``*instructions*.md``,
-``AGENTS.md``) or that has a template suffix is a prompt wherever it is, unless its name is
-one of the documents (``prompts/README.md`` explains the prompts; it is not one).
+named in capitals (``CREDITS.md``, ``FAQ.md``), or under ``docs/`` (or ``doc/``,
+``.github/``, ...), requirements lists, tokenizer and vocabulary files (``tokenizer.json``,
+``vocab.json``, ``merges.txt``), package manifests and lock files; Markdown and text of a
+website (``website/``, ``blog/``, Jekyll's ``_posts/``); data files of a test suite (JSON,
+YAML, Markdown or text under ``tests/`` or ``snapshots/``: recorded responses and expected
+output). A file whose folder or name says prompt (``prompts/``, ``system_prompts/``,
+``*prompt*``, ``system*.md``, ``*instructions*.md``, ``AGENTS.md``, ``SKILL.md``) or that has
+a template suffix is a prompt wherever it is, unless its name is one of the documents
+(``prompts/README.md`` explains the prompts; it is not one).
 """
 
 from __future__ import annotations
@@ -57,8 +58,10 @@ _DOCUMENT_WORDS = frozenset({"docs", "documentation", "website", "blog", "wiki"}
 TEST_WORDS = frozenset({"tests", "test", "testdata", "testing", "e2e", "snapshots"})
 _PROMPT_NAMES = (
     "*prompt*", "system*.md", "system*.txt", "*instructions*.md", "agents.md", "claude.md",
-    "gemini.md",
+    "gemini.md", "skill.md",
 )  # fmt: skip
+# A name in capitals (``CREDITS``, ``TRANSPARENCY_FAQS``) is how a project names its documents.
+_UPPER_CASE_STEM = re.compile(r"[A-Z][A-Z0-9_-]*")
 
 
 def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
@@ -82,6 +85,8 @@ def is_prompt_file(path: str) -> bool:
     named_folders = folders_of(path)
     if suffix in TEMPLATE_ONLY_SUFFIXES or _says_prompt(name, named_folders):
         return True
+    if suffix in _DOCUMENT_SUFFIXES and _UPPER_CASE_STEM.fullmatch(stem_of(name_of(path))):
+        return False  # ``CREDITS.md``, ``FAQ.md``: named as a project's documents are
     folders = [folder.lower() for folder in named_folders]
     if suffix in PYTHON_SUFFIXES:
         return True
