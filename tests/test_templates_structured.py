@@ -258,6 +258,22 @@ def test_run_together_prompt_keys(key):
     assert [code for code, *_ in findings("p.yaml", text)] == ["PFX102"]
 
 
+@pytest.mark.parametrize(
+    ("key", "quiet"),
+    [
+        ("command", True),
+        ("prompt_name", True),
+        ("template_path", True),
+        ("model", True),
+        ("system", False),
+        ("instructions", False),
+    ],
+)
+def test_strings_whose_key_names_no_text_stay_quiet(key, quiet):
+    text = f'PromptHooks:\n  - {key}: "Host {{{{ hostname }}}}. {RULES}"\n'
+    assert (findings("p.yaml", text) == []) is quiet
+
+
 def test_keys_that_do_not_say_prompt_stay_quiet():
     assert findings("p.yaml", 'name: "Session {{ session_id }}. ' + RULES + '"\n') == []
 

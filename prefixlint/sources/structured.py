@@ -83,6 +83,14 @@ _PROMPT_WORDS = frozenset(
 _STABLE_WORDS = frozenset(
     {"system", "instructions", "instruction", "preamble", "persona", "tools", "tool"}
 )
+# The last word of a key whose value is a name, a reference or a setting, not prompt text.
+_NOT_TEXT_WORDS = frozenset(
+    {
+        "name", "names", "id", "type", "command", "cmd", "script", "url", "uri", "path",
+        "file", "filename", "dir", "model", "matcher", "pattern", "regex", "icon", "color",
+        "version", "timeout", "event", "hook",
+    }
+)  # fmt: skip
 _RUN_TOGETHER_PROMPT = re.compile(r"prompt|instruction", re.IGNORECASE)
 _TOOL_SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "args_schema"})
 _USER_WORDS = frozenset(
@@ -166,7 +174,12 @@ def _key_words(key: Any) -> set[str]:
 
 def is_prompt_path(path: Path) -> bool:
     """Whether a key on ``path`` says prompt: by its words, or run together (``preprompt``,
-    ``SYSPROMPT``)."""
+    ``SYSPROMPT``). A string whose own key names something other than text (``command``,
+    ``prompt_name``, ``template_path``) is not one, whatever its section is called
+    (``UserPromptSubmit: [{command: ...}]``)."""
+    leaf = next((key for key in reversed(path) if isinstance(key, str)), "")
+    if split_words(leaf)[-1:] and split_words(leaf)[-1] in _NOT_TEXT_WORDS:
+        return False
     return any(
         _key_words(key) & _PROMPT_WORDS or _RUN_TOGETHER_PROMPT.search(key)
         for key in path
