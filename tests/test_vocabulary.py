@@ -98,6 +98,9 @@ def test_split_words(name, words):
         ("repository_info.repo_directory", "PFX104"),
         ("repoPath", "PFX104"),
         ("project_dir", "PFX104"),
+        # a field of a person named in another language
+        ("utilisateur.email", "PFX103"),
+        ("usuario.email", "PFX103"),
     ],
 )
 def test_volatile_names(name, code):
@@ -107,6 +110,7 @@ def test_volatile_names(name, code):
 @pytest.mark.parametrize(
     "name",
     [
+        "produit.email",
         "update",
         "validate",
         "candidate",
