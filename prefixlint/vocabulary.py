@@ -93,7 +93,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         """
         cwd, pwd, working dir, working directory, workdir, work dir, current dir,
         current directory, current working directory, git status, git branch, git diff,
-        git log, git commit, git sha, git head, current branch, branch name, file list,
+        git log, git commit, git sha, git head, current branch, branch name, branch, file list,
         file listing, file tree, files list, dir tree, directory tree, directory
         listing, dir listing, repo tree, repository tree, project tree, project
         structure, repo structure, repository structure, hostname, host name, os, os

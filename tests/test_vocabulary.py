@@ -98,6 +98,8 @@ def test_split_words(name, words):
         ("repository_info.repo_directory", "PFX104"),
         ("repoPath", "PFX104"),
         ("project_dir", "PFX104"),
+        ("branch", "PFX104"),
+        ("pr.base_branch", "PFX104"),
         # a field of a person named in another language
         ("utilisateur.email", "PFX103"),
         ("usuario.email", "PFX103"),
@@ -111,6 +113,7 @@ def test_volatile_names(name, code):
     "name",
     [
         "produit.email",
+        "branch_protection",
         "update",
         "validate",
         "candidate",
