@@ -206,12 +206,13 @@ BODY = "  You summarise the channel for the status page.\n  Write for customers.
     [
         # a file named for prompts: its texts of several lines under a name are prompts
         ("prompts.yaml", "summary: |\n" + BODY + "model: gpt-4o\n", [("summary",)]),
-        ("ops_templates.yaml", "a:\n  b: |\n" + BODY.replace("  ", "    "), [("a", "b")]),
+        ("ops_prompts.yaml", "a:\n  b: |\n" + BODY.replace("  ", "    "), [("a", "b")]),
         ("prompts.json", '{"summary": "Line one.\\nLine two."}', [("summary",)]),
         # one-line values, list items and files not named for prompts are not
         ("prompts.yaml", "summary: one line\n", []),
         ("prompts.yaml", "notes:\n  - |\n" + BODY.replace("  ", "    "), []),
         ("ops.yaml", "summary: |\n" + BODY, []),
+        ("stack_template.yaml", "user_data: |\n" + BODY, []),
     ],
 )
 def test_a_file_named_for_prompts_holds_named_prompts(path, text, keys):

@@ -83,7 +83,7 @@ _PROMPT_WORDS = frozenset(
 _STABLE_WORDS = frozenset(
     {"system", "instructions", "instruction", "preamble", "persona", "tools", "tool"}
 )
-_PROMPT_FILE_WORDS = frozenset({"prompt", "prompts", "template", "templates"})
+_PROMPT_FILE_WORDS = frozenset({"prompt", "prompts"})
 _RUN_TOGETHER_PROMPT = re.compile(r"prompt|instruction", re.IGNORECASE)
 _TOOL_SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "args_schema"})
 _USER_WORDS = frozenset(
@@ -176,7 +176,8 @@ def is_prompt_path(path: Path) -> bool:
 
 
 def _file_says_prompts(path: str) -> bool:
-    """Whether the file's name says it holds prompts (``prompts.yaml``, ``ops_templates.json``)."""
+    """Whether the file's name says it holds prompts (``prompts.yaml``, ``ops_prompts.json``;
+    not ``stack_template.yaml``, which may be a deployment's)."""
     return bool(set(split_words(PurePath(path).stem)) & _PROMPT_FILE_WORDS)
 
 
