@@ -8,6 +8,10 @@ ignored first, so ``current_date_str`` still reads as a date. A run-together wor
 (``CURRENTDATE``, ``useragent``) is split into known words when no phrase matches it whole, and
 counts only when the split ends in a phrase of two or more words, so ``runtime`` stays a word.
 
+A prompt written in German, French, Spanish or Italian may name its values in that language
+(``datum``, ``fecha_hora``, ``utilisateur.prenom``): ``local_names`` gives those names, to add
+as ``extra`` where the prose is in that language (``datum`` is an English word too).
+
 Codes returned: ``PFX101`` time and date, ``PFX102`` unique ids and randomness, ``PFX103``
 values that differ per user, ``PFX104`` snapshots of the machine or repository.
 """
@@ -89,7 +93,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         """
         cwd, pwd, working dir, working directory, workdir, work dir, current dir,
         current directory, current working directory, git status, git branch, git diff,
-        git log, git commit, git sha, git head, current branch, branch name, file list,
+        git log, git commit, git sha, git head, current branch, branch name, branch, file list,
         file listing, file tree, files list, dir tree, directory tree, directory
         listing, dir listing, repo tree, repository tree, project tree, project
         structure, repo structure, repository structure, hostname, host name, os, os
@@ -110,6 +114,33 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         """
     ),
 }
+
+# Names of volatile values in the languages prompts are often written in, by code; the words
+# of a person (``utilisateur``, ``usuario``) are in ``_PERSON_WORDS`` for every prompt.
+_LOCAL_NAMES: dict[str, dict[str, tuple[str, ...]]] = {
+    "de": {
+        TIMESTAMP: _listed("datum, uhrzeit, zeit, zeitstempel, heute, jetzt, aktuelles datum"),
+        PER_USER: _listed("vorname, nachname, benutzername, anrede, wohnort"),
+    },
+    "fr": {
+        TIMESTAMP: _listed("date, heure, date heure, horodatage, aujourdhui, maintenant"),
+        PER_USER: _listed("prenom, nom complet, courriel, adresse courriel"),
+    },
+    "es": {
+        TIMESTAMP: _listed("fecha, hora, fecha hora, fecha actual, hoy, ahora, marca tiempo"),
+        PER_USER: _listed("nombre usuario, apellido, apellidos, correo, correo electronico"),
+    },
+    "it": {
+        TIMESTAMP: _listed("data odierna, data ora, ora attuale, oggi, adesso"),
+        PER_USER: _listed("cognome, nome utente, nome completo, indirizzo email"),
+    },
+}
+
+
+def local_names(language: str | None) -> dict[str, tuple[str, ...]]:
+    """Names of volatile values in ``language`` (``de``, ``fr``, ``es``, ``it``), by code."""
+    return _LOCAL_NAMES.get(language or "", {})
+
 
 # Objects made per run whose ``id`` attribute is generated for each one.
 _RUNTIME_OWNERS = frozenset({"task", "actor"})
@@ -152,7 +183,8 @@ _PERSON_WORDS = frozenset(
     _listed(
         """
         user, users, customer, client, caller, sender, my, your, current, member, account,
-        author, owner, human, person, contact, employee
+        author, owner, human, person, contact, employee, utilisateur, usager,
+        benutzer, nutzer, kunde, kundin, usuario, cliente, utente
         """
     )
 )

@@ -100,6 +100,11 @@ def test_split_words(name, words):
         ("repository_info.repo_directory", "PFX104"),
         ("repoPath", "PFX104"),
         ("project_dir", "PFX104"),
+        ("branch", "PFX104"),
+        ("pr.base_branch", "PFX104"),
+        # a field of a person named in another language
+        ("utilisateur.email", "PFX103"),
+        ("usuario.email", "PFX103"),
     ],
 )
 def test_volatile_names(name, code):
@@ -109,6 +114,8 @@ def test_volatile_names(name, code):
 @pytest.mark.parametrize(
     "name",
     [
+        "produit.email",
+        "branch_protection",
         "update",
         "validate",
         "candidate",
