@@ -241,7 +241,7 @@ _FILTERS = _by_code(
         date, datetime, strftime, timestamp, datetimeformat, dateformat, timeago,
         naturaltime, humanize
     """,
-    unique_id="random, uuid",
+    unique_id="uuid",
 )
 
 _POSSESSIVE = re.compile(r"['\u2019]s\b")

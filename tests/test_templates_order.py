@@ -33,6 +33,7 @@ RULES = "Answer in one line.\n\nRules: be brief, cite sources, never guess.\n"
         ),
         ("p.j2", "{% set picked = examples | shuffle %}\n" + RULES, [("PFX203", 1)]),
         ("p.j2", "Tips: {{ tips | shuffle | join(', ') }}\n" + RULES, [("PFX203", 1)]),
+        ("p.j2", "{{ openers | random }}\n" + RULES, [("PFX203", 1)]),
         (
             "p.j2",
             "{% for e in sample_examples(3) %}{{ e }}\n{% endfor %}\n" + RULES,

@@ -193,6 +193,13 @@ def test_volatile_placeholders(path, text, expected):
         ("Date: 30-11-2026 is when the policy began.\n" + RULES, []),
         ("```\nDate: 30-11-2026\n```\n" + RULES, []),
         (RULES + "\nDate: 30-11-2026\n", []),
+        # a moment to the second: the stamp of the run that wrote the file
+        ("Snapshot generated 2026-11-30T23:41:07Z by the sync job.\n" + RULES, [("PFX101", 1, 20)]),
+        ("Built at 2026-11-30 23:41:07 UTC.\n" + RULES, [("PFX101", 1, 10)]),
+        ("Call the tool with after='2025-01-01T00:00:00Z'.\n" + RULES, []),
+        ('    {"timestamp": "2026-04-20T14:03:11Z"}\n' + RULES, []),
+        ("Use `2026-04-20T14:03:11Z` as the format.\n" + RULES, []),
+        ("```\nlogged 2026-04-20 14:03:11\n```\n" + RULES, []),
     ],
 )
 def test_pasted_current_dates(text, expected):
@@ -466,6 +473,8 @@ def test_fields_of_code_shown_without_a_fence(text, expected):
         ("Here is the user's memory: likes tea.\n" + RULES, [("PFX103", 1, 28)]),
         ("## Memories\n- User works night shifts\n\n" + RULES, [("PFX103", 2, 3)]),
         ("<memories>\nUser lives in Oslo.\n</memories>\n" + RULES, [("PFX103", 2, 1)]),
+        ("Member notes (from memory): Allergic to shellfish.\n" + RULES, [("PFX103", 1, 29)]),
+        ("Customer notes: prefers aisle seats.\n" + RULES, [("PFX103", 1, 17)]),
         # quiet: a blank marker, a description or instruction, an example, code, other words
         ("<memories>\nThese come from earlier chats.\n</memories>\n" + RULES, []),
         ("Memory: 512 MB per worker\n" + RULES, []),

@@ -1,7 +1,7 @@
 """What PFX201 and PFX203 share in templates: loops whose order changes between renders.
 
 A loop (``{% for x in xs %}``, ``{{#each xs}}``), or a value set or printed from a list,
-that draws its items at random (a ``shuffle``/``sample`` filter or helper) renders a
+that draws its items at random (a ``shuffle``/``sample``/``random`` filter or helper) renders a
 different prompt each time (PFX203). A loop over a collection that its template comment
 says has no fixed order (``{# tools is a set[str] #}``, "filled by plugin discovery")
 renders its items in an order that changes between processes (PFX201); a ``sort`` filter
@@ -31,7 +31,9 @@ from prefixlint.types import Diagnostic
 from prefixlint.vocabulary import split_words
 
 # Words of a filter or helper that picks or reorders items at random.
-_RANDOM_WORDS = frozenset({"shuffle", "shuffled", "sample", "sampled", "randomize", "randomise"})
+_RANDOM_WORDS = frozenset(
+    {"shuffle", "shuffled", "sample", "sampled", "random", "randomize", "randomise"}
+)
 # Words of a filter or helper that puts items in a fixed order.
 _SORT_WORDS = frozenset({"sort", "sorted", "dictsort", "sortby", "order", "ordered"})
 _JINJA_INNER = re.compile(r"\{[{%][-+]?\s*(.*?)\s*[-+]?[}%]\}\Z", re.DOTALL)

@@ -22,7 +22,7 @@ from prefixlint.sources.templates import fence_at, fence_blocks
 
 _WHOSE = r"(?:the\s+)?(?:user|customer|member|human|person)(?:['’]s)?"
 _KIND = r"(?:saved\s+|stored\s+|long[- ]term\s+|knowledge\s+|personal\s+)?"
-_WHAT = r"(?:memory|memories|bio|profile|preferences|facts)"
+_WHAT = r"(?:memory|memories|bio|profile|preferences|facts|notes)"
 # A bare ``Memory`` label counts only before a fact about the user (``User is a nurse``).
 _LABEL = (
     rf"(?:{_WHOSE}\s+{_KIND}{_WHAT}|(?:saved|stored)\s+memor(?:y|ies)(?:\s+about\s+the\s+user)?"
@@ -32,7 +32,7 @@ _LABEL = (
 # after its colon, or alone on its line (the text is on the next one).
 _LABEL_LINE = re.compile(
     r"^[ \t]*(?:[-*][ \t]+)?(?:#{1,6}[ \t]+)?(?:(?:here|below)[ \t]+(?:is|are)[ \t]+)?(?:\*\*)?"
-    rf"{_LABEL}(?:\*\*)?"
+    rf"{_LABEL}(?:[ \t]*\([^()\n]{{1,30}}\))?(?:\*\*)?"
     r"(?:(?:[ \t]+(?:is|are))?[ \t]*:(?:\*\*)?[ \t]*(?P<value>[^\n]*?))?[ \t]*\r?$",
     re.IGNORECASE | re.MULTILINE,
 )

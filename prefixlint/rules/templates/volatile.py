@@ -107,6 +107,15 @@ CURRENT_DATE_BARE = re.compile(
     re.IGNORECASE,
 )
 
+# A moment written to the second (``2026-11-30T23:41:07Z``, ``2026-11-30 23:41:07 UTC``): the
+# stamp of the run that wrote the file, not a date anyone states as a fact. A quoted one, or
+# one on an indented code line, is a value in an example (a tool argument, a JSON record).
+STAMP_TO_THE_SECOND = re.compile(
+    r"^(?![ ]{4}|\t)[^\n]*?(?<![\w:.'\"`-])(?P<date>\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}"
+    r"(?:\.\d+)?(?:Z|[+-]\d{2}:?\d{2}|[ \t]?UTC)?)(?![\w:.'\"`-])",
+    re.MULTILINE,
+)
+
 # A line that is only a bare date label and a date (``Date: 30-11-2026``, ``Time: 09:12 UTC``):
 # the header of a rendering, pasted with the date it was made. A qualified label
 # (``Effective date:``, ``Release date:``) gives a date that is a fact, not the current one.
@@ -218,7 +227,10 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     static = document.parsed.static
     matches = [*CURRENT_DATE_LINE.finditer(document.text)]
     matches += CURRENT_DATE_BARE.finditer(document.text)
-    labels = [*DATE_LABEL_LINE.finditer(document.text)]
+    labels = [
+        *DATE_LABEL_LINE.finditer(document.text),
+        *STAMP_TO_THE_SECOND.finditer(document.text),
+    ]
     fences = fence_blocks(document.text) if labels else []
     matches += (m for m in labels if fence_at(fences, m.start()) is None)  # not example output
     for match in sorted(matches, key=lambda m: m.start("date")):
