@@ -116,6 +116,8 @@ STAMP_TO_THE_SECOND = re.compile(
     re.MULTILINE,
 )
 
+_EXAMPLE_BEFORE = re.compile(r"\b(?:example|e\.g\.|sample|such\s+as|for\s+instance)", re.I)
+
 # A line that is only a bare date label and a date (``Date: 30-11-2026``, ``Time: 09:12 UTC``):
 # the header of a rendering, pasted with the date it was made. A qualified label
 # (``Effective date:``, ``Release date:``) gives a date that is a fact, not the current one.
@@ -227,10 +229,12 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     static = document.parsed.static
     matches = [*CURRENT_DATE_LINE.finditer(document.text)]
     matches += CURRENT_DATE_BARE.finditer(document.text)
-    labels = [
-        *DATE_LABEL_LINE.finditer(document.text),
-        *STAMP_TO_THE_SECOND.finditer(document.text),
+    stamps = [
+        m
+        for m in STAMP_TO_THE_SECOND.finditer(document.text)
+        if not _EXAMPLE_BEFORE.search(document.text, m.start(), m.start("date"))
     ]
+    labels = [*DATE_LABEL_LINE.finditer(document.text), *stamps]
     fences = fence_blocks(document.text) if labels else []
     matches += (m for m in labels if fence_at(fences, m.start()) is None)  # not example output
     for match in sorted(matches, key=lambda m: m.start("date")):
