@@ -598,6 +598,10 @@ class HistoryAnalysis:
                 candidates.append(value)
         # A slice spliced into the messages of a request holds messages, whatever its name.
         sent: set[int] = set()
+        for target, value in self.collector.reassignments:
+            if isinstance(value, ast.Subscript) and self._stored_back(target, value):
+                candidates.append(value)
+                sent.add(id(value.value))
         for expr in self.analysis.message_lists:
             slices = self._sent_slices(expr)
             sent.update(id(s.value) for s in slices)
@@ -620,6 +624,28 @@ class HistoryAnalysis:
                 continue
             out.append(self._window_edit(subscript, base))
         return out
+
+    def _stored_back(self, target: ast.expr, window: ast.Subscript) -> bool:
+        """``self.history = msgs[-k:]`` where ``msgs`` was built from ``self.history``: the
+        window of a working copy becomes the kept conversation."""
+        base = window.value
+        if not isinstance(target, ast.Attribute) or not isinstance(base, ast.Name):
+            return False
+        if not self._is_tail_slice(window):
+            return False
+        kept = self._constant(cast(ast.Slice, window.slice).lower)
+        if kept is not None and kept >= -_CURRENT_EXCHANGE:
+            return False  # the current exchange, not a window of the conversation
+        if not (self.is_message_list(target) or self.is_message_list(base)):
+            return False
+        identity = self._identity(target)
+        return identity is not None and any(
+            self._identity(node) == identity
+            for assignment in self._definitions(base)
+            for binding in self.analysis.bindings.values_of(assignment)
+            for node in ast.walk(binding.value)
+            if isinstance(node, ast.Attribute)
+        )
 
     def _sent_slices(self, expr: ast.AST) -> list[ast.Subscript]:
         if isinstance(expr, ast.Subscript):
@@ -709,8 +735,14 @@ class HistoryAnalysis:
         )
 
     def _constant(self, node: ast.expr | None) -> int | None:
-        """An integer literal, or a name bound once to one (``MAX_TURNS = 20``)."""
+        """An integer literal, a name bound once to one (``MAX_TURNS = 20``), or a sum or
+        difference of those (``MAX_TURNS + 1``)."""
         value = _int(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            left, right = self._constant(node.left), self._constant(node.right)
+            if left is None or right is None:
+                return None
+            return left + right if isinstance(node.op, ast.Add) else left - right
         if value is not None or not isinstance(node, (ast.Name, ast.UnaryOp)):
             return value
         negate = isinstance(node, ast.UnaryOp)
@@ -738,7 +770,7 @@ class HistoryAnalysis:
                 continue
             if bound is True or kept is None:
                 # Unknown sizes: only the same expression on both sides is known to slide.
-                comparator = cast(ast.Compare, ancestor.test).comparators[0]
+                comparator = _without_offset(cast(ast.Compare, ancestor.test).comparators[0])
                 if not isinstance(lower, ast.UnaryOp):
                     return True  # a start (``m[:1] + m[start:]``), not a count of kept messages
                 return self.document.code(comparator) != self.document.code(lower.operand)
@@ -760,17 +792,17 @@ class HistoryAnalysis:
                 continue
             loop = self._loop_over_messages(element, statement)
             if loop is None:
+                # A content block of a message (``for block in m["content"]``).
+                outer = self._loop_over_blocks(element, statement)
+                if (
+                    outer is not None
+                    and self._tool_condition(statement, element)
+                    and self.outlives_request(_loop_source(outer), statement)
+                ):
+                    out.append(self._tool_rewrite(target))
                 continue
             if self._tool_condition(statement, element):
-                out.append(
-                    HistoryEdit(
-                        TOOL_OUTPUT,
-                        target,
-                        f"`{self._owner(target)}` rewrites "
-                        "tool results already sent; the next request differs "
-                        "from the first rewritten result on",
-                    )
-                )
+                out.append(self._tool_rewrite(target))
             elif isinstance(loop.iter, ast.Subscript) and self.outlives_request(
                 loop.iter.value, statement
             ):
@@ -787,6 +819,14 @@ class HistoryAnalysis:
                     )
                 )
         return out
+
+    def _tool_rewrite(self, target: ast.AST) -> HistoryEdit:
+        return HistoryEdit(
+            TOOL_OUTPUT,
+            target,
+            f"`{self._owner(target)}` rewrites tool results already sent; the next request "
+            "differs from the first rewritten result on",
+        )
 
     def _replaced_elements(self) -> list[HistoryEdit]:
         """``for m in history: if old(m): m = Message(...)``, the copy kept in its place."""
@@ -843,20 +883,34 @@ class HistoryAnalysis:
         for ancestor in self.document.ancestors(at):
             if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 return None
-            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and isinstance(
-                ancestor.target, ast.Name
-            ):
-                if ancestor.target.id != element.id:
-                    continue
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and _binds(ancestor, element):
                 return ancestor if self.is_message_list(_loop_source(ancestor)) else None
         return None
 
-    def _tool_condition(self, at: ast.AST, element: ast.Name) -> bool:
+    def _loop_over_blocks(self, element: ast.Name, at: ast.AST) -> ast.For | ast.AsyncFor | None:
+        """The loop over messages around ``for element in m["content"]``, if ``at`` is in one."""
         for ancestor in self.document.ancestors(at):
-            if isinstance(ancestor, (ast.For, ast.AsyncFor, *FUNCTIONS)):
+            if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
+                return None
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and _binds(ancestor, element):
+                message = _content_of(ancestor.iter)
+                if message is None:
+                    return None
+                return self._loop_over_messages(message, ancestor)
+        return None
+
+    def _tool_condition(self, at: ast.AST, element: ast.Name) -> bool:
+        """``at`` runs only for tool output: under ``if <tool test>``, or after ``if not
+        <tool test>: continue`` in the loop's body."""
+        child = at
+        for ancestor in self.document.ancestors(at):
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)):
+                return any(_skips_other_than_tool(s) for s in _before(ancestor.body, child))
+            if isinstance(ancestor, FUNCTIONS):
                 return False
             if isinstance(ancestor, (ast.If, ast.IfExp)) and _mentions_tool(ancestor.test):
                 return True
+            child = ancestor
         return False
 
     def _comprehension_rewrites(self) -> list[HistoryEdit]:
@@ -893,13 +947,79 @@ class HistoryAnalysis:
         return out
 
 
+def _binds(loop: ast.For | ast.AsyncFor, element: ast.Name) -> bool:
+    """The loop names each item ``element`` (``for m in ...``, ``for i, m in enumerate(...)``)."""
+    target = loop.target
+    names = target.elts if isinstance(target, ast.Tuple) else [target]
+    return any(isinstance(n, ast.Name) and n.id == element.id for n in names)
+
+
+def _content_of(node: ast.expr) -> ast.Name | None:
+    """``m`` of ``m["content"]``, ``m.content`` or ``m.get("content")``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr != "get" or not node.args:
+            return None
+        field, owner = string_value(node.args[0]), node.func.value
+    elif isinstance(node, ast.Subscript):
+        field, owner = string_value(index_of(node)), node.value
+    elif isinstance(node, ast.Attribute):
+        field, owner = node.attr, node.value
+    else:
+        return None
+    return owner if field in _CONTENT_FIELDS and isinstance(owner, ast.Name) else None
+
+
+def _before(body: list[ast.stmt], child: ast.AST) -> list[ast.stmt]:
+    """The statements of ``body`` that run before ``child`` (empty if it is not in it)."""
+    for position, statement in enumerate(body):
+        if statement is child:
+            return body[:position]
+    return []
+
+
+def _skips_other_than_tool(statement: ast.stmt) -> bool:
+    """``if m["type"] != "tool_result": continue``: what follows runs only for tool output."""
+    if not isinstance(statement, ast.If) or statement.orelse:
+        return False
+    if len(statement.body) != 1 or not isinstance(statement.body[0], ast.Continue):
+        return False
+    tests = statement.test.values if isinstance(statement.test, ast.BoolOp) else [statement.test]
+    if isinstance(statement.test, ast.BoolOp) and isinstance(statement.test.op, ast.And):
+        return False
+    return any(_excludes_tool(test) for test in tests)
+
+
+def _excludes_tool(test: ast.expr) -> bool:
+    """A test that is true for what is not tool output (``role != "tool"``, ``not is_tool``)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _mentions_tool(test.operand)
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn))
+        and _mentions_tool(test)
+    )
+
+
+def _without_offset(node: ast.expr) -> ast.expr:
+    """``k`` of ``k + 1`` or ``k - 2``: a bound a few messages off the kept count still slides."""
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, (ast.Add, ast.Sub))
+        and (offset := _int(node.right)) is not None
+        and offset < _CURRENT_EXCHANGE
+    ):
+        return node.left
+    return node
+
+
 def _loop_source(loop: ast.For | ast.AsyncFor) -> ast.expr:
-    """The list a loop walks: ``m`` of ``m``, ``m[:-4]``, ``enumerate(m)``, ``reversed(m)``."""
+    """The list a loop walks: ``m`` of ``m``, ``m[:-4]``, ``enumerate(m[:-4])``, ``reversed(m)``."""
     source = loop.iter
-    if isinstance(source, ast.Subscript):
-        source = source.value
     if isinstance(source, ast.Call):
         source = _first_argument(source) or source
+    if isinstance(source, ast.Subscript):
+        source = source.value
     return source
 
 
