@@ -93,6 +93,21 @@ FOUND = (
         [(9, "PFX502")],
         id="window of a working copy stored back as the kept history",
     ),
+    pytest.param(
+        """
+        class State(TypedDict):
+            messages: list
+            summary: str
+        def summarize(state: State) -> dict:
+            history = state["messages"]
+            if len(history) <= 30:
+                return {}
+            old, recent = history[:-8], history[-8:]
+            return {"messages": recent, "summary": llm.invoke(old).content}
+        """,
+        [(9, "PFX502")],
+        id="graph node replaces the state's conversation by its window",
+    ),
 )
 
 QUIET = (
@@ -143,6 +158,29 @@ QUIET = (
                 self.recent = reply_log[-20:]
         """,
         id="last exchange kept aside, a window of another list",
+    ),
+    pytest.param(
+        """
+        class State(TypedDict):
+            messages: Annotated[list, add_messages]
+        def summarize(state: State) -> dict:
+            return {"messages": state["messages"][-8:]}
+        """,
+        id="a reducer merges the update into the state",
+    ),
+    pytest.param(
+        """
+        def summarize(state: MessagesState) -> dict:
+            return {"messages": state["messages"][-8:]}
+        """,
+        id="messages state with its reducer",
+    ),
+    pytest.param(
+        """
+        def preview(state) -> dict:
+            return {"recent": state["messages"][-8:], "messages": state["messages"]}
+        """,
+        id="the window returned under another key",
     ),
 )
 

@@ -602,6 +602,9 @@ class HistoryAnalysis:
             if isinstance(value, ast.Subscript) and self._stored_back(target, value):
                 candidates.append(value)
                 sent.add(id(value.value))
+        for window in self._returned_windows():
+            candidates.append(window)
+            sent.add(id(window.value))
         for expr in self.analysis.message_lists:
             slices = self._sent_slices(expr)
             sent.update(id(s.value) for s in slices)
@@ -646,6 +649,89 @@ class HistoryAnalysis:
             for node in ast.walk(binding.value)
             if isinstance(node, ast.Attribute)
         )
+
+    def _returned_windows(self) -> list[ast.Subscript]:
+        """``return {"messages": history[-k:]}`` where ``history`` is ``state["messages"]`` of a
+        parameter: a graph node's update that replaces the kept conversation by its window
+        (unless the state declares a reducer for it, which merges the update instead)."""
+        found = []
+        for node in self.document.nodes(ast.Return):
+            if not isinstance(node.value, ast.Dict):
+                continue
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                field_name = string_value(key) if key is not None else None
+                if field_name is None or field_name not in _LIST_WORDS:
+                    continue
+                for window in self._values(value):
+                    if not isinstance(window, ast.Subscript) or not self._is_tail_slice(window):
+                        continue
+                    kept = self._constant(cast(ast.Slice, window.slice).lower)
+                    if kept is not None and kept >= -_CURRENT_EXCHANGE:
+                        continue
+                    state = self._field_of_parameter(window.value, field_name)
+                    if state is not None and not self._reduced(state, field_name):
+                        found.append(window)
+        return found
+
+    def _values(self, node: ast.expr) -> list[ast.expr]:
+        """``node``, or what the name ``node`` is bound to (its element of a tuple display)."""
+        if not isinstance(node, ast.Name):
+            return [node]
+        out = []
+        bindings = self.analysis.bindings
+        for assignment in bindings.reaching(node):
+            for binding in bindings.values_of(assignment):
+                value = binding.value
+                if binding.position is not None:
+                    if not isinstance(value, ast.Tuple) or len(value.elts) <= binding.position:
+                        continue
+                    value = value.elts[binding.position]
+                out.append(value)
+        return out
+
+    def _field_of_parameter(self, node: ast.expr, field_name: str) -> ast.arg | None:
+        """The parameter ``state`` of ``state["messages"]``, ``state.get("messages")`` or
+        ``state.messages`` (directly or through a name), for ``field_name``."""
+        for value in self._values(node):
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+                owner = value.func.value if value.func.attr == "get" else None
+                read = string_value(value.args[0]) if value.args else None
+            elif isinstance(value, ast.Subscript):
+                owner, read = value.value, string_value(index_of(value))
+            elif isinstance(value, ast.Attribute):
+                owner, read = value.value, value.attr
+            else:
+                continue
+            if read != field_name or not isinstance(owner, ast.Name):
+                continue
+            for assignment in self._definitions(owner):
+                if isinstance(assignment.node, ast.arg):
+                    return assignment.node
+        return None
+
+    def _reduced(self, state: ast.arg, field_name: str) -> bool:
+        """The state's class, defined here, gives the field a reducer (``Annotated[list,
+        add_messages]``) or derives from ``MessagesState``; an unknown class is taken as
+        having none."""
+        annotation = state.annotation
+        if not isinstance(annotation, ast.Name):
+            return False
+        if annotation.id.endswith("MessagesState"):
+            return True
+        for assignment in self.analysis.bindings.assignments(annotation):
+            declared = assignment.node
+            if not isinstance(declared, ast.ClassDef):
+                continue
+            if any(self.document.code(b).endswith("MessagesState") for b in declared.bases):
+                return True
+            for statement in declared.body:
+                if (
+                    isinstance(statement, ast.AnnAssign)
+                    and isinstance(statement.target, ast.Name)
+                    and statement.target.id == field_name
+                ):
+                    return "Annotated" in self.document.code(statement.annotation)
+        return False
 
     def _sent_slices(self, expr: ast.AST) -> list[ast.Subscript]:
         if isinstance(expr, ast.Subscript):

@@ -256,6 +256,7 @@ _HISTORY_EDITS = (
     re.compile(r"del(?<!\wdel)\s+[\w.]*(?:messages|conversation|transcript)"),
     re.compile(r"content(?<=[\"']content)[\"']\]\s*=(?!=)"),
     re.compile(r"\.content\s*=(?!=)"),
+    re.compile(r"""return\s*\{[^}]*?["'](?:messages|conversation|transcript)["']\s*:"""),
 )
 # Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
 _MESSAGE_ANNOTATIONS = tuple(

@@ -478,7 +478,19 @@ class _Screen:
             return True  # any list may be known to hold messages: leave it to the analysis
         if defines_message_list(self.text):
             return True
-        return any(_list_named(base) for base in self._edited_bases())
+        return any(_list_named(base) for base in self._edited_bases()) or (
+            bool(self.nodes.get(ast.Slice)) and self._conversation_returned()
+        )
+
+    def _conversation_returned(self) -> bool:
+        """``return {"messages": ...}``: a state update that may replace a conversation."""
+        for node in self.of(ast.Return):
+            assert isinstance(node, ast.Return)
+            if isinstance(node.value, ast.Dict) and any(
+                syntax.string_value(k) in _LIST_WORDS for k in node.value.keys if k
+            ):
+                return True
+        return False
 
     @cached_property
     def _messages_sent(self) -> bool:
