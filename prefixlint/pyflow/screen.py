@@ -49,6 +49,7 @@ from prefixlint.pyflow.prompt_words import (
     text_region,
 )
 from prefixlint.pyflow.templates import template_fields
+from prefixlint.pyflow.whitespace import shape
 
 _NAME_CODES = frozenset({codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT})
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
@@ -457,7 +458,7 @@ class _Screen:
         return middle.decode("utf-8", "replace")
 
     def _drift_possible(self) -> bool:
-        """A superset of ``Flow._drift_possible``: literals that may differ in whitespace."""
+        """A superset of ``Flow._drift_possible``: texts that may differ in whitespace."""
         for node in self.of(ast.IfExp):
             assert isinstance(node, ast.IfExp)
             if _drift([node.body, node.orelse]):
@@ -468,7 +469,10 @@ class _Screen:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     by_name.setdefault(target.id, []).append(node.value)
-        return any(len(v) > 1 and _drift(v) for v in by_name.values())
+        if any(len(v) > 1 and _drift(v) for v in by_name.values()):
+            return True
+        returns = (_returned(f) for f in self.of(*_FUNCTIONS))
+        return any(len(v) > 1 and _drift(v) for v in returns)
 
     # -- conversations edited in place -----------------------------------------------------
 
@@ -643,24 +647,32 @@ def _content_write(target: ast.AST) -> bool:
     return bool(words) and words[-1] in CHAT_LISTS
 
 
-def _shape(node: ast.AST) -> str | None:
-    """A literal's text with an f-string's holes as ``\\0`` (the code is left out)."""
-    if isinstance(node, ast.Constant):
-        return node.value if isinstance(node.value, str) else None
-    if isinstance(node, ast.JoinedStr):
-        return "".join(syntax.string_value(v) or "\0" for v in node.values)
-    return None
+def _hole(node: ast.expr) -> str:
+    return "\0"  # the code of a value is left out
 
 
 def _drift(values: Iterable[ast.AST]) -> bool:
-    nodes = list(values)
-    shapes = [_shape(v) for v in nodes]
-    if any(shape is None for shape in shapes):
+    shapes = [shape(v, _hole) if isinstance(v, ast.expr) else None for v in values]
+    if any(text is None for text in shapes):
         return False
-    formatted = any(isinstance(v, ast.JoinedStr) for v in nodes)
-    if not formatted and len(set(shapes)) < 2:
+    holes = any("\0" in (text or "") for text in shapes)
+    if not holes and len(set(shapes)) < 2:
         return False
-    return len({_SPACE.sub("", shape or "") for shape in shapes}) == 1
+    return len({_SPACE.sub("", text or "") for text in shapes}) == 1
+
+
+def _returned(function: ast.AST) -> list[ast.expr]:
+    """The values ``function`` returns (not those of functions or classes nested in it)."""
+    found = []
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        stack += ast.iter_child_nodes(node)
+    return found
 
 
 def _single_literal(raw: str) -> bool:
