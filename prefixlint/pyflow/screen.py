@@ -321,7 +321,8 @@ class _Screen:
 
     def _layout_possible(self) -> bool:
         """PFX301 is on and the literals could make as much static text as it reports: the
-        strings that are not statements of their own, or any text repeated (``"-" * 80``)."""
+        strings that are not statements of their own, any text repeated (``"-" * 80``), or a
+        file's text."""
         if LAYOUT not in self.ctx.enabled:
             return False
         try:
@@ -332,6 +333,8 @@ class _Screen:
             assert isinstance(node, ast.BinOp)
             if isinstance(node.op, ast.Mult):
                 return True
+        if any(syntax.leaf(call.func) in ("read", "read_text") for call in self._calls()):
+            return True  # a file's text, of any size
         alone = {id(n.value) for n in self.of(ast.Expr) if isinstance(n, ast.Expr)}
         total = 0
         for node in self.of(ast.Constant):
