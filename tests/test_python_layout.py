@@ -101,6 +101,17 @@ QUIET = (
     ),
     pytest.param(
         """
+        import sys
+        def ask(question):
+            system = f"Question: {question}\n{sys.stdin.read()}"
+            return client.chat.completions.create(
+                model="m", messages=[{"role": "system", "content": system}]
+            )
+        """,
+        id="a stream read is no file",
+    ),
+    pytest.param(
+        """
         def ask(question):
             messages = [
                 {"role": "system", "content": "Be precise."},

@@ -17,7 +17,7 @@ from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.scopes import BUILTIN, MODULE
 from prefixlint.pyflow.sinks import Sink
-from prefixlint.pyflow.syntax import arguments, integer, string_value
+from prefixlint.pyflow.syntax import arguments, integer, leaf, string_value
 from prefixlint.pyflow.templates import (
     FIELD,
     masked,
@@ -271,6 +271,9 @@ class Layout:
         func = node.func
         if not isinstance(func, ast.Attribute) or func.attr not in ("read", "read_text"):
             return False
+        opened = isinstance(func.value, ast.Call) and leaf(func.value.func) == "open"
+        if func.attr == "read" and not opened:
+            return False  # a stream (``sys.stdin.read()``, a response), not a file
         return all(self._fixed_name(name) for name in ast.walk(node) if isinstance(name, ast.Name))
 
     def _fixed_name(self, name: ast.Name) -> bool:
