@@ -108,6 +108,32 @@ FOUND = (
         [(9, "PFX502")],
         id="graph node replaces the state's conversation by its window",
     ),
+    pytest.param(
+        """
+        from langchain.memory import ConversationBufferWindowMemory
+        memory = ConversationBufferWindowMemory(k=5)
+        """,
+        [(3, "PFX502")],
+        id="a framework memory keeping the last k exchanges",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import trim_messages
+        def call_model(state):
+            kept = trim_messages(state["messages"], max_tokens=2000, token_counter=llm)
+            return {"messages": [llm.invoke(kept)]}
+        """,
+        [(4, "PFX502")],
+        id="a trimmer keeping the newest messages",
+    ),
+    pytest.param(
+        """
+        from autogen_core.model_context import BufferedChatCompletionContext
+        context = BufferedChatCompletionContext(buffer_size=5)
+        """,
+        [(3, "PFX502")],
+        id="a model context keeping the last messages",
+    ),
 )
 
 QUIET = (
@@ -181,6 +207,25 @@ QUIET = (
             return {"recent": state["messages"][-8:], "messages": state["messages"]}
         """,
         id="the window returned under another key",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import trim_messages
+        def call_model(state):
+            kept = trim_messages(state["messages"], max_tokens=2000, strategy="first")
+            return {"messages": [llm.invoke(kept)]}
+        """,
+        id="a trimmer keeping the oldest messages",
+    ),
+    pytest.param(
+        """
+        from langchain.memory import ConversationBufferMemory
+        class ConversationBufferWindowMemory:
+            pass
+        full = ConversationBufferMemory()
+        local = ConversationBufferWindowMemory()
+        """,
+        id="a full buffer, and a class of the same name defined here",
     ),
 )
 

@@ -22,12 +22,13 @@ from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
-from prefixlint.pyflow.prompt_words import defines_message_list
+from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list
 from prefixlint.pyflow.scopes import MODULE, Assignment
 from prefixlint.pyflow.syntax import (
     arguments,
     index_of,
     integer,
+    leaf,
     slice_of,
     string_value,
 )
@@ -337,7 +338,7 @@ class HistoryAnalysis:
     # -- findings ---------------------------------------------------------------------------
 
     def edits(self) -> list[HistoryEdit]:
-        found: list[HistoryEdit] = []
+        found = self._framework_windows()
         if self.collector.empty and not self.analysis.message_lists:
             return found
         found += self._subscript_writes()
@@ -566,6 +567,38 @@ class HistoryAnalysis:
                 )
             )
         return out
+
+    def _framework_windows(self) -> list[HistoryEdit]:
+        """A framework's memory or trimmer that keeps the newest messages
+        (``ConversationBufferWindowMemory(k=5)``, ``trim_messages(..., strategy="last")``)."""
+        out = []
+        for call in self.document.nodes(ast.Call):
+            name = leaf(call.func) or ""
+            package = WINDOW_MEMORIES.get(name)
+            if package is None or not self._imported_from(call.func, package):
+                continue
+            strategy = [k.value for k in call.keywords if k.arg == "strategy"]
+            if strategy and string_value(strategy[0]) == "first":
+                continue  # keeps the oldest messages: the start stays put
+            out.append(
+                HistoryEdit(
+                    SLIDING_WINDOW,
+                    call,
+                    f"`{name}` keeps only the newest messages; once the window is full the "
+                    "first message sent moves every turn, so no request reuses the previous "
+                    "one's cached messages",
+                )
+            )
+        return out
+
+    def _imported_from(self, func: ast.expr, package: str) -> bool:
+        """``func`` is spelled from an import of ``package`` (``langchain_core`` for
+        ``langchain``, ``autogen_core`` for ``autogen``)."""
+        for qualified in self.document.qualified_names(func):
+            root = qualified.split(".", 1)[0]
+            if root == package or root.startswith(package + "_"):
+                return True
+        return False
 
     def _budgeted(self, call: ast.Call) -> bool:
         """Whether an argument after the first names a size (``token_limit``, ``max_tokens``)."""

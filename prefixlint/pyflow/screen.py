@@ -44,6 +44,7 @@ from prefixlint.pyflow.prompt_words import (
     TEMPLATE_STATIC_TOKENS,
     TOOL_FIELDS,
     TOOL_KEYWORDS,
+    WINDOW_MEMORIES,
     defines_message_list,
     name_region,
     text_region,
@@ -483,6 +484,8 @@ class _Screen:
         """Whether a list that may hold messages meets a statement that may change it."""
         if self._messages_sent or self._messages_added():
             return True  # any list may be known to hold messages: leave it to the analysis
+        if any(syntax.leaf(call.func) in WINDOW_MEMORIES for call in self._calls()):
+            return True
         if defines_message_list(self.text):
             return True
         return any(_list_named(base) for base in self._edited_bases()) or (
