@@ -136,7 +136,8 @@ class Flow:
 
     @cached_property
     def _drift_possible(self) -> bool:
-        """An if-expression, or assignments to one name, of literals differing in whitespace."""
+        """An if-expression, assignments to one name or the returns of a function, of texts
+        differing in whitespace."""
         document = self.document
         if any(whitespace_drift([n.body, n.orelse]) for n in document.nodes(ast.IfExp)):
             return True
@@ -145,7 +146,10 @@ class Flow:
             for target in statement.targets:
                 if isinstance(target, ast.Name):
                     by_name.setdefault(target.id, []).append(statement.value)
-        return any(len(v) > 1 and whitespace_drift(v) for v in by_name.values())
+        if any(len(v) > 1 and whitespace_drift(v) for v in by_name.values()):
+            return True
+        functions = document.nodes(ast.FunctionDef, ast.AsyncFunctionDef)
+        return any(whitespace_drift(document.returns_of(f)) for f in functions)
 
     def _names(self, node: ast.AST) -> frozenset[str]:
         """Qualified names of ``node``, looked up only when its spelling could be in a table."""
@@ -383,6 +387,17 @@ class Flow:
         last = max(values, key=self.document.order)
         label = f"`{node.id}` = {self._label(last)}"
         return (Origin(codes.WHITESPACE_DRIFT, last, label),)
+
+    def _drifting_returns(self, function: Function, returned: list[ast.expr]) -> tuple[Origin, ...]:
+        """``return "a\\n" + x`` on one path and ``return "a\\n\\n" + x`` on another."""
+        if not whitespace_drift(returned):
+            return ()
+        last = max(returned, key=self.document.order)
+        return (
+            Origin(
+                codes.WHITESPACE_DRIFT, last, f"{function.name}() returning {self._label(last)}"
+            ),
+        )
 
     def _assigned(self, assignment: Assignment, env: Env) -> tuple[Origin, ...]:
         found = []
@@ -734,7 +749,10 @@ class Flow:
         returned = self.bindings.returns_of(function)
         if position is not None:
             returned = [cast(ast.Tuple, value).elts[position] for value in returned]
-        summary = merge(*(self.origins(value, summary_env) for value in returned))
+        summary = merge(
+            *(self.origins(value, summary_env) for value in returned),
+            self._drifting_returns(function, returned),
+        )
         bound = self._bind_arguments(function, node, env)
         found: list[tuple[Origin, ...]] = []
         for origin in summary:

@@ -22,12 +22,13 @@ from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
-from prefixlint.pyflow.prompt_words import defines_message_list
+from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list
 from prefixlint.pyflow.scopes import MODULE, Assignment
 from prefixlint.pyflow.syntax import (
     arguments,
     index_of,
     integer,
+    leaf,
     slice_of,
     string_value,
 )
@@ -337,7 +338,7 @@ class HistoryAnalysis:
     # -- findings ---------------------------------------------------------------------------
 
     def edits(self) -> list[HistoryEdit]:
-        found: list[HistoryEdit] = []
+        found = self._framework_windows()
         if self.collector.empty and not self.analysis.message_lists:
             return found
         found += self._subscript_writes()
@@ -567,6 +568,38 @@ class HistoryAnalysis:
             )
         return out
 
+    def _framework_windows(self) -> list[HistoryEdit]:
+        """A framework's memory or trimmer that keeps the newest messages
+        (``ConversationBufferWindowMemory(k=5)``, ``trim_messages(..., strategy="last")``)."""
+        out = []
+        for call in self.document.nodes(ast.Call):
+            name = leaf(call.func) or ""
+            package = WINDOW_MEMORIES.get(name)
+            if package is None or not self._imported_from(call.func, package):
+                continue
+            strategy = [k.value for k in call.keywords if k.arg == "strategy"]
+            if strategy and string_value(strategy[0]) == "first":
+                continue  # keeps the oldest messages: the start stays put
+            out.append(
+                HistoryEdit(
+                    SLIDING_WINDOW,
+                    call,
+                    f"`{name}` keeps only the newest messages; once the window is full the "
+                    "first message sent moves every turn, so no request reuses the previous "
+                    "one's cached messages",
+                )
+            )
+        return out
+
+    def _imported_from(self, func: ast.expr, package: str) -> bool:
+        """``func`` is spelled from an import of ``package`` (``langchain_core`` for
+        ``langchain``, ``autogen_core`` for ``autogen``)."""
+        for qualified in self.document.qualified_names(func):
+            root = qualified.split(".", 1)[0]
+            if root == package or root.startswith(package + "_"):
+                return True
+        return False
+
     def _budgeted(self, call: ast.Call) -> bool:
         """Whether an argument after the first names a size (``token_limit``, ``max_tokens``)."""
         for argument in arguments(call)[1:]:
@@ -598,6 +631,13 @@ class HistoryAnalysis:
                 candidates.append(value)
         # A slice spliced into the messages of a request holds messages, whatever its name.
         sent: set[int] = set()
+        for target, value in self.collector.reassignments:
+            if isinstance(value, ast.Subscript) and self._stored_back(target, value):
+                candidates.append(value)
+                sent.add(id(value.value))
+        for window in self._returned_windows():
+            candidates.append(window)
+            sent.add(id(window.value))
         for expr in self.analysis.message_lists:
             slices = self._sent_slices(expr)
             sent.update(id(s.value) for s in slices)
@@ -620,6 +660,111 @@ class HistoryAnalysis:
                 continue
             out.append(self._window_edit(subscript, base))
         return out
+
+    def _stored_back(self, target: ast.expr, window: ast.Subscript) -> bool:
+        """``self.history = msgs[-k:]`` where ``msgs`` was built from ``self.history``: the
+        window of a working copy becomes the kept conversation."""
+        base = window.value
+        if not isinstance(target, ast.Attribute) or not isinstance(base, ast.Name):
+            return False
+        if not self._is_tail_slice(window):
+            return False
+        kept = self._constant(cast(ast.Slice, window.slice).lower)
+        if kept is not None and kept >= -_CURRENT_EXCHANGE:
+            return False  # the current exchange, not a window of the conversation
+        if not (self.is_message_list(target) or self.is_message_list(base)):
+            return False
+        identity = self._identity(target)
+        return identity is not None and any(
+            self._identity(node) == identity
+            for assignment in self._definitions(base)
+            for binding in self.analysis.bindings.values_of(assignment)
+            for node in ast.walk(binding.value)
+            if isinstance(node, ast.Attribute)
+        )
+
+    def _returned_windows(self) -> list[ast.Subscript]:
+        """``return {"messages": history[-k:]}`` where ``history`` is ``state["messages"]`` of a
+        parameter: a graph node's update that replaces the kept conversation by its window
+        (unless the state declares a reducer for it, which merges the update instead)."""
+        found = []
+        for node in self.document.nodes(ast.Return):
+            if not isinstance(node.value, ast.Dict):
+                continue
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                field_name = string_value(key) if key is not None else None
+                if field_name is None or field_name not in _LIST_WORDS:
+                    continue
+                for window in self._values(value):
+                    if not isinstance(window, ast.Subscript) or not self._is_tail_slice(window):
+                        continue
+                    kept = self._constant(cast(ast.Slice, window.slice).lower)
+                    if kept is not None and kept >= -_CURRENT_EXCHANGE:
+                        continue
+                    state = self._field_of_parameter(window.value, field_name)
+                    if state is not None and not self._reduced(state, field_name):
+                        found.append(window)
+        return found
+
+    def _values(self, node: ast.expr) -> list[ast.expr]:
+        """``node``, or what the name ``node`` is bound to (its element of a tuple display)."""
+        if not isinstance(node, ast.Name):
+            return [node]
+        out = []
+        bindings = self.analysis.bindings
+        for assignment in bindings.reaching(node):
+            for binding in bindings.values_of(assignment):
+                value = binding.value
+                if binding.position is not None:
+                    if not isinstance(value, ast.Tuple) or len(value.elts) <= binding.position:
+                        continue
+                    value = value.elts[binding.position]
+                out.append(value)
+        return out
+
+    def _field_of_parameter(self, node: ast.expr, field_name: str) -> ast.arg | None:
+        """The parameter ``state`` of ``state["messages"]``, ``state.get("messages")`` or
+        ``state.messages`` (directly or through a name), for ``field_name``."""
+        for value in self._values(node):
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute):
+                owner = value.func.value if value.func.attr == "get" else None
+                read = string_value(value.args[0]) if value.args else None
+            elif isinstance(value, ast.Subscript):
+                owner, read = value.value, string_value(index_of(value))
+            elif isinstance(value, ast.Attribute):
+                owner, read = value.value, value.attr
+            else:
+                continue
+            if read != field_name or not isinstance(owner, ast.Name):
+                continue
+            for assignment in self._definitions(owner):
+                if isinstance(assignment.node, ast.arg):
+                    return assignment.node
+        return None
+
+    def _reduced(self, state: ast.arg, field_name: str) -> bool:
+        """The state's class, defined here, gives the field a reducer (``Annotated[list,
+        add_messages]``) or derives from ``MessagesState``; an unknown class is taken as
+        having none."""
+        annotation = state.annotation
+        if not isinstance(annotation, ast.Name):
+            return False
+        if annotation.id.endswith("MessagesState"):
+            return True
+        for assignment in self.analysis.bindings.assignments(annotation):
+            declared = assignment.node
+            if not isinstance(declared, ast.ClassDef):
+                continue
+            if any(self.document.code(b).endswith("MessagesState") for b in declared.bases):
+                return True
+            for statement in declared.body:
+                if (
+                    isinstance(statement, ast.AnnAssign)
+                    and isinstance(statement.target, ast.Name)
+                    and statement.target.id == field_name
+                ):
+                    return "Annotated" in self.document.code(statement.annotation)
+        return False
 
     def _sent_slices(self, expr: ast.AST) -> list[ast.Subscript]:
         if isinstance(expr, ast.Subscript):
@@ -709,8 +854,14 @@ class HistoryAnalysis:
         )
 
     def _constant(self, node: ast.expr | None) -> int | None:
-        """An integer literal, or a name bound once to one (``MAX_TURNS = 20``)."""
+        """An integer literal, a name bound once to one (``MAX_TURNS = 20``), or a sum or
+        difference of those (``MAX_TURNS + 1``)."""
         value = _int(node)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, (ast.Add, ast.Sub)):
+            left, right = self._constant(node.left), self._constant(node.right)
+            if left is None or right is None:
+                return None
+            return left + right if isinstance(node.op, ast.Add) else left - right
         if value is not None or not isinstance(node, (ast.Name, ast.UnaryOp)):
             return value
         negate = isinstance(node, ast.UnaryOp)
@@ -738,7 +889,7 @@ class HistoryAnalysis:
                 continue
             if bound is True or kept is None:
                 # Unknown sizes: only the same expression on both sides is known to slide.
-                comparator = cast(ast.Compare, ancestor.test).comparators[0]
+                comparator = _without_offset(cast(ast.Compare, ancestor.test).comparators[0])
                 if not isinstance(lower, ast.UnaryOp):
                     return True  # a start (``m[:1] + m[start:]``), not a count of kept messages
                 return self.document.code(comparator) != self.document.code(lower.operand)
@@ -760,17 +911,17 @@ class HistoryAnalysis:
                 continue
             loop = self._loop_over_messages(element, statement)
             if loop is None:
+                # A content block of a message (``for block in m["content"]``).
+                outer = self._loop_over_blocks(element, statement)
+                if (
+                    outer is not None
+                    and self._tool_condition(statement, element)
+                    and self.outlives_request(_loop_source(outer), statement)
+                ):
+                    out.append(self._tool_rewrite(target))
                 continue
             if self._tool_condition(statement, element):
-                out.append(
-                    HistoryEdit(
-                        TOOL_OUTPUT,
-                        target,
-                        f"`{self._owner(target)}` rewrites "
-                        "tool results already sent; the next request differs "
-                        "from the first rewritten result on",
-                    )
-                )
+                out.append(self._tool_rewrite(target))
             elif isinstance(loop.iter, ast.Subscript) and self.outlives_request(
                 loop.iter.value, statement
             ):
@@ -787,6 +938,14 @@ class HistoryAnalysis:
                     )
                 )
         return out
+
+    def _tool_rewrite(self, target: ast.AST) -> HistoryEdit:
+        return HistoryEdit(
+            TOOL_OUTPUT,
+            target,
+            f"`{self._owner(target)}` rewrites tool results already sent; the next request "
+            "differs from the first rewritten result on",
+        )
 
     def _replaced_elements(self) -> list[HistoryEdit]:
         """``for m in history: if old(m): m = Message(...)``, the copy kept in its place."""
@@ -843,20 +1002,34 @@ class HistoryAnalysis:
         for ancestor in self.document.ancestors(at):
             if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 return None
-            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and isinstance(
-                ancestor.target, ast.Name
-            ):
-                if ancestor.target.id != element.id:
-                    continue
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and _binds(ancestor, element):
                 return ancestor if self.is_message_list(_loop_source(ancestor)) else None
         return None
 
-    def _tool_condition(self, at: ast.AST, element: ast.Name) -> bool:
+    def _loop_over_blocks(self, element: ast.Name, at: ast.AST) -> ast.For | ast.AsyncFor | None:
+        """The loop over messages around ``for element in m["content"]``, if ``at`` is in one."""
         for ancestor in self.document.ancestors(at):
-            if isinstance(ancestor, (ast.For, ast.AsyncFor, *FUNCTIONS)):
+            if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
+                return None
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and _binds(ancestor, element):
+                message = _content_of(ancestor.iter)
+                if message is None:
+                    return None
+                return self._loop_over_messages(message, ancestor)
+        return None
+
+    def _tool_condition(self, at: ast.AST, element: ast.Name) -> bool:
+        """``at`` runs only for tool output: under ``if <tool test>``, or after ``if not
+        <tool test>: continue`` in the loop's body."""
+        child = at
+        for ancestor in self.document.ancestors(at):
+            if isinstance(ancestor, (ast.For, ast.AsyncFor)):
+                return any(_skips_other_than_tool(s) for s in _before(ancestor.body, child))
+            if isinstance(ancestor, FUNCTIONS):
                 return False
             if isinstance(ancestor, (ast.If, ast.IfExp)) and _mentions_tool(ancestor.test):
                 return True
+            child = ancestor
         return False
 
     def _comprehension_rewrites(self) -> list[HistoryEdit]:
@@ -893,13 +1066,79 @@ class HistoryAnalysis:
         return out
 
 
+def _binds(loop: ast.For | ast.AsyncFor, element: ast.Name) -> bool:
+    """The loop names each item ``element`` (``for m in ...``, ``for i, m in enumerate(...)``)."""
+    target = loop.target
+    names = target.elts if isinstance(target, ast.Tuple) else [target]
+    return any(isinstance(n, ast.Name) and n.id == element.id for n in names)
+
+
+def _content_of(node: ast.expr) -> ast.Name | None:
+    """``m`` of ``m["content"]``, ``m.content`` or ``m.get("content")``."""
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        if node.func.attr != "get" or not node.args:
+            return None
+        field, owner = string_value(node.args[0]), node.func.value
+    elif isinstance(node, ast.Subscript):
+        field, owner = string_value(index_of(node)), node.value
+    elif isinstance(node, ast.Attribute):
+        field, owner = node.attr, node.value
+    else:
+        return None
+    return owner if field in _CONTENT_FIELDS and isinstance(owner, ast.Name) else None
+
+
+def _before(body: list[ast.stmt], child: ast.AST) -> list[ast.stmt]:
+    """The statements of ``body`` that run before ``child`` (empty if it is not in it)."""
+    for position, statement in enumerate(body):
+        if statement is child:
+            return body[:position]
+    return []
+
+
+def _skips_other_than_tool(statement: ast.stmt) -> bool:
+    """``if m["type"] != "tool_result": continue``: what follows runs only for tool output."""
+    if not isinstance(statement, ast.If) or statement.orelse:
+        return False
+    if len(statement.body) != 1 or not isinstance(statement.body[0], ast.Continue):
+        return False
+    tests = statement.test.values if isinstance(statement.test, ast.BoolOp) else [statement.test]
+    if isinstance(statement.test, ast.BoolOp) and isinstance(statement.test.op, ast.And):
+        return False
+    return any(_excludes_tool(test) for test in tests)
+
+
+def _excludes_tool(test: ast.expr) -> bool:
+    """A test that is true for what is not tool output (``role != "tool"``, ``not is_tool``)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _mentions_tool(test.operand)
+    return (
+        isinstance(test, ast.Compare)
+        and len(test.ops) == 1
+        and isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn))
+        and _mentions_tool(test)
+    )
+
+
+def _without_offset(node: ast.expr) -> ast.expr:
+    """``k`` of ``k + 1`` or ``k - 2``: a bound a few messages off the kept count still slides."""
+    if (
+        isinstance(node, ast.BinOp)
+        and isinstance(node.op, (ast.Add, ast.Sub))
+        and (offset := _int(node.right)) is not None
+        and offset < _CURRENT_EXCHANGE
+    ):
+        return node.left
+    return node
+
+
 def _loop_source(loop: ast.For | ast.AsyncFor) -> ast.expr:
-    """The list a loop walks: ``m`` of ``m``, ``m[:-4]``, ``enumerate(m)``, ``reversed(m)``."""
+    """The list a loop walks: ``m`` of ``m``, ``m[:-4]``, ``enumerate(m[:-4])``, ``reversed(m)``."""
     source = loop.iter
-    if isinstance(source, ast.Subscript):
-        source = source.value
     if isinstance(source, ast.Call):
         source = _first_argument(source) or source
+    if isinstance(source, ast.Subscript):
+        source = source.value
     return source
 
 

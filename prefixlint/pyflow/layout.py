@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.scopes import BUILTIN, MODULE
 from prefixlint.pyflow.sinks import Sink
-from prefixlint.pyflow.syntax import integer, string_value
+from prefixlint.pyflow.syntax import arguments, integer, leaf, string_value
 from prefixlint.pyflow.templates import (
     FIELD,
     masked,
@@ -31,7 +32,8 @@ from prefixlint.vocabulary import is_request_input
 @dataclass(frozen=True)
 class Misplaced:
     """The per-request value ``node`` (or its ``field`` inside a template literal) comes before
-    ``static``, the fixed text after it."""
+    ``static``, the fixed text after it, and ``document``, the code reading a fixed file's text
+    there (of a size known only when the program runs)."""
 
     node: ast.AST
     label: str
@@ -39,6 +41,7 @@ class Misplaced:
     static: str
     sink: Sink
     field: str = ""
+    document: str = ""
 
     def span(self, document: PythonDocument) -> Span:
         """Where the finding points (positions are resolved only for a finding)."""
@@ -46,6 +49,17 @@ class Misplaced:
         if not self.field:
             return whole
         return span_within(whole, document.source(self.node), self.field)
+
+
+def _content(message: ast.expr) -> ast.expr | None:
+    """The content of ``{"role": ..., "content": ...}`` or ``SomeMessage(content=...)``."""
+    if isinstance(message, ast.Dict):
+        keys = [string_value(k) if k is not None else None for k in message.keys]
+        return message.values[keys.index("content")] if "content" in keys else None
+    if isinstance(message, ast.Call):
+        given = [k.value for k in message.keywords if k.arg == "content"] + message.args[:1]
+        return given[0] if given else None
+    return None
 
 
 def _is_concatenation(node: ast.AST) -> bool:
@@ -132,8 +146,72 @@ class Layout:
                 found = self._template_misplaced(node, min_chars, sink)
             else:
                 found = self._first_misplaced(node, min_chars, sink)
+            if found is None and isinstance(node, ast.BinOp):
+                # ``"Question: {q}\n" + RULES`` in a template: a field of the joined text.
+                found = self._template_misplaced(node, min_chars, sink)
             if found is not None:
                 yield found
+
+    def misplaced_across(self, min_chars: int) -> Iterator[Misplaced]:
+        """Input in one message of a list sent as ``messages`` and, in a later message, a block
+        of static text or a fixed file's text (``[..., user(question), user(manual), ...]``)."""
+        if not self.analysis.flow.roots:
+            return
+        seen: set[int] = set()
+        for sent in self.analysis.message_lists:
+            for display in self._displays(sent):
+                if id(display) in seen:
+                    continue
+                seen.add(id(display))
+                found = self._across(display, min_chars)
+                if found is not None:
+                    yield found
+
+    def _displays(self, node: ast.AST) -> list[ast.List]:
+        if isinstance(node, ast.List):
+            return [node]
+        if not isinstance(node, ast.Name):
+            return []
+        bindings = self.analysis.bindings
+        values = [b.value for a in bindings.reaching(node) for b in bindings.values_of(a)]
+        return [v for v in values if isinstance(v, ast.List)]
+
+    def _across(self, display: ast.List, min_chars: int) -> Misplaced | None:
+        first: tuple[ast.expr, str, str] | None = None
+        for element in display.elts:
+            content = _content(element)
+            if content is None:
+                continue
+            if first is None:
+                first = self._first_input(content)
+                continue
+            static = self.static_text(content)
+            document = ""
+            if static is None:
+                pieces = [p for _, p in self._segments(content)]
+                static = "".join(p for p in pieces if isinstance(p, str))
+                files = [p for p in pieces if not isinstance(p, str) and self.file_text(p)]
+                document = " ".join(self.document.code(files[0]).split()) if files else ""
+            if len(static) < min_chars and not document:
+                continue
+            value, label, before = first
+            sink = self.analysis.sink_of(value)
+            if sink is None:
+                return None
+            return Misplaced(value, label, before, static, sink, document=document)
+        return None
+
+    def _first_input(self, content: ast.expr) -> tuple[ast.expr, str, str] | None:
+        """The first input value of a message's content, its label and the text before it."""
+        before: list[str] = []
+        for _kind, piece in self._segments(content):
+            if isinstance(piece, str):
+                before.append(piece)
+                continue
+            label = self._variable(piece)
+            if label is not None:
+                return piece, label, "".join(before)
+        return None
 
     @staticmethod
     def _mark_inner(node: ast.BinOp, inner: set[int]) -> None:
@@ -147,11 +225,14 @@ class Layout:
         """The first input value followed by ``min_chars`` or more of static text."""
         before: list[str] = []
         after: list[str] = []
+        document = ""
         first: tuple[ast.expr, str] | None = None
         for _kind, piece in self._segments(node):
             if first is not None:
                 if isinstance(piece, str):  # a "text" segment
                     after.append(piece)
+                elif not document and self.file_text(piece):
+                    document = " ".join(self.document.code(piece).split())
                 continue
             if isinstance(piece, str):
                 before.append(piece)
@@ -159,16 +240,53 @@ class Layout:
             label = self._variable(piece)
             if label is not None:
                 first = (piece, label)
-        if first is None or sum(map(len, after)) < min_chars:
+        if first is None or (sum(map(len, after)) < min_chars and not document):
             return None
         value, label = first
-        return Misplaced(value, label, "".join(before), "".join(after), sink)
+        return Misplaced(value, label, "".join(before), "".join(after), sink, document=document)
+
+    def file_text(self, node: ast.expr, depth: int = 0) -> bool:
+        """Whether ``node`` is the whole text of a fixed file: ``PATH.read_text()`` or
+        ``open(PATH).read()`` of names bound at module level, a module constant holding one,
+        or a call without arguments of a function defined here that returns one."""
+        if depth > 3:
+            return False
+        if isinstance(node, ast.Name):
+            values = [
+                b.value
+                for a in self.analysis.bindings.reaching(node)
+                for b in self.analysis.bindings.values_of(a)
+            ]
+            return len(values) == 1 and self.file_text(values[0], depth + 1)
+        if not isinstance(node, ast.Call):
+            return False
+        function = self.analysis.bindings.local_function(node.func)
+        if function is not None:
+            returns = self.analysis.bindings.returns_of(function)
+            return (
+                not arguments(node)
+                and bool(returns)
+                and all(self.file_text(r, depth + 1) for r in returns)
+            )
+        func = node.func
+        if not isinstance(func, ast.Attribute) or func.attr not in ("read", "read_text"):
+            return False
+        opened = isinstance(func.value, ast.Call) and leaf(func.value.func) == "open"
+        if func.attr == "read" and not opened:
+            return False  # a stream (``sys.stdin.read()``, a response), not a file
+        return all(self._fixed_name(name) for name in ast.walk(node) if isinstance(name, ast.Name))
+
+    def _fixed_name(self, name: ast.Name) -> bool:
+        """Bound only at module level (a constant, an import) or a builtin (``open``)."""
+        found = self.analysis.bindings.reaching(name)
+        return all(a.scope.kind in (MODULE, BUILTIN) for a in found)
 
     def _template_misplaced(
-        self, node: ast.Constant, min_chars: int, sink: Sink
+        self, node: ast.Constant | ast.BinOp, min_chars: int, sink: Sink
     ) -> Misplaced | None:
-        """A ``str.format`` template whose first input field comes before the static text."""
-        text = string_value(node)
+        """A ``str.format`` template (a literal, or a concatenation of fixed texts) whose first
+        input field comes before the static text."""
+        text = self.static_text(node)
         if not text or "{" not in text or written_as_sent(node, self.document.parent):
             return None
         template = masked(text)

@@ -244,6 +244,18 @@ _ASSIGNED = re.compile(r"\w*\s*(?::[^\n=]*)?\+?=(?!=)")
 _ANNOTATED_PARAMETER = re.compile(r"\w*\s*:[^\n=]*=[^\n]*,[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 _DEFINED = re.compile(r"\w*\s*\(")
 _DEF_BEFORE = re.compile(r"\bdef\s+\w*$")
+# Conversation memories and trimmers of agent frameworks that keep only the newest messages, by
+# the package they come from: the first message sent moves once the window is full. (LlamaIndex's
+# ``ChatMemoryBuffer`` is left out: every chat engine makes one, its limit near the context size.)
+WINDOW_MEMORIES = {
+    "ConversationBufferWindowMemory": "langchain",
+    "ConversationTokenBufferMemory": "langchain",
+    "ConversationSummaryBufferMemory": "langchain",
+    "trim_messages": "langchain",
+    "BufferedChatCompletionContext": "autogen",
+    "TokenLimitedChatCompletionContext": "autogen",
+    "ChatHistoryTruncationReducer": "semantic_kernel",
+}
 _HISTORY_WORDS = ("messages", "conversation", "transcript")
 _HISTORY_TAIL = r"""\s*
     (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)                # messages[i] = ..., messages[i][k] = ...
@@ -256,6 +268,7 @@ _HISTORY_EDITS = (
     re.compile(r"del(?<!\wdel)\s+[\w.]*(?:messages|conversation|transcript)"),
     re.compile(r"content(?<=[\"']content)[\"']\]\s*=(?!=)"),
     re.compile(r"\.content\s*=(?!=)"),
+    re.compile(r"""return\s*\{[^}]*?["'](?:messages|conversation|transcript)["']\s*:"""),
 )
 # Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
 _MESSAGE_ANNOTATIONS = tuple(
@@ -307,6 +320,8 @@ def may_hold_prompt(text: str) -> bool:
     A superset test: a file for which it is false cannot produce a python finding.
     """
     if any(literal in text for literal in _LITERALS):
+        return True
+    if any(name in text for name in WINDOW_MEMORIES):
         return True
     if _found(_API_CALLS, text) or _found(_SYSTEM_ROLE_CALLS, text) or _found(_SYSTEM_CALLS, text):
         return True

@@ -44,11 +44,13 @@ from prefixlint.pyflow.prompt_words import (
     TEMPLATE_STATIC_TOKENS,
     TOOL_FIELDS,
     TOOL_KEYWORDS,
+    WINDOW_MEMORIES,
     defines_message_list,
     name_region,
     text_region,
 )
 from prefixlint.pyflow.templates import template_fields
+from prefixlint.pyflow.whitespace import shape
 
 _NAME_CODES = frozenset({codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT})
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
@@ -320,7 +322,8 @@ class _Screen:
 
     def _layout_possible(self) -> bool:
         """PFX301 is on and the literals could make as much static text as it reports: the
-        strings that are not statements of their own, or any text repeated (``"-" * 80``)."""
+        strings that are not statements of their own, any text repeated (``"-" * 80``), or a
+        file's text."""
         if LAYOUT not in self.ctx.enabled:
             return False
         try:
@@ -331,6 +334,8 @@ class _Screen:
             assert isinstance(node, ast.BinOp)
             if isinstance(node.op, ast.Mult):
                 return True
+        if any(syntax.leaf(call.func) in ("read", "read_text") for call in self._calls()):
+            return True  # a file's text, of any size
         alone = {id(n.value) for n in self.of(ast.Expr) if isinstance(n, ast.Expr)}
         total = 0
         for node in self.of(ast.Constant):
@@ -457,7 +462,7 @@ class _Screen:
         return middle.decode("utf-8", "replace")
 
     def _drift_possible(self) -> bool:
-        """A superset of ``Flow._drift_possible``: literals that may differ in whitespace."""
+        """A superset of ``Flow._drift_possible``: texts that may differ in whitespace."""
         for node in self.of(ast.IfExp):
             assert isinstance(node, ast.IfExp)
             if _drift([node.body, node.orelse]):
@@ -468,7 +473,10 @@ class _Screen:
             for target in node.targets:
                 if isinstance(target, ast.Name):
                     by_name.setdefault(target.id, []).append(node.value)
-        return any(len(v) > 1 and _drift(v) for v in by_name.values())
+        if any(len(v) > 1 and _drift(v) for v in by_name.values()):
+            return True
+        returns = (_returned(f) for f in self.of(*_FUNCTIONS))
+        return any(len(v) > 1 and _drift(v) for v in returns)
 
     # -- conversations edited in place -----------------------------------------------------
 
@@ -476,9 +484,23 @@ class _Screen:
         """Whether a list that may hold messages meets a statement that may change it."""
         if self._messages_sent or self._messages_added():
             return True  # any list may be known to hold messages: leave it to the analysis
+        if any(syntax.leaf(call.func) in WINDOW_MEMORIES for call in self._calls()):
+            return True
         if defines_message_list(self.text):
             return True
-        return any(_list_named(base) for base in self._edited_bases())
+        return any(_list_named(base) for base in self._edited_bases()) or (
+            bool(self.nodes.get(ast.Slice)) and self._conversation_returned()
+        )
+
+    def _conversation_returned(self) -> bool:
+        """``return {"messages": ...}``: a state update that may replace a conversation."""
+        for node in self.of(ast.Return):
+            assert isinstance(node, ast.Return)
+            if isinstance(node.value, ast.Dict) and any(
+                syntax.string_value(k) in _LIST_WORDS for k in node.value.keys if k
+            ):
+                return True
+        return False
 
     @cached_property
     def _messages_sent(self) -> bool:
@@ -631,24 +653,32 @@ def _content_write(target: ast.AST) -> bool:
     return bool(words) and words[-1] in CHAT_LISTS
 
 
-def _shape(node: ast.AST) -> str | None:
-    """A literal's text with an f-string's holes as ``\\0`` (the code is left out)."""
-    if isinstance(node, ast.Constant):
-        return node.value if isinstance(node.value, str) else None
-    if isinstance(node, ast.JoinedStr):
-        return "".join(syntax.string_value(v) or "\0" for v in node.values)
-    return None
+def _hole(node: ast.expr) -> str:
+    return "\0"  # the code of a value is left out
 
 
 def _drift(values: Iterable[ast.AST]) -> bool:
-    nodes = list(values)
-    shapes = [_shape(v) for v in nodes]
-    if any(shape is None for shape in shapes):
+    shapes = [shape(v, _hole) if isinstance(v, ast.expr) else None for v in values]
+    if any(text is None for text in shapes):
         return False
-    formatted = any(isinstance(v, ast.JoinedStr) for v in nodes)
-    if not formatted and len(set(shapes)) < 2:
+    holes = any("\0" in (text or "") for text in shapes)
+    if not holes and len(set(shapes)) < 2:
         return False
-    return len({_SPACE.sub("", shape or "") for shape in shapes}) == 1
+    return len({_SPACE.sub("", text or "") for text in shapes}) == 1
+
+
+def _returned(function: ast.AST) -> list[ast.expr]:
+    """The values ``function`` returns (not those of functions or classes nested in it)."""
+    found = []
+    stack = list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (*_FUNCTIONS, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None:
+            found.append(node.value)
+        stack += ast.iter_child_nodes(node)
+    return found
 
 
 def _single_literal(raw: str) -> bool:

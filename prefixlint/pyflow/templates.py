@@ -39,7 +39,7 @@ def span_within(whole: Span, raw: str, piece: str) -> Span:
     return Span(whole.path, line, column, line, column + len(piece))
 
 
-def written_as_sent(node: ast.Constant, parent_of: Callable[[ast.AST], ast.AST | None]) -> bool:
+def written_as_sent(node: ast.expr, parent_of: Callable[[ast.AST], ast.AST | None]) -> bool:
     """Whether the string ``node`` is the content of a message written out in place: a value of
     a ``{"role": ..., "content": ...}`` literal or the content of a message class
     (``SystemMessage(content=...)``), with no template maker (``PromptTemplate``,

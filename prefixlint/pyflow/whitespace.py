@@ -1,16 +1,36 @@
 """Texts that say the same thing with different whitespace (``"\\n"`` on one path, ``"\\n\\n"``
-on another): each path caches its own prefix, and switching paths loses it."""
+on another, ``"\\r\\n".join`` against ``"\\n".join``, a trailing space, ``textwrap.dedent`` on
+one path only): each path caches its own prefix, and switching paths loses it."""
 
 from __future__ import annotations
 
 import ast
+import inspect
 import re
+import textwrap
+from collections.abc import Callable, Iterable
 
 _SPACE = re.compile(r"\s+")
+# Calls and methods that change only the whitespace of the text they are given.
+_REFLOWS: dict[str, Callable[[str], str]] = {
+    "dedent": textwrap.dedent,
+    "cleandoc": inspect.cleandoc,
+}
+_STRIPS: dict[str, Callable[[str], str]] = {
+    "strip": str.strip,
+    "lstrip": str.lstrip,
+    "rstrip": str.rstrip,
+}
 
 
-def _shape(node: ast.expr) -> str | None:
-    """The text of a literal, with an f-string's holes written as their code."""
+def _code(node: ast.expr) -> str:
+    return "\0" + ast.unparse(node) + "\0"
+
+
+def shape(node: ast.expr, hole: Callable[[ast.expr], str] = _code) -> str | None:
+    """The text ``node`` makes, its values written by ``hole``: a literal, an f-string, a
+    ``+`` of those and values, ``"sep".join(items)``, ``textwrap.dedent(text)`` or
+    ``text.strip()``; ``None`` for any other expression."""
     if isinstance(node, ast.Constant):
         return node.value if isinstance(node.value, str) else None
     if isinstance(node, ast.JoinedStr):
@@ -19,15 +39,51 @@ def _shape(node: ast.expr) -> str | None:
             if isinstance(part, ast.Constant) and isinstance(part.value, str):
                 parts.append(part.value)
             elif isinstance(part, ast.FormattedValue):
-                parts.append("\0" + ast.unparse(part.value) + "\0")
+                parts.append(hole(part.value))
         return "".join(parts)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _part(node.left, hole), _part(node.right, hole)
+        if left is None or right is None:
+            return None
+        return left + right
+    if isinstance(node, ast.Call) and not node.keywords:
+        return _called(node, hole)
     return None
 
 
-def whitespace_drift(values: list[ast.expr]) -> bool:
-    """Every value is a literal, and they differ only in whitespace."""
-    shapes = [_shape(value) for value in values]
-    texts = [shape for shape in shapes if shape is not None]
+def _part(node: ast.expr, hole: Callable[[ast.expr], str]) -> str | None:
+    """An operand of ``+``: its text, or the hole of a name or call that is no text."""
+    text = shape(node, hole)
+    if text is not None:
+        return text
+    if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
+        return hole(node)
+    return None
+
+
+def _called(node: ast.Call, hole: Callable[[ast.expr], str]) -> str | None:
+    """``dedent(text)``, ``text.strip()`` or ``"sep".join(items)``."""
+    func, given = node.func, node.args
+    name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+    if name in _REFLOWS and len(given) == 1:
+        text = shape(given[0], hole)
+        return _REFLOWS[name](text) if text is not None else None
+    if not isinstance(func, ast.Attribute):
+        return None
+    receiver = shape(func.value, hole)
+    if receiver is None:
+        return None
+    if name in _STRIPS and not given:
+        return _STRIPS[name](receiver)
+    if name == "join" and len(given) == 1 and isinstance(func.value, ast.Constant):
+        return receiver + hole(given[0])
+    return None
+
+
+def whitespace_drift(values: Iterable[ast.expr]) -> bool:
+    """Every value has a shape, and they differ only in whitespace."""
+    shapes = [shape(value) for value in values]
+    texts = [text for text in shapes if text is not None]
     if len(texts) < len(shapes) or len(set(texts)) < 2:
         return False
     return len({_SPACE.sub("", text) for text in texts}) == 1

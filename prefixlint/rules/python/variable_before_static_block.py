@@ -3,7 +3,9 @@
 Text of the user turn is held to ``min-static-tokens``; ``str.format`` templates and
 system-side text to at most ``TEMPLATE_STATIC_TOKENS``, the size from which real prompt
 builders' fixed instruction blocks after a question were judged worth caching (about 500
-characters; smaller tails, such as an answer-format line, are not reported).
+characters; smaller tails, such as an answer-format line, are not reported). The whole text
+of a fixed file (a manual, a handbook read from disk) counts as such a block whatever its size
+here, which only the running program knows.
 """
 
 from __future__ import annotations
@@ -26,15 +28,23 @@ def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     turn_tokens = ctx.option(CODE, "min-static-tokens")
     template_tokens = min(turn_tokens, TEMPLATE_STATIC_TOKENS)
     layout = Layout(document, ctx.option(CODE, "input-names"))
-    for found in layout.misplaced(min_chars=min(turn_tokens, template_tokens)):
+    min_chars = min(turn_tokens, template_tokens)
+    reported: set[int] = set()
+    for found in [*layout.misplaced(min_chars), *layout.misplaced_across(min_chars)]:
+        if id(found.node) in reported:
+            continue
         tokenizer = ctx.tokenizer
         static = len(tokenizer.encode(found.static))
         template = found.field or found.sink.region != LAST
-        if static < (template_tokens if template else turn_tokens):
+        if static < (template_tokens if template else turn_tokens) and not found.document:
             continue
+        reported.add(id(found.node))
+        what = f"{static:,} tokens of static text"
+        if found.document:
+            what = f"the text of `{found.document}` and {static:,} tokens of static text"
         yield registry.diagnostic(
             CODE,
-            f"`{found.label}` comes before {static:,} tokens of static text in "
+            f"`{found.label}` comes before {what} in "
             f"{found.sink.description}; those tokens are recomputed for every request. Put "
             "the static text first and the input after it",
             found.span(document),

@@ -1,0 +1,240 @@
+"""Conversations kept between requests and the edits that rewrite their middle (PFX501,
+PFX502, PFX504): each case is a short module and the ``(line, code)`` findings it must give.
+"""
+
+import textwrap
+
+import pytest
+
+from prefixlint import check_source
+
+HISTORY_CODES = ("PFX501", "PFX502", "PFX504")
+
+
+def _found(src: str) -> list[tuple[int, str]]:
+    found = check_source(textwrap.dedent(src), "app.py", select=HISTORY_CODES)
+    return sorted((d.span.line, d.code) for d in found)
+
+
+FOUND = (
+    pytest.param(
+        """
+        LIMIT = 10
+        class Bot:
+            def ask(self, text):
+                self.history.append({"role": "user", "content": text})
+                if len(self.history) > LIMIT + 1:
+                    self.history = [self.history[0]] + self.history[-LIMIT:]
+                return client.chat.completions.create(model="m", messages=self.history)
+        """,
+        [(7, "PFX502")],
+        id="head and window under a bound one above the window",
+    ),
+    pytest.param(
+        """
+        class Bot:
+            def ask(self, text):
+                self.history.append({"role": "user", "content": text})
+                if len(self.history) > self.limit + 1:
+                    self.history = [self.history[0]] + self.history[-self.limit:]
+                return client.chat.completions.create(model="m", messages=self.history)
+        """,
+        [(6, "PFX502")],
+        id="bound of unknown size one above the window",
+    ),
+    pytest.param(
+        """
+        class Session:
+            def compact(self):
+                seen = 0
+                for msg in reversed(self.messages):
+                    for block in msg["content"]:
+                        if block.get("type") == "tool_result":
+                            seen += 1
+                            if seen > 3:
+                                block["content"] = "[elided]"
+        """,
+        [(10, "PFX504")],
+        id="older tool-result blocks of a kept history masked",
+    ),
+    pytest.param(
+        """
+        def drop_images(messages, keep):
+            for message in messages:
+                for block in message.get("content"):
+                    if block.get("type") != "tool_result" or not block.get("content"):
+                        continue
+                    block["content"] = [i for i in block["content"] if i["type"] != "image"]
+        """,
+        [(7, "PFX504")],
+        id="tool-result blocks after a skip of other blocks",
+    ),
+    pytest.param(
+        """
+        def mask(messages):
+            for i, m in enumerate(messages[:-4]):
+                if m["role"] == "tool":
+                    m["content"] = "(omitted)"
+        """,
+        [(5, "PFX504")],
+        id="enumerated messages masked",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import BaseMessage, HumanMessage
+        KEEP = 20
+        class Copilot:
+            def chat(self, text):
+                msgs: list[BaseMessage] = self.history + [HumanMessage(content=text)]
+                reply = chain.invoke({"messages": msgs})
+                msgs.append(reply)
+                self.history = msgs[-KEEP:]
+        """,
+        [(9, "PFX502")],
+        id="window of a working copy stored back as the kept history",
+    ),
+    pytest.param(
+        """
+        class State(TypedDict):
+            messages: list
+            summary: str
+        def summarize(state: State) -> dict:
+            history = state["messages"]
+            if len(history) <= 30:
+                return {}
+            old, recent = history[:-8], history[-8:]
+            return {"messages": recent, "summary": llm.invoke(old).content}
+        """,
+        [(9, "PFX502")],
+        id="graph node replaces the state's conversation by its window",
+    ),
+    pytest.param(
+        """
+        from langchain.memory import ConversationBufferWindowMemory
+        memory = ConversationBufferWindowMemory(k=5)
+        """,
+        [(3, "PFX502")],
+        id="a framework memory keeping the last k exchanges",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import trim_messages
+        def call_model(state):
+            kept = trim_messages(state["messages"], max_tokens=2000, token_counter=llm)
+            return {"messages": [llm.invoke(kept)]}
+        """,
+        [(4, "PFX502")],
+        id="a trimmer keeping the newest messages",
+    ),
+    pytest.param(
+        """
+        from autogen_core.model_context import BufferedChatCompletionContext
+        context = BufferedChatCompletionContext(buffer_size=5)
+        """,
+        [(3, "PFX502")],
+        id="a model context keeping the last messages",
+    ),
+)
+
+QUIET = (
+    pytest.param(
+        """
+        LIMIT = 10
+        class Bot:
+            def ask(self, text):
+                self.history.append({"role": "user", "content": text})
+                if len(self.history) > LIMIT + 20:
+                    self.history = [self.history[0]] + self.history[-LIMIT:]
+                return client.chat.completions.create(model="m", messages=self.history)
+        """,
+        id="head and window cut in blocks far above the window",
+    ),
+    pytest.param(
+        """
+        def send(results):
+            messages = [{"role": "user", "content": results}]
+            for m in messages:
+                for block in m["content"]:
+                    if block["type"] == "tool_result":
+                        block["content"] = str(block["content"])
+            return client.messages.create(model="m", messages=messages)
+        """,
+        id="blocks of a list built for one request",
+    ),
+    pytest.param(
+        """
+        def tidy(messages):
+            for m in messages:
+                for block in m["content"]:
+                    if block["type"] == "tool_result":
+                        continue
+                    block["text"] = block["text"].strip()
+        """,
+        id="tool results skipped, the other blocks normalised",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import BaseMessage, HumanMessage
+        class Copilot:
+            def chat(self, text):
+                msgs: list[BaseMessage] = self.history + [HumanMessage(content=text)]
+                reply = chain.invoke({"messages": msgs})
+                self.history = msgs + [reply]
+                self.last_exchange = msgs[-2:]
+                self.recent = reply_log[-20:]
+        """,
+        id="last exchange kept aside, a window of another list",
+    ),
+    pytest.param(
+        """
+        class State(TypedDict):
+            messages: Annotated[list, add_messages]
+        def summarize(state: State) -> dict:
+            return {"messages": state["messages"][-8:]}
+        """,
+        id="a reducer merges the update into the state",
+    ),
+    pytest.param(
+        """
+        def summarize(state: MessagesState) -> dict:
+            return {"messages": state["messages"][-8:]}
+        """,
+        id="messages state with its reducer",
+    ),
+    pytest.param(
+        """
+        def preview(state) -> dict:
+            return {"recent": state["messages"][-8:], "messages": state["messages"]}
+        """,
+        id="the window returned under another key",
+    ),
+    pytest.param(
+        """
+        from langchain_core.messages import trim_messages
+        def call_model(state):
+            kept = trim_messages(state["messages"], max_tokens=2000, strategy="first")
+            return {"messages": [llm.invoke(kept)]}
+        """,
+        id="a trimmer keeping the oldest messages",
+    ),
+    pytest.param(
+        """
+        from langchain.memory import ConversationBufferMemory
+        class ConversationBufferWindowMemory:
+            pass
+        full = ConversationBufferMemory()
+        local = ConversationBufferWindowMemory()
+        """,
+        id="a full buffer, and a class of the same name defined here",
+    ),
+)
+
+
+@pytest.mark.parametrize(("src", "expected"), FOUND)
+def test_found(src, expected):
+    assert _found(src) == expected
+
+
+@pytest.mark.parametrize("src", QUIET)
+def test_quiet(src):
+    assert _found(src) == []

@@ -1,0 +1,145 @@
+"""Per-request input before a long static block (PFX301): a fixed file's text, a later
+message, a template joined from fixed texts. Each case is a short module and the
+``(line, code)`` findings it must give."""
+
+import textwrap
+
+import pytest
+
+from prefixlint import check_source
+
+# About 180 tokens of fixed instructions on one line.
+BLOCK = " ".join(
+    f"{n}. Cite the passage you rely on, quote it exactly and keep the answer short."
+    for n in range(1, 13)
+)
+
+
+def _found(src: str) -> list[tuple[int, str]]:
+    found = check_source(textwrap.dedent(src), "app.py", select=("PFX301",))
+    return sorted((d.span.line, d.code) for d in found)
+
+
+FOUND = (
+    pytest.param(
+        """
+        from pathlib import Path
+        MANUAL = Path(__file__).with_name("manual.md")
+        def manual_text():
+            return MANUAL.read_text(encoding="utf-8")
+        def ask(question):
+            system = f"A staff member asks: {question}\\n<manual>\\n{manual_text()}\\n</manual>"
+            return client.chat.completions.create(
+                model="m", messages=[{"role": "system", "content": system}]
+            )
+        """,
+        [(7, "PFX301")],
+        id="the question before a fixed file's text read by a helper",
+    ),
+    pytest.param(
+        """
+        HANDBOOK = open("handbook.txt").read()
+        def ask(question):
+            return client.chat.completions.create(model="m", messages=[
+                {"role": "system", "content": f"Question: {question}\\n\\n{HANDBOOK}"},
+                {"role": "user", "content": "Answer the question."},
+            ])
+        """,
+        [(5, "PFX301")],
+        id="a module constant holding a file's text",
+    ),
+    pytest.param(
+        f"""
+        RULES = "{BLOCK}"
+        def ask(question):
+            messages = [
+                {{"role": "system", "content": "Be precise."}},
+                {{"role": "user", "content": f"My question: {{question}}"}},
+                {{"role": "user", "content": "Rules for the answer: " + RULES}},
+                {{"role": "user", "content": "Please answer my question above."}},
+            ]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(6, "PFX301")],
+        id="the question in an earlier message than the static block",
+    ),
+    pytest.param(
+        f"""
+        from langchain_core.prompts import ChatPromptTemplate
+        RULES = "{BLOCK}"
+        PROMPT = ChatPromptTemplate.from_messages(
+            [("system", "Employee question: {{question}}\\n\\n" + RULES), ("human", "{{context}}")]
+        )
+        """,
+        [(5, "PFX301")],
+        id="a template field before a joined static block",
+    ),
+)
+
+QUIET = (
+    pytest.param(
+        """
+        from pathlib import Path
+        MANUAL = Path("manual.md")
+        def ask(question):
+            return client.chat.completions.create(model="m", messages=[
+                {"role": "system", "content": f"<manual>\\n{MANUAL.read_text()}\\n</manual>"},
+                {"role": "user", "content": question},
+            ])
+        """,
+        id="the file's text first, the question last",
+    ),
+    pytest.param(
+        """
+        def ask(question, doc_path):
+            system = f"Question: {question}\\n{open(doc_path).read()}"
+            return client.chat.completions.create(
+                model="m", messages=[{"role": "system", "content": system}]
+            )
+        """,
+        id="a file chosen per request is no static block",
+    ),
+    pytest.param(
+        """
+        import sys
+        def ask(question):
+            system = f"Question: {question}\n{sys.stdin.read()}"
+            return client.chat.completions.create(
+                model="m", messages=[{"role": "system", "content": system}]
+            )
+        """,
+        id="a stream read is no file",
+    ),
+    pytest.param(
+        """
+        def ask(question):
+            messages = [
+                {"role": "system", "content": "Be precise."},
+                {"role": "user", "content": f"My question: {question}"},
+                {"role": "user", "content": "Please answer my question above."},
+            ]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="a short static message after the question",
+    ),
+    pytest.param(
+        """
+        from langchain_core.prompts import ChatPromptTemplate
+        RULES = "Answer in one sentence."
+        PROMPT = ChatPromptTemplate.from_messages(
+            [("system", "Employee question: {question}\\n\\n" + RULES), ("human", "{context}")]
+        )
+        """,
+        id="a template field before a short joined text",
+    ),
+)
+
+
+@pytest.mark.parametrize(("src", "expected"), FOUND)
+def test_found(src, expected):
+    assert _found(src) == expected
+
+
+@pytest.mark.parametrize("src", QUIET)
+def test_quiet(src):
+    assert _found(src) == []
