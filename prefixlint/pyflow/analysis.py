@@ -13,7 +13,7 @@ from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import PythonDocument
 from prefixlint.pyflow.flow import Flow
 from prefixlint.pyflow.origins import Origin
-from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, TOOLS
+from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, SYSTEM, TOOLS
 from prefixlint.pyflow.sinks import Sink, find_sinks
 from prefixlint.pyflow.tables import PARAMETER, REQUEST_INPUT
 
@@ -79,9 +79,17 @@ class Analysis:
         for sink in self.sinks:
             self._follow(sink)
         explained = set(self.flow.visited)  # names already explained as part of a request
+        sends_own = any(s.region == SYSTEM and s.named is None for s in self.sinks)
         for sink in found.named:
-            if id(sink.named) not in explained:
-                self._follow(sink)
+            if id(sink.named) in explained or (sends_own and self._module_constant(sink)):
+                continue
+            self._follow(sink)
+
+    def _module_constant(self, sink: Sink) -> bool:
+        """Whether a named text is a module-level name: in a module that sends its own system
+        prompt, one its requests never read is kept for something else, not sent here."""
+        target = sink.named
+        return isinstance(target, ast.Name) and self.document.enclosing_function(target) is None
 
     def _follow(self, sink: Sink) -> None:
         if not self.flow.possible:

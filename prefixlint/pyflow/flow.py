@@ -261,15 +261,53 @@ class Flow:
         text = string_value(node)
         if not text or "{" not in text or written_as_sent(node, self.document.parent):
             return ()
-        found = []
+        found: list[tuple[Origin, ...]] = []
+        filled = self._filled(node)
         for field in template_fields(text):
+            if field in filled:
+                step = f"{field}= {self._here(filled[field][0])}"
+                found += [stepped(self.origins(v, ROOT), step) for v in filled[field]]
+                continue
             code = vocabulary.classify_name(field, self.document.extra_names)
             if code in NAME_CODES:
                 granularity = t.DAILY if _daily_name(field) else t.PROCESS
                 if code == codes.TIMESTAMP and not _daily_name(field):
                     granularity = t.INSTANT
-                found.append(Origin(code, node, f"`{{{field}}}`", granularity, within=f"{{{field}"))
-        return tuple(found)
+                label = f"`{{{field}}}`"
+                found.append((Origin(code, node, label, granularity, within=f"{{{field}"),))
+        return merge(*found)
+
+    def _filled(self, node: ast.Constant) -> dict[str, list[ast.expr]]:
+        """The values given by keyword to the fields of the template ``node`` wherever it is
+        filled by name: ``PROMPT.partial(today=...)`` where ``PROMPT`` is bound to a template
+        made from ``node`` (a LangChain prompt filled in another function)."""
+        found: dict[str, list[ast.expr]] = {}
+        for call in self._fill_calls:
+            receiver = cast(ast.Attribute, call.func).value
+            if not isinstance(receiver, ast.Name):
+                continue
+            made_from = any(
+                any(inner is node for inner in ast.walk(binding.value))
+                for assignment in self.bindings.reaching(receiver)
+                for binding in self.bindings.values_of(assignment)
+            )
+            if made_from:
+                for keyword in call.keywords:
+                    if keyword.arg is not None:
+                        found.setdefault(keyword.arg, []).append(keyword.value)
+        return found
+
+    @cached_property
+    def _fill_calls(self) -> list[ast.Call]:
+        """Calls that fill a template's fields by keyword on a name (``PROMPT.partial(...)``)."""
+        return [
+            call
+            for call in self.bindings.calls
+            if isinstance(call.func, ast.Attribute)
+            and call.func.attr in _FILLS
+            and isinstance(call.func.value, ast.Name)
+            and call.keywords
+        ]
 
     def _List(self, node: ast.List | ast.Tuple, env: Env) -> tuple[Origin, ...]:
         found = []
@@ -431,7 +469,31 @@ class Flow:
     def _parameter(self, node: ast.Name, assignment: Assignment, env: Env) -> tuple[Origin, ...]:
         if env.function is not None and assignment.scope.node is env.function:
             return (Origin(t.PARAMETER, node, node.id),)
-        return self._named_value(node, node.id)
+        return merge(self._named_value(node, node.id), self._passed_in(node, assignment))
+
+    def _passed_in(self, node: ast.Name, assignment: Assignment) -> tuple[Origin, ...]:
+        """What the calls of a function defined here pass for its parameter ``node`` (a text
+        built by the caller and handed to the function that sends it)."""
+        function = assignment.scope.node
+        if not isinstance(function, FUNCTIONS):
+            return ()
+        found = []
+        for call in self._calls_of.get(id(function), ()):
+            bound = self._bind_arguments(function, call, ROOT)
+            if node.id in bound:
+                argument, argument_env = bound[node.id]
+                found.append(self.origins(argument, argument_env))
+        return merge(*found)
+
+    @cached_property
+    def _calls_of(self) -> dict[int, list[ast.Call]]:
+        """The calls of each function defined here, by the function's id."""
+        found: dict[int, list[ast.Call]] = {}
+        for call in self.bindings.calls:
+            function = self.bindings.local_function(call.func)
+            if function is not None:
+                found.setdefault(id(function), []).append(call)
+        return found
 
     def _named_value(self, node: ast.AST, name: str) -> tuple[Origin, ...]:
         """A value known only by its name (a parameter, an attribute of one, a dict key)."""
@@ -594,10 +656,20 @@ class Flow:
             a.keyword == "sort_keys" and isinstance(a.value, ast.Constant) and a.value.value is True
             for a in given
         ):
-            return inner
+            return tuple(o for o in inner if not self._orders_keys_only(o))
         if payload is None or self._fixed_literal(payload):
             return inner
         return merge((Origin(codes.KEY_ORDER, node, self._label(node)),), inner)
+
+    def _orders_keys_only(self, origin: Origin) -> bool:
+        """An unordered collection iterated into the keys of a dict comprehension: sorting
+        the keys (``json.dumps(..., sort_keys=True)``) leaves nothing of its order."""
+        if origin.code != codes.UNORDERED or origin.consumer is None:
+            return False
+        clause = self.document.parent(origin.consumer)
+        return isinstance(clause, ast.comprehension) and isinstance(
+            self.document.parent(clause), ast.DictComp
+        )
 
     def _fixed_literal(self, node: ast.expr, depth: int = 0) -> bool:
         """A value built in the same key order every time, so it serialises the same way.
@@ -893,6 +965,9 @@ class Flow:
             not _has_arguments(m) or not self._fixed_seed(m) for m in constructed
         )
 
+
+# Methods that fill some of a template's fields by keyword and return the template.
+_FILLS = frozenset({"partial"})
 
 # Seeds that differ between processes: salted string hashes, the clock, the process id.
 _ENVIRONMENT_READS = frozenset({"os.getenv", "os.environ.get"})

@@ -1,0 +1,151 @@
+"""Flows into request parts across functions: callers' arguments, templates filled by keyword
+elsewhere, sorted dumps and module-level prompt text the module's own requests never read.
+
+Each case is a short module and the findings it must give, as ``(line, code)`` pairs.
+"""
+
+import textwrap
+
+import pytest
+
+from prefixlint import check_source
+
+PYTHON_CODES = ("PFX1", "PFX2", "PFX3", "PFX4", "PFX5")
+
+
+def _found(src: str) -> list[tuple[int, str]]:
+    found = check_source(textwrap.dedent(src), "app.py", select=PYTHON_CODES)
+    return sorted((d.span.line, d.code) for d in found)
+
+
+FOUND = (
+    pytest.param(
+        """
+        import uuid
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        def send(system, question):
+            return client.chat.completions.create(
+                model="m",
+                messages=[
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": question},
+                ],
+            )
+
+        def main(question):
+            run = uuid.uuid4().hex
+            return send(f"You grade answers. Grading run {run}.", question)
+        """,
+        [(17, "PFX102")],
+        id="a caller's argument reaches the system message the function sends",
+    ),
+    pytest.param(
+        """
+        import time
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        class Grader:
+            def _ask(self, system, question):
+                return client.chat.completions.create(
+                    model="m",
+                    messages=[
+                        {"role": "system", "content": system},
+                        {"role": "user", "content": question},
+                    ],
+                )
+
+            def grade(self, question):
+                return self._ask("Graded at " + time.ctime() + ". Be strict.", question)
+        """,
+        [(18, "PFX101")],
+        id="an argument of a method call reaches the system message the method sends",
+    ),
+    pytest.param(
+        """
+        from datetime import datetime
+        from langchain_core.prompts import ChatPromptTemplate
+
+        PROMPT = ChatPromptTemplate.from_messages(
+            [("system", "You help analysts. Session opened {opened}."), ("human", "{q}")]
+        )
+
+        class Copilot:
+            def __init__(self):
+                self.prompt = PROMPT.partial(opened=datetime.now().isoformat())
+        """,
+        [(11, "PFX101")],
+        id="a template field filled by partial() elsewhere is the value given",
+    ),
+)
+
+QUIET = (
+    pytest.param(
+        """
+        from langchain_core.prompts import ChatPromptTemplate
+
+        PROMPT = ChatPromptTemplate.from_messages(
+            [("system", "You help analysts. Today is {today}."), ("human", "{q}")]
+        )
+
+        class Copilot:
+            def __init__(self, release):
+                self.prompt = PROMPT.partial(today="the release day")
+        """,
+        id="a field named like a date but filled with fixed text by partial()",
+    ),
+    pytest.param(
+        """
+        import json
+        from openai import OpenAI
+
+        client = OpenAI()
+        TAGS = {"published", "internal", "en"}
+        RULES = "You answer questions about the help portal."
+
+        def filters():
+            chosen = {tag: True for tag in TAGS}
+            return json.dumps(chosen, sort_keys=True)
+
+        def ask(question):
+            return client.chat.completions.create(
+                model="m",
+                messages=[
+                    {"role": "system", "content": RULES + " Filters: " + filters()},
+                    {"role": "user", "content": question},
+                ],
+            )
+        """,
+        id="a set iterated into the keys of a dict that is dumped with sorted keys",
+    ),
+    pytest.param(
+        """
+        from datetime import datetime
+        import anthropic
+
+        client = anthropic.Anthropic()
+        SYSTEM_PROMPT = f"You are Juniper (v1), built {datetime.now():%c}."
+        CURRENT = "You are Juniper, a friendly companion."
+
+        def reply(history):
+            return client.messages.create(
+                model="m", max_tokens=100, system=CURRENT, messages=history
+            )
+        """,
+        id="a module-level prompt its module's own requests never read",
+    ),
+)
+
+
+@pytest.mark.parametrize(("src", "expected"), FOUND)
+def test_found(src, expected):
+    assert _found(src) == expected
+
+
+@pytest.mark.parametrize("src", QUIET)
+def test_quiet(src):
+    assert _found(src) == []
