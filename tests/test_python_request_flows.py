@@ -81,6 +81,69 @@ FOUND = (
         [(11, "PFX101")],
         id="a template field filled by partial() elsewhere is the value given",
     ),
+    pytest.param(
+        """
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        def instructions_for(guest):
+            return f"You plan trips. Guest: {guest.name}, flying from {guest.home_airport}."
+
+        def plan(guest, question):
+            return client.responses.create(
+                model="m", instructions=instructions_for(guest), input=question
+            )
+        """,
+        [(7, "PFX103")],
+        id="a field of a person's record read in the helper that builds the instructions",
+    ),
+    pytest.param(
+        """
+        from anthropic import Anthropic
+
+        class Bridge:
+            def __init__(self):
+                self.client = Anthropic()
+                self.tools = []
+
+            def connect(self, session):
+                for tool in session.list_tools().tools:
+                    self.tools.append({"name": tool.name, "input_schema": tool.inputSchema})
+
+            def chat(self, messages):
+                return self.client.messages.create(
+                    model="m", max_tokens=100, tools=self.tools, messages=messages
+                )
+        """,
+        [(10, "PFX201")],
+        id="a self attribute filled in another method in a server's order",
+    ),
+    pytest.param(
+        """
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        def describe(conn):
+            rows = conn.execute("SELECT table_name, column_name FROM columns").fetchall()
+            tables = {}
+            for table, column in rows:
+                tables.setdefault(table, []).append(column)
+            return "\\n".join(f"{t}({', '.join(c)})" for t, c in tables.items())
+
+        def ask(conn, question):
+            return client.chat.completions.create(
+                model="m",
+                messages=[
+                    {"role": "system", "content": "Write SQL for:\\n" + describe(conn)},
+                    {"role": "user", "content": question},
+                ],
+            )
+        """,
+        [(7, "PFX201")],
+        id="rows without an order grouped into the lists of a dict",
+    ),
 )
 
 QUIET = (
@@ -137,6 +200,68 @@ QUIET = (
             )
         """,
         id="a module-level prompt its module's own requests never read",
+    ),
+    pytest.param(
+        """
+        from openai import OpenAI
+
+        client = OpenAI()
+
+        def system_for(user):
+            return f"You answer for the {user.organization_name} help desk."
+
+        def ask(user, question):
+            return client.chat.completions.create(
+                model="m",
+                messages=[
+                    {"role": "system", "content": system_for(user)},
+                    {"role": "user", "content": question},
+                ],
+            )
+        """,
+        id="a field of a user's record that belongs to their organisation",
+    ),
+    pytest.param(
+        """
+        from openai import OpenAI
+
+        client = OpenAI()
+        RULES = "You answer questions about the product."
+
+        def send(system, question):
+            return client.chat.completions.create(
+                model="m",
+                messages=[
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": question},
+                ],
+            )
+
+        def main(question, conversation_id):
+            return send(RULES + lookup_policy(conversation_id), question)
+        """,
+        id="a caller's argument passed through an unknown call first",
+    ),
+    pytest.param(
+        """
+        from anthropic import Anthropic
+
+        class Bridge:
+            def __init__(self):
+                self.client = Anthropic()
+                self.tools = []
+
+            def connect(self, session):
+                for tool in session.list_tools().tools:
+                    self.tools.append({"name": tool.name, "input_schema": tool.inputSchema})
+                self.tools.sort(key=lambda tool: tool["name"])
+
+            def chat(self, messages):
+                return self.client.messages.create(
+                    model="m", max_tokens=100, tools=self.tools, messages=messages
+                )
+        """,
+        id="a self attribute filled in a server's order and then sorted",
     ),
 )
 

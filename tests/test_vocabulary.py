@@ -98,6 +98,11 @@ def test_split_words(name, words):
         ("repository_info.repo_directory", "PFX104"),
         ("repoPath", "PFX104"),
         ("project_dir", "PFX104"),
+        # a field of a record named after a person the product serves
+        ("traveller.home_airport", "PFX103"),
+        ("reviewer.notes", "PFX103"),
+        ("self.patient.name", "PFX103"),
+        ("reviewer.locale", "PFX103"),
     ],
 )
 def test_volatile_names(name, code):
@@ -157,6 +162,11 @@ def test_volatile_names(name, code):
         "known",
         "osmosis",
         "hostile",
+        "traveller",
+        "user.team_name",
+        "customer.message",
+        "ctx.user_info.organization_profile",
+        "client.base_url",
         "",
     ],
 )

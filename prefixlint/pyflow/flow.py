@@ -482,7 +482,8 @@ class Flow:
             bound = self._bind_arguments(function, call, ROOT)
             if node.id in bound:
                 argument, argument_env = bound[node.id]
-                found.append(self.origins(argument, argument_env))
+                # Only what surely arrives: not values that went through an unknown call.
+                found.append(tuple(o for o in self.origins(argument, argument_env) if not o.opaque))
         return merge(*found)
 
     @cached_property
@@ -512,17 +513,32 @@ class Flow:
             values = self.bindings.attribute_values(node)
             if values:
                 self.visited.update(id(b.target) for b in values)
-                return merge(*(self.origins(b.value, env) for b in values))
+                changes = self.bindings.attribute_mutations(node)
+                found = merge(
+                    *(self.origins(b.value, env) for b in values),
+                    *(self._mutation(m, env) for m in changes),
+                )
+                return without_order(found) if any(m.method == "sort" for m in changes) else found
             if self._bound_method(node):
                 return ()
             return self._named_value(node, node.attr)
         receiver = self.origins(node.value, env)
+        if vocabulary.owned_by_other(node.attr):
+            # ``user_info.organization_profile``: the organisation's, not the user's.
+            named = {id(n) for n in ast.walk(node.value)}
+            receiver = tuple(
+                o for o in receiver if o.code != codes.PER_USER or id(o.node) not in named
+            )
         if node.attr in t.DAY_ATTRIBUTES:
             receiver = coarsened(receiver, t.DAILY)
-        if all(o.code == t.REQUEST_INPUT for o in receiver):
-            dotted = self._dotted(node)
-            if dotted and receiver:
-                return merge(receiver, self._named_value(node, dotted)[1:])
+        dotted = self._dotted(node) if receiver else None
+        if dotted and all(o.code == t.REQUEST_INPUT for o in receiver):
+            return merge(receiver, self._named_value(node, dotted)[1:])
+        if dotted and all(o.code in (t.REQUEST_INPUT, t.PARAMETER) for o in receiver):
+            # In a helper's summary a record's fields are its caller's data (``item.updated_at``
+            # is when the item changed), except a person's details (``guest.home_airport``).
+            fields = self._named_value(node, dotted)[1:]
+            return merge(receiver, tuple(o for o in fields if o.code == codes.PER_USER))
         return receiver
 
     def _bound_method(self, node: ast.Attribute) -> bool:
