@@ -144,6 +144,35 @@ FOUND = (
         [(7, "PFX201")],
         id="rows without an order grouped into the lists of a dict",
     ),
+    pytest.param(
+        """
+        import random
+        import dspy
+
+        class Extractor(dspy.Module):
+            def __init__(self, trainset):
+                super().__init__()
+                self.predict = dspy.Predict("email -> claim")
+                self.predict.demos = random.sample(trainset, k=3)
+        """,
+        [(9, "PFX203")],
+        id="a DSPy predictor's demos drawn at random",
+    ),
+    pytest.param(
+        """
+        import json
+
+        def capabilities(flags: set[str]) -> str:
+            caps = {flag: {"enabled": True} for flag in flags}
+            return json.dumps(caps, indent=2)
+
+        def build(messages, flags):
+            system = "Capabilities: " + capabilities(flags)
+            return {"model": "m", "messages": [{"role": "system", "content": system}, *messages]}
+        """,
+        [(5, "PFX201")],
+        id="a parameter annotated as a set iterated into the system message",
+    ),
 )
 
 QUIET = (
@@ -262,6 +291,32 @@ QUIET = (
                 )
         """,
         id="a self attribute filled in a server's order and then sorted",
+    ),
+    pytest.param(
+        """
+        import random
+        import dspy
+
+        class Extractor(dspy.Module):
+            def __init__(self, trainset):
+                super().__init__()
+                self.predict = dspy.Predict("email -> claim")
+                self.predict.demos = random.Random(7).sample(trainset, k=3)
+        """,
+        id="a DSPy predictor's demos drawn by a seeded generator",
+    ),
+    pytest.param(
+        """
+        import json
+
+        def flags_block(flags: set[str] | None) -> str:
+            return json.dumps({flag: True for flag in flags or ()}, sort_keys=True)
+
+        def build(messages, flags: set[str]):
+            system = "Flags: " + flags_block(flags) + "\n" + ", ".join(sorted(flags))
+            return {"model": "m", "messages": [{"role": "system", "content": system}, *messages]}
+        """,
+        id="a set parameter made the sorted keys of a dump, and sorted",
     ),
 )
 

@@ -467,9 +467,29 @@ class Flow:
         return ()
 
     def _parameter(self, node: ast.Name, assignment: Assignment, env: Env) -> tuple[Origin, ...]:
+        typed = self._typed_as_set(node, assignment)
         if env.function is not None and assignment.scope.node is env.function:
-            return (Origin(t.PARAMETER, node, node.id),)
-        return merge(self._named_value(node, node.id), self._passed_in(node, assignment))
+            # Typed as a set, the parameter is unordered here whatever order a caller had.
+            return (Origin(t.PARAMETER, node, node.id, drops_order=bool(typed)), *typed)
+        return merge(self._named_value(node, node.id), typed, self._passed_in(node, assignment))
+
+    @staticmethod
+    def _typed_as_set(node: ast.Name, assignment: Assignment) -> tuple[Origin, ...]:
+        """A parameter annotated as a set (``flags: set[str]``) iterates in no fixed order,
+        whatever the caller passes."""
+        parameter = assignment.node
+        annotation = parameter.annotation if isinstance(parameter, ast.arg) else None
+        if isinstance(annotation, ast.BinOp):  # ``set[str] | None``
+            annotation = annotation.left
+        if annotation is None:
+            return ()
+        outer = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        if _spelling(outer)[0] not in _SET_TYPES:
+            return ()
+        inner = annotation.slice if isinstance(annotation, ast.Subscript) else None
+        plain = inner is not None and _spelling(inner)[0] in ("str", "int")
+        label = f"`{node.id}` (a set)"
+        return (Origin(codes.UNORDERED, node, label, sort_by="plain" if plain else ""),)
 
     def _passed_in(self, node: ast.Name, assignment: Assignment) -> tuple[Origin, ...]:
         """What the calls of a function defined here pass for its parameter ``node`` (a text
@@ -672,7 +692,12 @@ class Flow:
             a.keyword == "sort_keys" and isinstance(a.value, ast.Constant) and a.value.value is True
             for a in given
         ):
-            return tuple(o for o in inner if not self._orders_keys_only(o))
+            keys_only = [self._orders_keys_only(o) for o in inner]
+            return tuple(
+                without_order((o,))[0] if o.code == t.PARAMETER and keys else o
+                for o, keys in zip(inner, keys_only, strict=True)
+                if not (o.code == codes.UNORDERED and keys)
+            )
         if payload is None or self._fixed_literal(payload):
             return inner
         return merge((Origin(codes.KEY_ORDER, node, self._label(node)),), inner)
@@ -680,7 +705,7 @@ class Flow:
     def _orders_keys_only(self, origin: Origin) -> bool:
         """An unordered collection iterated into the keys of a dict comprehension: sorting
         the keys (``json.dumps(..., sort_keys=True)``) leaves nothing of its order."""
-        if origin.code != codes.UNORDERED or origin.consumer is None:
+        if origin.code not in (codes.UNORDERED, t.PARAMETER) or origin.consumer is None:
             return False
         clause = self.document.parent(origin.consumer)
         return isinstance(clause, ast.comprehension) and isinstance(
@@ -982,6 +1007,8 @@ class Flow:
         )
 
 
+# Annotations of a parameter that holds a set.
+_SET_TYPES = frozenset({"set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"})
 # Methods that fill some of a template's fields by keyword and return the template.
 _FILLS = frozenset({"partial"})
 

@@ -200,6 +200,8 @@ class _Screen:
         agents = any(name in text for name in AGENT_PACKAGES)
         if agents and ("camel" in text or "autogen" in text):
             return True  # an agent class that takes its system message by position
+        if "dspy" in text and ".demos" in text:
+            return True  # a predictor's few-shot demos
         for call in self._calls():
             if self._call_sink(call, agents):
                 return True
