@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import cast
 
@@ -66,9 +66,12 @@ ROOT = Env()
 class Flow:
     """Explains expressions of one document; results are memoised per (expression, env)."""
 
-    def __init__(self, document: PythonDocument, bindings: Bindings) -> None:
+    def __init__(self, document: PythonDocument, bindings: Bindings, imports: bool = False) -> None:
         self.document = document
         self.bindings = bindings
+        # Whether a call of a function imported from the same package is an ``IMPORTED``
+        # origin (asked by the module that defines it: where does its result go?).
+        self.imports = imports
         self.visited: set[int] = set()
         self.roots: dict[int, Sink | None] = {}
         self.root: Sink | None = None
@@ -96,6 +99,8 @@ class Flow:
         """
         document = self.document
         if document.nodes(ast.Set, ast.SetComp):
+            return True
+        if self.imports and any(n.level == 1 for n in document.nodes(ast.ImportFrom)):
             return True
         for call in document.nodes(ast.Call):
             leaf, root = _spelling(call.func)
@@ -184,6 +189,10 @@ class Flow:
             isinstance(node, ast.Call) and _callee_name(node) in _PER_PROCESS_SEEDS
             for node in ast.walk(seed)
         )
+
+    def summary(self, function: Function) -> Env:
+        """Where ``function``'s body is explained with its parameters left open."""
+        return self._summaries.setdefault(id(function), Env(function))
 
     def origins(self, node: ast.AST, env: Env = ROOT) -> tuple[Origin, ...]:
         key = (id(node), id(env))
@@ -607,7 +616,26 @@ class Flow:
             return self._local_call(function, node, env)
         if isinstance(node.func, ast.Attribute):
             return self._method(node, env)
-        return opaque(without_order(self._arguments(node, env)))
+        passed = without_order(self._arguments(node, env))
+        imported = self._package_function(node.func) if self.imports else None
+        if imported is not None:
+            # The result of one function of the package handed to another (``render(pick())``)
+            # is judged by the module that defines both; anything else may not survive.
+            kept = tuple(o if o.code == t.IMPORTED else replace(o, opaque=True) for o in passed)
+            return merge((Origin(t.IMPORTED, node, imported),), kept)
+        return opaque(passed)
+
+    def _package_function(self, func: ast.expr) -> str | None:
+        """``module.name`` of a function imported by ``from .module import name``."""
+        if not isinstance(func, ast.Name):
+            return None
+        for assignment in self.bindings.assignments(func):
+            statement = assignment.node
+            if isinstance(statement, ast.ImportFrom) and statement.level == 1 and statement.module:
+                for alias in statement.names:
+                    if (alias.asname or alias.name) == func.id:
+                        return f"{statement.module}.{alias.name}"
+        return None
 
     def _arguments(self, node: ast.Call, env: Env) -> tuple[Origin, ...]:
         return self._all((a.value for a in arguments(node)), env)
@@ -843,7 +871,7 @@ class Flow:
         """What a call of a function defined here returns, its parameters replaced by the
         call's arguments; ``position``: only that element of the tuples it returns."""
         self.visited.add(id(function))
-        summary_env = self._summaries.setdefault(id(function), Env(function))
+        summary_env = self.summary(function)
         returned = self.bindings.returns_of(function)
         if position is not None:
             returned = [cast(ast.Tuple, value).elts[position] for value in returned]
