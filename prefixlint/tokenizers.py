@@ -236,6 +236,9 @@ def hub_offline() -> None:
 
 def _load_hf(path: str) -> HFTokenizer:
     hub_offline()
+    # Without torch, transformers says on import that models are unavailable; a tokenizer
+    # needs none, and the line would split a one-line error in two.
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
     try:
         from transformers import AutoTokenizer
     except ImportError:

@@ -8,6 +8,10 @@ ignored first, so ``current_date_str`` still reads as a date. A run-together wor
 (``CURRENTDATE``, ``useragent``) is split into known words when no phrase matches it whole, and
 counts only when the split ends in a phrase of two or more words, so ``runtime`` stays a word.
 
+A prompt written in German, French, Spanish or Italian may name its values in that language
+(``datum``, ``fecha_hora``, ``utilisateur.prenom``): ``local_names`` gives those names, to add
+as ``extra`` where the prose is in that language (``datum`` is an English word too).
+
 Codes returned: ``PFX101`` time and date, ``PFX102`` unique ids and randomness, ``PFX103``
 values that differ per user, ``PFX104`` snapshots of the machine or repository.
 """
@@ -89,7 +93,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         """
         cwd, pwd, working dir, working directory, workdir, work dir, current dir,
         current directory, current working directory, git status, git branch, git diff,
-        git log, git commit, git sha, git head, current branch, branch name, file list,
+        git log, git commit, git sha, git head, current branch, branch name, branch, file list,
         file listing, file tree, files list, dir tree, directory tree, directory
         listing, dir listing, repo tree, repository tree, project tree, project
         structure, repo structure, repository structure, hostname, host name, os, os
@@ -110,6 +114,33 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         """
     ),
 }
+
+# Names of volatile values in the languages prompts are often written in, by code; the words
+# of a person (``utilisateur``, ``usuario``) are in ``_PERSON_WORDS`` for every prompt.
+_LOCAL_NAMES: dict[str, dict[str, tuple[str, ...]]] = {
+    "de": {
+        TIMESTAMP: _listed("datum, uhrzeit, zeit, zeitstempel, heute, jetzt, aktuelles datum"),
+        PER_USER: _listed("vorname, nachname, benutzername, anrede, wohnort"),
+    },
+    "fr": {
+        TIMESTAMP: _listed("date, heure, date heure, horodatage, aujourdhui, maintenant"),
+        PER_USER: _listed("prenom, nom complet, courriel, adresse courriel"),
+    },
+    "es": {
+        TIMESTAMP: _listed("fecha, hora, fecha hora, fecha actual, hoy, ahora, marca tiempo"),
+        PER_USER: _listed("nombre usuario, apellido, apellidos, correo, correo electronico"),
+    },
+    "it": {
+        TIMESTAMP: _listed("data odierna, data ora, ora attuale, oggi, adesso"),
+        PER_USER: _listed("cognome, nome utente, nome completo, indirizzo email"),
+    },
+}
+
+
+def local_names(language: str | None) -> dict[str, tuple[str, ...]]:
+    """Names of volatile values in ``language`` (``de``, ``fr``, ``es``, ``it``), by code."""
+    return _LOCAL_NAMES.get(language or "", {})
+
 
 # Objects made per run whose ``id`` attribute is generated for each one.
 _RUNTIME_OWNERS = frozenset({"task", "actor"})
@@ -142,6 +173,9 @@ _ANYWHERE: dict[str, frozenset[str]] = {
     UNIQUE_ID: frozenset({"uuid", "guid", "nonce", "random", "rand", "randint"}),
 }
 _NOT_RANDOM_HEADS = frozenset({"seed", "state"})
+# ``env`` after one of these is a template engine's or a simulator's environment object
+# (``jinja_env``, ``template_env``, ``gym_env``), not the process environment.
+_OBJECT_ENV_OWNERS = frozenset({"jinja", "jinja2", "template", "templates", "tpl", "gym", "sim"})
 
 # The people a product serves: a record named after one (``traveller``, ``patient``) holds
 # that person's details, so each of its fields differs per user (``traveller.home_airport``).
@@ -150,7 +184,8 @@ _PERSON_RECORDS = frozenset(
         """
         user, customer, member, person, employee, traveller, traveler, reviewer, patient,
         student, learner, guest, passenger, shopper, buyer, subscriber, visitor, player,
-        reader, viewer, applicant, recipient, requester, participant, attendee, tenant
+        reader, viewer, applicant, recipient, requester, participant, attendee, tenant,
+        utilisateur, usager, benutzer, nutzer, kunde, kundin, usuario, cliente, utente
         """
     )
 )
@@ -311,6 +346,8 @@ def classify_words(
 @lru_cache(maxsize=4096)
 def _classify(words: tuple[str, ...], extra: tuple[tuple[str, tuple[str, ...]], ...]) -> str | None:
     head = _head(words)
+    if head[-1] in ("env", "environment") and len(head) > 1 and head[-2] in _OBJECT_ENV_OWNERS:
+        return None
     table = _extra_table(extra) if extra else {}
     code = _match_phrases(head, table)
     if code:

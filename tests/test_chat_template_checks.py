@@ -29,7 +29,7 @@ def _fixture(name: str) -> str:
 @pytest.mark.parametrize(
     ("name", "expected"),
     (
-        ("qwen3.jinja", {("PFX503", 46)}),
+        ("qwen3.jinja", {("PFX503", 39)}),  # the `if` that drops earlier reasoning
         ("hermes.jinja", {("PFX304", 5)}),
         ("chatml.jinja", set()),
         ("llama3.jinja", {("PFX101", 5)}),
@@ -173,6 +173,17 @@ FIXED_DATE = """\
 {%- endfor %}
 {%- if add_generation_prompt %}{{- 'assistant: ' }}{%- endif %}
 """
+LAST_TURN_CLOCK = """\
+{%- for message in messages %}
+{{- message.role + ': ' }}
+{%- if loop.last and message.role == 'user' %}
+{{- '(' + strftime_now('%Y-%m-%d') + ') ' }}
+{%- endif %}
+{{- message.content + '\\n' }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- 'assistant: ' }}{%- endif %}
+"""
+EVERY_USER_TURN_CLOCK = LAST_TURN_CLOCK.replace("loop.last and ", "")
 MONTH_CLOCK = FIXED_DATE.replace("'26 Jul 2024'", "strftime_now('%B %Y')")
 UNUSED_CLOCK = FIXED_DATE.replace("'26 Jul 2024'", "'x' if strftime_now('%Y') else 'y'")
 
@@ -185,11 +196,20 @@ UNUSED_CLOCK = FIXED_DATE.replace("'26 Jul 2024'", "'x' if strftime_now('%Y') el
         (MONTH_CLOCK, "month"),
         (FIXED_DATE, None),
         (UNUSED_CLOCK, None),
+        # only in the newest user turn: no cached token depends on it (PFX503 reports the move)
+        (LAST_TURN_CLOCK, None),
+        # in every user turn, earlier ones included: the cached history rolls over
+        (EVERY_USER_TURN_CLOCK, "day"),
     ),
 )
 def test_clock_granularity(text, granularity):
     found = _findings("t.jinja", text, frozenset({"PFX101"}))
     assert [f.extra["granularity"] for f in found] == ([granularity] if granularity else [])
+
+
+def test_a_clock_in_the_newest_turn_only_is_a_moving_text():
+    found = _findings("t.jinja", LAST_TURN_CLOCK)
+    assert [f.code for f in found] == ["PFX503"]
 
 
 def test_clock_finding_points_at_strftime_now_call():

@@ -1,6 +1,7 @@
 """The Python source kind: prefilter, parse errors, spans and offsets, noqa, messages."""
 
 import ast
+import sys
 import warnings
 
 import pytest
@@ -61,6 +62,26 @@ def test_parse_error_is_reported_with_its_position():
     found = check_text("SYSTEM_PROMPT = (\n    'a',\n  ]\n", "bad.py", Settings())
     assert [(d.code, d.span.line, d.span.column) for d in found] == [("PFX902", 3, 3)]
     assert "not valid Python" in found[0].message
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="the syntax parses on this Python")
+@pytest.mark.parametrize(
+    "text",
+    [
+        "SYSTEM_PROMPT = f'{\"\\\\n\".join(rules)}'\n",
+        "type Prompt = list[str]\nSYSTEM_PROMPT = 'Hi'\n",
+        "def render[T](x: T) -> T:\n    return x\nSYSTEM_PROMPT = 'Hi'\n",
+    ],
+)
+def test_syntax_of_a_newer_python_says_so(text):
+    (found,) = check_text(text, "new.py", Settings())
+    assert found.code == "PFX902"
+    assert "valid in Python 3.12 and newer" in found.message
+
+
+def test_an_ordinary_syntax_error_has_no_version_note():
+    (found,) = check_text("SYSTEM_PROMPT = (\n", "bad.py", Settings())
+    assert "Python 3.12" not in found.message
 
 
 def test_span_and_message_name_the_sink_and_the_path():

@@ -222,6 +222,50 @@ def test_separator_drift_folds_one_kind(text, expected):
     ] == expected
 
 
+PARAGRAPHS = "Intro line.\n\nTone\nWarm.\n\nFacts\nOnly facts.\n\nScope\nOrders only.\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a template without headings is cut into paragraphs; a title after an extra blank
+        # line breaks the convention
+        (PARAGRAPHS + "\n\nRules:\n- Be brief.\n", [("PFX402", 13, 1)]),
+        (PARAGRAPHS.replace("\n\nFacts", "\n\n\nFacts"), [("PFX402", 7, 1)]),
+        # a loop tag line renders nothing: the blank lines around it are one gap
+        (
+            "Intro.\n\nTeam:\n{% for a in xs %}\n- {{ a }}\n{% endfor %}\n\n\nRules:\nx\n"
+            "\n{{ goal }}\n",
+            [("PFX402", 9, 1)],
+        ),
+        # quiet: every paragraph keeps the convention, the extra gap is before prose or
+        # before a label an example repeats, or there are too few paragraphs
+        (PARAGRAPHS + "\nRules:\n- Be brief.\n", []),
+        (PARAGRAPHS + "\n\nThen answer the question in full sentences.\n", []),
+        ("Intro.\n\nAction:\nx\n\nAction:\ny\n\nAction:\nz\n\n\nAction:\nw\n", []),
+        ("Intro.\n\nTone\nWarm.\n\n\nRules:\nx\n", []),
+    ],
+)
+def test_paragraph_drift(text, expected):
+    assert findings("p.txt", text, {"PFX402"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # every line ending in the same whitespace is the file's style
+        ("".join(f"Line {n}. \n" for n in range(6)), []),
+        ("".join(f"Line {n}.\t\n" for n in range(6)) + "\n", []),
+        # one line without it, mixed endings, or a short file: reported
+        ("".join(f"Line {n}. \n" for n in range(6)) + "End.\n", [("PFX402", 1, 8)]),
+        ("".join(f"Line {n}. \n" for n in range(5)) + "Line 5.  \n", [("PFX402", 1, 8)]),
+        ("".join(f"Line {n}. \n" for n in range(3)), [("PFX402", 1, 8)]),
+    ],
+)
+def test_trailing_whitespace_on_every_line_is_a_style(text, expected):
+    assert findings("p.txt", text, {"PFX402"}) == expected
+
+
 @pytest.mark.parametrize(
     ("text", "expected", "fixed"),
     [

@@ -198,6 +198,68 @@ def test_stability_by_key(path, text, stable):
     assert string.stable == stable
 
 
+BODY = "  You summarise the channel for the status page.\n  Write for customers.\n"
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "keys"),
+    [
+        # a file named for prompts: its texts of several lines under a name are prompts
+        ("prompts.yaml", "summary: |\n" + BODY + "model: gpt-4o\n", [("summary",)]),
+        ("ops_prompts.yaml", "a:\n  b: |\n" + BODY.replace("  ", "    "), [("a", "b")]),
+        ("prompts.json", '{"summary": "Line one.\\nLine two."}', [("summary",)]),
+        # one-line values, list items and files not named for prompts are not
+        ("prompts.yaml", "summary: one line\n", []),
+        ("prompts.yaml", "notes:\n  - |\n" + BODY.replace("  ", "    "), []),
+        ("ops.yaml", "summary: |\n" + BODY, []),
+        ("stack_template.yaml", "user_data: |\n" + BODY, []),
+    ],
+)
+def test_a_file_named_for_prompts_holds_named_prompts(path, text, keys):
+    assert [s.path for s in structured.prompt_strings(text, path)] == keys
+
+
+@pytest.mark.parametrize(
+    ("path", "owner"),
+    [
+        (("system_prompt",), ()),
+        (("tools", 0, "description"), ()),
+        (("messages", 0, "content"), ()),
+        (("planner", "system"), ("planner",)),
+        (("agents", "executor", "system_prompt"), ("agents", "executor")),
+        (("agent", "templates", "system_template"), ("agent",)),
+    ],
+)
+def test_stable_owner(path, owner):
+    assert structured.stable_owner(path) == owner
+
+
+TWO_PROMPTS = (
+    "incident:\n  system: |\n    Request {{ request_id }}\n    You summarise incidents for"
+    " customers, in plain words and three sentences.\n"
+    "runbook:\n  system: |\n    Host: {{ hostname }}\n    You help an engineer follow the"
+    " runbook, one step at a time, with the exact command.\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # two named prompts: a stable part each, a finding each
+        (TWO_PROMPTS, [("PFX102", 3, 13), ("PFX104", 7, 11)]),
+        # one prompt's system text and tools: one stable part, later values folded
+        (
+            "system: |\n  Request {{ request_id }}\n  You summarise incidents for customers.\n"
+            "tools:\n  - description: |\n      Host {{ hostname }} is where it runs, always.\n"
+            "    parameters: {}\n",
+            [("PFX102", 2, 11)],
+        ),
+    ],
+)
+def test_each_named_prompt_is_its_own_stable_part(text, expected):
+    assert findings("p.yaml", text) == expected
+
+
 def test_non_prompt_files_have_no_prompt_strings():
     text = "name: ci\non: push\njobs:\n  build:\n    steps:\n      - run: make\n"
     assert structured.prompt_strings(text, "ci.yaml") == []
@@ -258,6 +320,22 @@ def test_run_together_prompt_keys(key):
     assert [code for code, *_ in findings("p.yaml", text)] == ["PFX102"]
 
 
+@pytest.mark.parametrize(
+    ("key", "quiet"),
+    [
+        ("command", True),
+        ("prompt_name", True),
+        ("template_path", True),
+        ("model", True),
+        ("system", False),
+        ("instructions", False),
+    ],
+)
+def test_strings_whose_key_names_no_text_stay_quiet(key, quiet):
+    text = f'PromptHooks:\n  - {key}: "Host {{{{ hostname }}}}. {RULES}"\n'
+    assert (findings("p.yaml", text) == []) is quiet
+
+
 def test_keys_that_do_not_say_prompt_stay_quiet():
     assert findings("p.yaml", 'name: "Session {{ session_id }}. ' + RULES + '"\n') == []
 
@@ -271,6 +349,9 @@ def test_keys_that_do_not_say_prompt_stay_quiet():
         # a file that starts like JSON and is broken is still unparsable, at its line
         ('{\n  "system": "x"\n}\n```\n', [("PFX902", 4, 1)]),
         ('\ufeff [\n  {"system": "x"},\n', [("PFX902", 3, 1)]),
+        # JSON with comments that opens with a comment is JSON
+        ('// settings\n{\n  "remoteEnv": {"DIR": "${localWorkspaceFolder}"}\n}\n', []),
+        ('/* agent */\n{"system": "Host {{ hostname }}\\nRules."}\n', [("PFX104", 2, 18)]),
     ],
 )
 def test_a_json_file_is_read_as_what_it_starts_like(text, expected):

@@ -89,6 +89,8 @@ def test_split_words(name, words):
         ("os_name", "PFX104"),
         ("platform", "PFX104"),
         ("env_vars", "PFX104"),
+        ("env", "PFX104"),
+        ("shell_env", "PFX104"),
         ("environment_variables", "PFX104"),
         ("runtime_info.available_hosts", "PFX104"),
         ("project_structure", "PFX104"),
@@ -112,6 +114,8 @@ def test_volatile_names(name, code):
 @pytest.mark.parametrize(
     "name",
     [
+        "produit.email",
+        "branch_protection",
         "update",
         "validate",
         "candidate",

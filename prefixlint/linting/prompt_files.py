@@ -3,14 +3,15 @@
 A folder holds prompts next to documents about the project. By default a file is checked
 when its kind has a checker and it is not one of those documents: Markdown and text named
 ``README*``, ``CHANGELOG*``, ``LICENSE*``, ``CONTRIBUTING``, ``SECURITY`` and the like, or
-under ``docs/`` (or ``doc/``, ``.github/``, ...), requirements lists, tokenizer and
-vocabulary files (``tokenizer.json``, ``vocab.json``, ``merges.txt``), package manifests and
-lock files; Markdown and text of a website (``website/``, ``blog/``, Jekyll's ``_posts/``);
-data files of a test suite (JSON, YAML, Markdown or text under ``tests/`` or ``snapshots/``:
-recorded responses and expected output). A file whose folder or name says prompt
-(``prompts/``, ``system_prompts/``, ``*prompt*``, ``system*.md``, ``*instructions*.md``,
-``AGENTS.md``) or that has a template suffix is a prompt wherever it is, unless its name is
-one of the documents (``prompts/README.md`` explains the prompts; it is not one).
+named in capitals (``CREDITS.md``, ``FAQ.md``), or under ``docs/`` (or ``doc/``,
+``.github/``, ...), requirements lists, tokenizer and vocabulary files (``tokenizer.json``,
+``vocab.json``, ``merges.txt``), package manifests and lock files; Markdown and text of a
+website (``website/``, ``blog/``, Jekyll's ``_posts/``); data files of a test suite (JSON,
+YAML, Markdown or text under ``tests/`` or ``snapshots/``: recorded responses and expected
+output). A file whose folder or name says prompt (``prompts/``, ``system_prompts/``,
+``*prompt*``, ``system*.md``, ``*instructions*.md``, ``AGENTS.md``, ``SKILL.md``) or that has
+a template suffix is a prompt wherever it is, unless its name is one of the documents
+(``prompts/README.md`` explains the prompts; it is not one).
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ _DOCUMENT_STEMS = re.compile(
     r"(?:readme|changelog|license|licence|copying|notice|ofl|unlicense)(?:[._-].*)?"
     r"|contributing|contributors|code[_-]of[_-]conduct|authors|security|support|governance"
     r"|maintainers|codeowners|citation|funding|history|news|changes|releases|release[_-]notes"
-    r"|pull_request_template|issue_template|(?:dev[_-])?requirements(?:[._-].*)?"
+    r"|migration|migrating|upgrading|pull_request_template|issue_template|(?:dev[_-])?requirements(?:[._-].*)?"
     r"|constraints(?:[._-].*)?|cmakelists|robots",
     re.IGNORECASE,
 )
@@ -52,14 +53,15 @@ DOCUMENT_FOLDERS = frozenset(
         "website", "site", "blog", "_posts", "_drafts", "_includes", "_layouts",
     }
 )  # fmt: skip
-# Folders of a test suite: their data files are test data, their Python is code.
-TEST_FOLDERS = frozenset(
-    {"tests", "test", "testdata", "test_data", "testing", "__snapshots__", "snapshots"}
-)
+_DOCUMENT_WORDS = frozenset({"docs", "documentation", "website", "blog", "wiki"})
+# Words of the folders of a test suite: their data files are test data, their Python is code.
+TEST_WORDS = frozenset({"tests", "test", "testdata", "testing", "e2e", "snapshots"})
 _PROMPT_NAMES = (
     "*prompt*", "system*.md", "system*.txt", "*instructions*.md", "agents.md", "claude.md",
-    "gemini.md",
+    "gemini.md", "skill.md",
 )  # fmt: skip
+# A name in capitals (``CREDITS``, ``TRANSPARENCY_FAQS``) is how a project names its documents.
+_UPPER_CASE_STEM = re.compile(r"[A-Z][A-Z0-9_-]*")
 
 
 def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
@@ -83,14 +85,29 @@ def is_prompt_file(path: str) -> bool:
     named_folders = folders_of(path)
     if suffix in TEMPLATE_ONLY_SUFFIXES or _says_prompt(name, named_folders):
         return True
+    if suffix in _DOCUMENT_SUFFIXES and _UPPER_CASE_STEM.fullmatch(stem_of(name_of(path))):
+        return False  # ``CREDITS.md``, ``FAQ.md``: named as a project's documents are
     folders = [folder.lower() for folder in named_folders]
     if suffix in PYTHON_SUFFIXES:
         return True
-    if any(folder in TEST_FOLDERS for folder in folders):
+    if any(map(_test_folder, folders)):
         return False
     if suffix not in _DOCUMENT_SUFFIXES:
         return True
-    return not any(folder in DOCUMENT_FOLDERS for folder in folders)
+    return not any(map(_document_folder, folders))
+
+
+@functools.cache
+def _test_folder(folder: str) -> bool:
+    """Whether a folder belongs to a test suite: by a word of its name (``tests``,
+    ``test_documents``, ``e2e``)."""
+    return folder in TEST_WORDS or not TEST_WORDS.isdisjoint(split_words(folder))
+
+
+@functools.cache
+def _document_folder(folder: str) -> bool:
+    """Whether a folder holds documents: by its name, or a word of it (``docs-website``)."""
+    return folder in DOCUMENT_FOLDERS or not _DOCUMENT_WORDS.isdisjoint(split_words(folder))
 
 
 def _says_prompt(name: str, folders: list[str]) -> bool:

@@ -29,7 +29,11 @@ CHAT_TEMPLATE_CONFIGS = frozenset({"tokenizer_config.json", "chat_template.json"
 JINJA_SUFFIXES = frozenset({".jinja", ".jinja2", ".j2"})
 
 # How a JSON text starts (after a byte-order mark and whitespace): a value of any kind.
-_JSON_START = re.compile(r"\ufeff?\s*(?:[{\[\"\d-]|true\b|false\b|null\b|\Z)")
+# A JSON value's start, after the comments JSON with comments may open with.
+_JSON_START = re.compile(
+    r"\ufeff?(?:\s*(?://[^\n]*|/\*.*?\*/))*\s*(?:[{\[\"\d-]|true\b|false\b|null\b|\Z)",
+    re.DOTALL,
+)
 
 _MODULE_FOR_SUFFIXES = (
     (TEMPLATE_SUFFIXES, "prefixlint.sources.templates"),

@@ -14,6 +14,8 @@ at the compiler's position. libcst is imported only to render a fix.
 from __future__ import annotations
 
 import ast
+import re
+import sys
 import warnings
 from typing import TYPE_CHECKING
 
@@ -66,7 +68,9 @@ def _syntax_error(text: str) -> tuple[int, int, str]:
             warnings.simplefilter("ignore")
             compile(text, "<prompt source>", "exec", ast.PyCF_ONLY_AST)
     except SyntaxError as error:
-        return error.lineno or 1, max(error.offset or 1, 1), error.msg or "syntax error"
+        line = error.lineno or 1
+        message = (error.msg or "syntax error") + _newer_syntax_hint(error.msg, error.text)
+        return line, max(error.offset or 1, 1), message
     except (ValueError, RecursionError, MemoryError) as error:
         return 1, 1, str(error) or type(error).__name__
     return 1, 1, "syntax error"
@@ -104,3 +108,18 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     for _code, checker in enabled:
         found.extend(checker(document, ctx))
     return found
+
+
+# Syntax that Python 3.12 added (PEP 701 f-strings, PEP 695 type parameters and ``type``).
+_PEP_695_LINE = re.compile(
+    r"\s*(?:type\s+\w+\s*(?:\[.*\])?\s*=|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)"
+)
+
+
+def _newer_syntax_hint(message: str | None, line_text: str | None) -> str:
+    """A note when the error is syntax a newer Python accepts, on an older one."""
+    if sys.version_info >= (3, 12):
+        return ""
+    if (message or "").startswith("f-string") or _PEP_695_LINE.match(line_text or ""):
+        return " (valid in Python 3.12 and newer: run prefixlint on that Python to check it)"
+    return ""

@@ -83,6 +83,15 @@ _PROMPT_WORDS = frozenset(
 _STABLE_WORDS = frozenset(
     {"system", "instructions", "instruction", "preamble", "persona", "tools", "tool"}
 )
+# The last word of a key whose value is a name, a reference or a setting, not prompt text.
+_NOT_TEXT_WORDS = frozenset(
+    {
+        "name", "names", "id", "type", "command", "cmd", "script", "url", "uri", "path",
+        "file", "filename", "dir", "model", "matcher", "pattern", "regex", "icon", "color",
+        "version", "timeout", "event", "hook",
+    }
+)  # fmt: skip
+_PROMPT_FILE_WORDS = frozenset({"prompt", "prompts"})
 _RUN_TOGETHER_PROMPT = re.compile(r"prompt|instruction", re.IGNORECASE)
 _TOOL_SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "args_schema"})
 _USER_WORDS = frozenset(
@@ -166,12 +175,43 @@ def _key_words(key: Any) -> set[str]:
 
 def is_prompt_path(path: Path) -> bool:
     """Whether a key on ``path`` says prompt: by its words, or run together (``preprompt``,
-    ``SYSPROMPT``)."""
+    ``SYSPROMPT``). A string whose own key names something other than text (``command``,
+    ``prompt_name``, ``template_path``) is not one, whatever its section is called
+    (``UserPromptSubmit: [{command: ...}]``)."""
+    leaf = next((key for key in reversed(path) if isinstance(key, str)), "")
+    if split_words(leaf)[-1:] and split_words(leaf)[-1] in _NOT_TEXT_WORDS:
+        return False
     return any(
         _key_words(key) & _PROMPT_WORDS or _RUN_TOGETHER_PROMPT.search(key)
         for key in path
         if isinstance(key, str)
     )
+
+
+def _file_says_prompts(path: str) -> bool:
+    """Whether the file's name says it holds prompts (``prompts.yaml``, ``ops_prompts.json``;
+    not ``stack_template.yaml``, which may be a deployment's)."""
+    return bool(set(split_words(PurePath(path).stem)) & _PROMPT_FILE_WORDS)
+
+
+def _named_prompt(path: Path, value: str) -> bool:
+    """Whether a string of a file of prompts is one: a text of several lines under a name
+    (``incident_summary: |``), where one-line values are settings (``model: gpt-4o``)."""
+    return "\n" in value.strip() and all(isinstance(key, str) for key in path)
+
+
+def stable_owner(path: Path) -> Path:
+    """The keys above the first that names a stable part (``system``, ``tools``, ``messages``),
+    less a trailing group of prompts (``templates:``): the prompt that part belongs to. A file
+    of several named prompts (``planner: {system: ...}``, ``executor: {system: ...}``) holds
+    one stable part per prompt."""
+    end = next(
+        (i for i, key in enumerate(path) if key == "messages" or _key_words(key) & _STABLE_WORDS),
+        len(path) - 1,
+    )
+    while end > 0 and _key_words(path[end - 1]) & _PROMPT_WORDS:
+        end -= 1
+    return path[:end]
 
 
 def _is_tool_description(path: Path, data: Any) -> bool:
@@ -780,9 +820,14 @@ def prompt_strings(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> lis
             data = yaml.load(text, Loader=bounded_loader(limits)) if needs_data else None
         except ValueError as exc:  # an integer too long to convert
             raise too_long_number(text, exc) from None
+    named = _file_says_prompts(path)
     result = []
     for key_path, value, host, encoder, verify in strings:
-        if not (is_prompt_path(key_path) or _is_tool_description(key_path, data)):
+        if not (
+            is_prompt_path(key_path)
+            or _is_tool_description(key_path, data)
+            or (named and _named_prompt(key_path, value))
+        ):
             continue
         role, last = _message_context(key_path, data)
         stable = stability(key_path, role, last)
@@ -859,9 +904,14 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
                 label=".".join(str(k) for k in string.path),
             )
         )
-    chain = tuple(d for d, string in zip(documents, strings, strict=True) if string.stable == "all")
-    for document in chain:
-        document.stable_chain = chain
+    chains: dict[Path, list[TemplateDocument]] = {}
+    for document, string in zip(documents, strings, strict=True):
+        if string.stable == "all":
+            chains.setdefault(stable_owner(string.path), []).append(document)
+    for members in chains.values():
+        chain = tuple(members)
+        for document in chain:
+            document.stable_chain = chain
     found = run_checkers(documents, ctx)
     if strings:
         for document, code in _file_documents(text, ctx.path, file_lines):

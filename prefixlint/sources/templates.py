@@ -132,6 +132,10 @@ _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 # ``{{user-name}}``: one kebab-case name (as handlebars reads it), not a subtraction.
 _KEBAB = re.compile(r"[A-Za-z_]\w*(?:-[A-Za-z_]\w*)+(?:\.[A-Za-z_][\w-]*)*")
+# A piece of a handlebars expression: a parenthesis, a string, a ``key=value`` or a name.
+_HANDLEBARS_PIECE = re.compile(
+    r"""[()]|"[^"]*"|'[^']*'|[\w.@-]+=(?:"[^"]*"|'[^']*'|[\w.@-]+)|[\w.@-]+"""
+)
 _JINJA_CONSTANTS = frozenset({"true", "false", "none", "True", "False", "None"})
 _USER_SECTION = re.compile(
     r"^[ \t]*(?:(?:#{1,6}|\*\*|\[)[ \t]*)?(?:user|human|input|user input|user message|"
@@ -525,7 +529,7 @@ def _record_alias(inner: str, aliases: dict[str, tuple[str, ...]]) -> None:
             match.group(4),
         )
     )
-    paths, calls, _ = _analyse_expression(expression)
+    paths, calls, _ = analyse_expression(expression)
     # ``for a in agents.values()``: ``a`` is one of ``agents``, not of a method's result.
     calls = tuple(c for c in calls if c.rpartition(".")[2] not in _MAPPING_VIEWS)
     for target in re.findall(r"\w+", targets or ""):
@@ -535,7 +539,7 @@ def _record_alias(inner: str, aliases: dict[str, tuple[str, ...]]) -> None:
 def _jinja_placeholder(
     start: int, end: int, inner: str, aliases: dict[str, tuple[str, ...]]
 ) -> Placeholder:
-    paths, calls, filters = _analyse_expression(inner)
+    paths, calls, filters = analyse_expression(inner)
     resolved: list[str] = []
     for path in paths:
         root, _, rest = path.partition(".")
@@ -547,7 +551,7 @@ def _jinja_placeholder(
 
 
 @lru_cache(maxsize=4096)
-def _analyse_expression(
+def analyse_expression(
     expression: str,
 ) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """Dotted names, callees and filters used by a Jinja expression (parsed, never run)."""
@@ -627,9 +631,7 @@ def _scan_mustache(text: str) -> ParsedTemplate:
             tags.append(Tag(match.start(), match.end(), BLOCK, "else"))
         elif sigil in ("", "&"):
             builder.other(PLACEHOLDER, match.end())
-            paths, calls, _ = (
-                ((name,), (), ()) if _DOTTED.fullmatch(name) else _analyse_expression(name)
-            )
+            paths, calls = ((name,), ()) if _DOTTED.fullmatch(name) else _mustache_expression(name)
             paths = _in_contexts(paths, [c for c in contexts if c])
             placeholders.append(
                 Placeholder(match.start(), match.end(), MUSTACHE, name, paths, calls)
@@ -644,6 +646,43 @@ def _scan_mustache(text: str) -> ParsedTemplate:
                 contexts.pop()
     builder.literal(len(text))
     return ParsedTemplate(MUSTACHE, tuple(placeholders), tuple(tags), builder.build())
+
+
+def _mustache_expression(expression: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Dotted names and callees of a mustache tag's expression: a Jinja-like one as Jinja
+    reads it; a handlebars helper call (``formatDate now "YYYY"``, ``each (shuffle tips)``)
+    also names its helpers as callees and its arguments as names."""
+    paths, calls, _ = analyse_expression(expression)
+    helpers, arguments = handlebars_call(expression)
+    return tuple(dict.fromkeys((*paths, *arguments))), tuple(dict.fromkeys((*calls, *helpers)))
+
+
+def handlebars_call(expression: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The helpers and the name arguments of a handlebars call with arguments (``formatDate
+    now "YYYY"``: ``formatDate``; ``now``), subexpressions included (``each (shuffle tips)``:
+    ``each``, ``shuffle``; ``tips``); ``((), ())`` for anything else."""
+    pieces = _HANDLEBARS_PIECE.findall(expression.strip("~ \t\r\n"))
+    if "".join(pieces).replace(" ", "") != re.sub(r"\s", "", expression.strip("~ \t\r\n")):
+        return (), ()
+    helpers: list[str] = []
+    arguments: list[str] = []
+    opens = True
+    for piece in pieces:
+        if piece == "(":
+            opens = True
+            continue
+        if piece == ")" or piece[0] in "\"'" or piece[0].isdigit():
+            opens = False
+            continue
+        value = piece.partition("=")[2] or piece
+        if not _DOTTED.fullmatch(value) or value in _JINJA_CONSTANTS:
+            opens = False
+            continue
+        (helpers if opens else arguments).append(value)
+        opens = False
+    if len(helpers) + len(arguments) < 2:
+        return (), ()
+    return tuple(helpers), tuple(arguments)
 
 
 def _section_context(name: str) -> str | None:

@@ -26,6 +26,7 @@ from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.sequences import common_prefix_length
 from prefixlint.sources.chat_template import compare, conversation, sandbox
+from prefixlint.sources.chat_template.branches import deciding_if
 from prefixlint.sources.chat_template.compare import TokenWindow
 from prefixlint.sources.chat_template.conversation import Conversation, Features
 from prefixlint.sources.chat_template.document import ChatTemplateDocument
@@ -160,6 +161,7 @@ def _whitespace_only(cached_rest: str, following_rest: str, window: int = 200) -
 
 
 def _responsible_lines(
+    source: str,
     prompt: Rendering,
     full: Rendering | None,
     following: Rendering,
@@ -175,7 +177,8 @@ def _responsible_lines(
     last user turn, not the one that renders earlier turns plainly. Otherwise, when the text
     just before ``at`` came from different lines in the two renderings, the template already
     took another branch there (e.g. the one that renders history without reasoning), and the
-    next prompt's line is to blame; else the line that emitted the first differing character.
+    ``if`` whose arms the two lines are in is to blame (the next prompt's line when no ``if``
+    chose between them); else the line that emitted the first differing character.
     """
 
     def cached_line_at(offset: int) -> int:
@@ -186,8 +189,8 @@ def _responsible_lines(
     if stable_part_moves:
         return following.line_at(at), cached_line_at(at), cached_line_at(at)
     if at > 0 and following.line_at(at - 1) != cached_line_at(at - 1):
-        line = following.line_at(at - 1)
-        return line, cached_line_at(at - 1), line
+        line, cached = following.line_at(at - 1), cached_line_at(at - 1)
+        return line, cached, deciding_if(source, line, cached) or line
     return following.line_at(at), cached_line_at(at), following.line_at(at)
 
 
@@ -218,6 +221,7 @@ def breaks(
         at = common_prefix_length(cached_tokens, next_tokens)
         at_char = compare.char_offset(tokenizer, following.text, at)
         line, cached_line, blamed = _responsible_lines(
+            document.source,
             prompt,
             full,
             following,
@@ -242,8 +246,11 @@ def breaks(
 @registry.register(CODE, "chat-template")
 def check_monotonic(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     """One PFX503 per template line responsible, over the turns and the reasoning styles the
-    template renders (the first break that line is to blame for)."""
+    template renders (the first break that line is to blame for). A break blamed on the line
+    that rendered the next prompt of a break already reported (its ``if`` was blamed) is the
+    same one."""
     reported: dict[int, Diagnostic] = {}
+    covered: set[int] = set()
     for style in conversation.REASONING_STYLES:
         features = document.with_reasoning(style)
         if features is None:
@@ -253,8 +260,9 @@ def check_monotonic(document: ChatTemplateDocument, ctx: RuleContext) -> list[Di
         except sandbox.TemplateFailure:
             continue
         for found in found_all:
-            if found.blamed not in reported:
+            if found.blamed not in covered:
                 reported[found.blamed] = _diagnostic(document, features, found)
+                covered |= {found.blamed, found.line}
     return list(reported.values())
 
 

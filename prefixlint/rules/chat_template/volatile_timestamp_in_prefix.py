@@ -3,7 +3,9 @@
 transformers gives templates ``strftime_now(format)`` (the server's local time); Llama 3.2+
 templates default ``date_string`` to ``strftime_now("%d %b %Y")``. The template is rendered
 at a fixed reference time and at later times, on a fake clock, to find the finest unit of
-time whose change alters the prompt: that is how often the cached prefix rolls over.
+time whose change alters the prompt: that is how often the cached prefix rolls over. A clock
+rendered only in the newest turn (after all that the previous request's prompt held) costs no
+cached token and is not reported.
 """
 
 from __future__ import annotations
@@ -41,6 +43,16 @@ def _line_of(text: str, offset: int) -> str:
     return text[start : end if end >= 0 else len(text)].strip()
 
 
+def _previously_cached(document: ChatTemplateDocument, convo: Conversation, text: str) -> int:
+    """How much of ``text`` (the whole conversation's prompt) the previous request's prompt
+    already held, in characters."""
+    points = [count for count in convo.turn_points() if count < len(convo.messages)]
+    if not points:
+        return 0
+    previous = document.render(convo, points[-1], add_generation_prompt=True).text
+    return common_prefix_length(text, previous)
+
+
 @registry.register(CODE, "chat-template")
 def check_clock(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     """Report the clock in the prompt once, at the line that calls ``strftime_now``."""
@@ -56,6 +68,8 @@ def check_clock(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagno
         tokens = ctx.tokenizer.encode(reference.text)
         stable = common_prefix_length(tokens, ctx.tokenizer.encode(later))
         at = compare.char_offset(ctx.tokenizer, reference.text, stable)
+        if at >= _previously_cached(document, convo, reference.text):
+            return []  # only in the newest turn, which no cache holds (PFX503 says if it moves)
         line = min(reference_clock.call_lines, default=reference.line_at(at))
         shown = _line_of(reference.text, at)
         message = (

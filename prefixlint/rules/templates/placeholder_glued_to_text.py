@@ -56,7 +56,7 @@ def _glued(
     document: TemplateDocument, ctx: RuleContext
 ) -> Iterator[tuple[Placeholder, tuple[str, str, str]]]:
     """Each placeholder whose seam merges, with ``_merge``'s account of it."""
-    extra = extra_names(ctx)
+    extra = extra_names(ctx, document)
     for placeholder in document.placeholders:
         if placeholder_code(placeholder, extra):
             continue  # a volatile value: PFX101-PFX104 already count what it costs

@@ -33,6 +33,7 @@ from typing import cast
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.linting.noqa import find_directives
+from prefixlint.prose_language import prose_language
 from prefixlint.rules.templates.pasted_memory import pasted_memories
 from prefixlint.rules.templates.sections import last_section_start
 from prefixlint.sources.templates import (
@@ -44,7 +45,7 @@ from prefixlint.sources.templates import (
     tokens,
 )
 from prefixlint.types import Applicability, Diagnostic, Fix, Severity
-from prefixlint.vocabulary import classify_call, classify_filter, classify_name
+from prefixlint.vocabulary import classify_call, classify_filter, classify_name, local_names
 
 VOLATILE_CODES = (codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT)
 WHAT = {
@@ -168,9 +169,14 @@ class Volatile:
     shown: str
 
 
-def extra_names(ctx: RuleContext) -> dict[str, list[str]]:
-    """Each volatile code's ``extra-volatile-names`` option."""
-    return {code: list(ctx.option(code, "extra-volatile-names")) for code in VOLATILE_CODES}
+def extra_names(ctx: RuleContext, document: TemplateDocument) -> dict[str, list[str]]:
+    """Each volatile code's ``extra-volatile-names`` option, and its names in the language of
+    the document's prose."""
+    local = local_names(prose_language(document.static_text))
+    return {
+        code: [*ctx.option(code, "extra-volatile-names"), *local.get(code, ())]
+        for code in VOLATILE_CODES
+    }
 
 
 def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> str | None:
@@ -202,7 +208,7 @@ def volatile_places(document: TemplateDocument, ctx: RuleContext) -> list[Volati
 
 
 def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatile]:
-    extra = extra_names(ctx)
+    extra = extra_names(ctx, document)
     places = []
     for placeholder in document.placeholders:
         code = placeholder_code(placeholder, extra)
