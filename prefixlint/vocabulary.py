@@ -177,14 +177,25 @@ _NOT_RANDOM_HEADS = frozenset({"seed", "state"})
 # (``jinja_env``, ``template_env``, ``gym_env``), not the process environment.
 _OBJECT_ENV_OWNERS = frozenset({"jinja", "jinja2", "template", "templates", "tpl", "gym", "sim"})
 
-# A per-user head word (``email``, ``location``) qualified by anything else (``support_email``,
-# ``file_location``) names something fixed, unless the qualifier is about the person.
-_PERSON_WORDS = frozenset(
+# The people a product serves: a record named after one (``traveller``, ``patient``) holds
+# that person's details, so each of its fields differs per user (``traveller.home_airport``).
+_PERSON_RECORDS = frozenset(
     _listed(
         """
-        user, users, customer, client, caller, sender, my, your, current, member, account,
-        author, owner, human, person, contact, employee, utilisateur, usager,
-        benutzer, nutzer, kunde, kundin, usuario, cliente, utente
+        user, customer, member, person, employee, traveller, traveler, reviewer, patient,
+        student, learner, guest, passenger, shopper, buyer, subscriber, visitor, player,
+        reader, viewer, applicant, recipient, requester, participant, attendee, tenant,
+        utilisateur, usager, benutzer, nutzer, kunde, kundin, usuario, cliente, utente
+        """
+    )
+)
+# A per-user head word (``email``, ``location``) qualified by anything else (``support_email``,
+# ``file_location``) names something fixed, unless the qualifier is about the person.
+_PERSON_WORDS = _PERSON_RECORDS | frozenset(
+    _listed(
+        """
+        users, client, caller, sender, my, your, current, account, author, owner, human,
+        contact
         """
     )
 )
@@ -195,7 +206,8 @@ _NOT_A_PERSON = frozenset(
     _listed(
         """
         bot, assistant, agent, app, application, company, product, model, service, tool,
-        system, project, org, organization, team, brand, site, support, default
+        system, project, org, organization, team, brand, site, support, default, repo,
+        repository
         """
     )
 )
@@ -393,7 +405,27 @@ def classify_name(name: str, extra: Mapping[str, Iterable[str]] | None = None) -
         name = name.split("(", 1)[0]
     if _runtime_identity(name):
         return UNIQUE_ID
-    return classify_words(split_words(name), extra)
+    code = classify_words(split_words(name), extra)
+    return PER_USER if code is None and _person_field(name) else code
+
+
+def _person_field(name: str) -> bool:
+    """Whether ``name`` reads a field of a record named after a person (``traveller.name``,
+    ``reviewer.notes``): neither one owned by something else (``user.team_name``) nor what
+    the person sends (``customer.message``), which is the request's input."""
+    owner, dot, attribute = name.rpartition(".")
+    if not dot or not attribute or attribute.startswith("_"):
+        return False
+    words = split_words(owner.rsplit(".", 1)[-1])
+    if not words or words[-1] not in _PERSON_RECORDS or is_request_input(attribute):
+        return False
+    return not owned_by_other(attribute)
+
+
+def owned_by_other(name: str) -> bool:
+    """Whether ``name`` says it belongs to something other than a person
+    (``organization_profile``, ``bot_name``): a field of a user's record that is not theirs."""
+    return any(word in _NOT_A_PERSON for word in split_words(name))
 
 
 def _runtime_identity(name: str) -> bool:

@@ -100,11 +100,11 @@ def test_split_words(name, words):
         ("repository_info.repo_directory", "PFX104"),
         ("repoPath", "PFX104"),
         ("project_dir", "PFX104"),
-        ("branch", "PFX104"),
-        ("pr.base_branch", "PFX104"),
-        # a field of a person named in another language
-        ("utilisateur.email", "PFX103"),
-        ("usuario.email", "PFX103"),
+        # a field of a record named after a person the product serves
+        ("traveller.home_airport", "PFX103"),
+        ("reviewer.notes", "PFX103"),
+        ("self.patient.name", "PFX103"),
+        ("reviewer.locale", "PFX103"),
     ],
 )
 def test_volatile_names(name, code):
@@ -166,9 +166,11 @@ def test_volatile_names(name, code):
         "known",
         "osmosis",
         "hostile",
-        "jinja_env",
-        "template_env",
-        "gym_env",
+        "traveller",
+        "user.team_name",
+        "customer.message",
+        "ctx.user_info.organization_profile",
+        "client.base_url",
         "",
     ],
 )

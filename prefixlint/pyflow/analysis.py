@@ -7,15 +7,18 @@ import re
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, replace
 from functools import cached_property
+from pathlib import Path
 
 from prefixlint.codes import UNORDERED
+from prefixlint.context import RuleContext
 from prefixlint.pyflow.bindings import Bindings
-from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.flow import Flow
+from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
+from prefixlint.pyflow.flow import ROOT, Flow
+from prefixlint.pyflow.importers import importing
 from prefixlint.pyflow.origins import Origin
-from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, TOOLS
+from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, SYSTEM, TOOLS
 from prefixlint.pyflow.sinks import Sink, find_sinks
-from prefixlint.pyflow.tables import PARAMETER, REQUEST_INPUT
+from prefixlint.pyflow.tables import IMPORTED, PARAMETER, REQUEST_INPUT
 
 
 @dataclass(frozen=True, eq=False)
@@ -68,26 +71,65 @@ class Analysis:
             found = document.derived["analysis"] = cls(document)
         return found
 
-    def __init__(self, document: PythonDocument) -> None:
+    def __init__(self, document: PythonDocument, importer: bool = False) -> None:
+        """``importer``: built for a module of the same package that defines functions this
+        one calls, to see where their results go (its own importers are not asked)."""
         self.document = document
         self.bindings = Bindings(document)
-        self.flow = Flow(document, self.bindings)
+        self.flow = Flow(document, self.bindings, imports=importer)
         found = find_sinks(document)
         self.sinks = found.concrete
+        # Return values sent by an importing module, each with the function that returns it:
+        # its parameters are what that module passes, not what calls in this module pass.
+        self._returned_by: dict[int, Function] = {}
+        if not importer:
+            self.sinks += self._sent_by_importers()
         self.message_lists = found.message_lists
         self.reaches: list[Reach] = []
         for sink in self.sinks:
             self._follow(sink)
         explained = set(self.flow.visited)  # names already explained as part of a request
+        sends_own = any(s.region == SYSTEM and s.named is None for s in self.sinks)
         for sink in found.named:
-            if id(sink.named) not in explained:
-                self._follow(sink)
+            if id(sink.named) in explained or (sends_own and self._module_constant(sink)):
+                continue
+            self._follow(sink)
+
+    def _sent_by_importers(self) -> list[Sink]:
+        """The values returned by this module's functions that a module of its package
+        imports and sends (``system=build_system()``), as sinks of the request part."""
+        functions = {f.name: f for f in self.document.module.body if isinstance(f, FUNCTIONS)}
+        if not functions:
+            return []
+        stem = Path(self.document.path).stem
+        found: dict[int, Sink] = {}
+        for path, text in importing(self.document.path):
+            importer = _importer_analysis(path, text, self.document.ctx)
+            for reach in importer.reaches if importer is not None else ():
+                module, _, name = reach.origin.label.rpartition(".")
+                if reach.origin.code != IMPORTED or module != stem or name not in functions:
+                    continue
+                if reach.origin.opaque or not reach.in_prefix:
+                    continue
+                where = f"{reach.sink.description} in {Path(path).name}"
+                for value in self.document.returns_of(functions[name]):
+                    found.setdefault(id(value), Sink(value, reach.sink.region, where))
+                    self._returned_by[id(value)] = functions[name]
+        return list(found.values())
+
+    def _module_constant(self, sink: Sink) -> bool:
+        """Whether a named text is a module-level name: in a module that sends its own system
+        prompt, one its requests never read is kept for something else, not sent here."""
+        target = sink.named
+        return isinstance(target, ast.Name) and self.document.enclosing_function(target) is None
 
     def _follow(self, sink: Sink) -> None:
         if not self.flow.possible:
             return
         self.flow.root = sink
-        self.reaches += [Reach(origin, sink) for origin in self.flow.origins(sink.expr)]
+        function = self._returned_by.get(id(sink.expr))
+        env = self.flow.summary(function) if function is not None else ROOT
+        self.reaches += [Reach(origin, sink) for origin in self.flow.origins(sink.expr, env)]
 
     def sink_of(self, node: ast.AST) -> Sink | None:
         """The first sink whose value was explained through ``node``, if any."""
@@ -145,8 +187,18 @@ class Analysis:
         return self._first_in_prefix.get(code, [])
 
 
+def _importer_analysis(path: str, text: str, ctx: RuleContext) -> Analysis | None:
+    """The analysis of an importing module, with the options of the module that asks."""
+    try:
+        tree = ast.parse(text)
+        context = RuleContext(path=path, enabled=ctx.enabled, options=ctx.options)
+        return Analysis(PythonDocument(text, tree, context), importer=True)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+
+
 _IDENTIFIER = re.compile(r"\w+")
-_NEVER_REPORTED = frozenset({REQUEST_INPUT, PARAMETER})
+_NEVER_REPORTED = frozenset({REQUEST_INPUT, PARAMETER, IMPORTED})
 
 
 def _grouped(reaches: list[Reach], key: Callable[[Reach], Hashable]) -> list[Reach]:

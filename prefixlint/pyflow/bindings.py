@@ -38,7 +38,7 @@ class Mutation:
 
     call: ast.Call | ast.Assign
     method: str
-    receiver: ast.Name
+    receiver: ast.Name | ast.Attribute
 
 
 class _Index:
@@ -136,20 +136,44 @@ class Bindings:
         for call in self.calls:
             stores += self._mutations_in(call)
         for mutation in stores:
-            for assignment in self.assignments(mutation.receiver):
-                found.setdefault(id(assignment), []).append(mutation)
+            if isinstance(mutation.receiver, ast.Name):
+                for assignment in self.assignments(mutation.receiver):
+                    found.setdefault(id(assignment), []).append(mutation)
         return found
+
+    @cached_property
+    def _attribute_mutations(self) -> dict[tuple[int, str], list[Mutation]]:
+        """In-place changes of ``self.X`` by (class id, attribute name): ``self.tools.append``."""
+        found: dict[tuple[int, str], list[Mutation]] = {}
+        for call in self.calls:
+            func = call.func
+            if not (isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS):
+                continue
+            receiver = func.value
+            if not (_self_attribute(receiver) and isinstance(receiver, ast.Attribute)):
+                continue
+            owner = self.document.enclosing_class(call)
+            if owner is not None:
+                key = (id(owner), receiver.attr)
+                found.setdefault(key, []).append(Mutation(call, func.attr, receiver))
+        return found
+
+    def attribute_mutations(self, node: ast.Attribute) -> list[Mutation]:
+        """In-place changes, in any method, of the ``self`` attribute ``node`` reads."""
+        owner = self.document.enclosing_class(node)
+        if owner is None:
+            return []
+        return list(self._attribute_mutations.get((id(owner), node.attr), ()))
 
     @staticmethod
     def _mutations_in(call: ast.Call) -> list[Mutation]:
         func = call.func
         found = []
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.attr in MUTATING_METHODS
-        ):
-            found.append(Mutation(call, func.attr, func.value))
+        if isinstance(func, ast.Attribute) and func.attr in MUTATING_METHODS:
+            # Sorting an inner list (``groups[key].sort()``) leaves the outer order as it is.
+            changed = func.value if func.attr == "sort" else _container(func.value)
+            if isinstance(changed, ast.Name):
+                found.append(Mutation(call, func.attr, changed))
         first = call.args[0] if call.args else None
         if isinstance(first, ast.Name):
             name = func.attr if isinstance(func, ast.Attribute) else None
@@ -244,3 +268,29 @@ class Bindings:
                     if isinstance(statement, FUNCTIONS) and statement.name == func.attr:
                         return statement
         return None
+
+
+def _self_attribute(node: ast.expr) -> bool:
+    """``self.X`` or ``cls.X``."""
+    return (
+        isinstance(node, ast.Attribute)
+        and isinstance(node.value, ast.Name)
+        and node.value.id in ("self", "cls")
+    )
+
+
+def _container(node: ast.expr) -> ast.Name | None:
+    """The named object a change of ``node`` changes: ``groups`` of ``groups.append(...)``,
+    ``groups[key].append(...)`` and ``groups.setdefault(key, []).append(...)``."""
+    if isinstance(node, ast.Name):
+        return node
+    if isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name):
+        return node.value
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "setdefault"
+        and isinstance(node.func.value, ast.Name)
+    ):
+        return node.func.value
+    return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import cast
 
@@ -66,9 +66,12 @@ ROOT = Env()
 class Flow:
     """Explains expressions of one document; results are memoised per (expression, env)."""
 
-    def __init__(self, document: PythonDocument, bindings: Bindings) -> None:
+    def __init__(self, document: PythonDocument, bindings: Bindings, imports: bool = False) -> None:
         self.document = document
         self.bindings = bindings
+        # Whether a call of a function imported from the same package is an ``IMPORTED``
+        # origin (asked by the module that defines it: where does its result go?).
+        self.imports = imports
         self.visited: set[int] = set()
         self.roots: dict[int, Sink | None] = {}
         self.root: Sink | None = None
@@ -96,6 +99,8 @@ class Flow:
         """
         document = self.document
         if document.nodes(ast.Set, ast.SetComp):
+            return True
+        if self.imports and any(n.level == 1 for n in document.nodes(ast.ImportFrom)):
             return True
         for call in document.nodes(ast.Call):
             leaf, root = _spelling(call.func)
@@ -189,6 +194,10 @@ class Flow:
             for node in ast.walk(seed)
         )
 
+    def summary(self, function: Function) -> Env:
+        """Where ``function``'s body is explained with its parameters left open."""
+        return self._summaries.setdefault(id(function), Env(function))
+
     def origins(self, node: ast.AST, env: Env = ROOT) -> tuple[Origin, ...]:
         key = (id(node), id(env))
         if key in self._memo:
@@ -265,15 +274,53 @@ class Flow:
         text = string_value(node)
         if not text or "{" not in text or written_as_sent(node, self.document.parent):
             return ()
-        found = []
+        found: list[tuple[Origin, ...]] = []
+        filled = self._filled(node)
         for field in template_fields(text):
+            if field in filled:
+                step = f"{field}= {self._here(filled[field][0])}"
+                found += [stepped(self.origins(v, ROOT), step) for v in filled[field]]
+                continue
             code = vocabulary.classify_name(field, self.document.extra_names)
             if code in NAME_CODES:
                 granularity = t.DAILY if _daily_name(field) else t.PROCESS
                 if code == codes.TIMESTAMP and not _daily_name(field):
                     granularity = t.INSTANT
-                found.append(Origin(code, node, f"`{{{field}}}`", granularity, within=f"{{{field}"))
-        return tuple(found)
+                label = f"`{{{field}}}`"
+                found.append((Origin(code, node, label, granularity, within=f"{{{field}"),))
+        return merge(*found)
+
+    def _filled(self, node: ast.Constant) -> dict[str, list[ast.expr]]:
+        """The values given by keyword to the fields of the template ``node`` wherever it is
+        filled by name: ``PROMPT.partial(today=...)`` where ``PROMPT`` is bound to a template
+        made from ``node`` (a LangChain prompt filled in another function)."""
+        found: dict[str, list[ast.expr]] = {}
+        for call in self._fill_calls:
+            receiver = cast(ast.Attribute, call.func).value
+            if not isinstance(receiver, ast.Name):
+                continue
+            made_from = any(
+                any(inner is node for inner in ast.walk(binding.value))
+                for assignment in self.bindings.reaching(receiver)
+                for binding in self.bindings.values_of(assignment)
+            )
+            if made_from:
+                for keyword in call.keywords:
+                    if keyword.arg is not None:
+                        found.setdefault(keyword.arg, []).append(keyword.value)
+        return found
+
+    @cached_property
+    def _fill_calls(self) -> list[ast.Call]:
+        """Calls that fill a template's fields by keyword on a name (``PROMPT.partial(...)``)."""
+        return [
+            call
+            for call in self.bindings.calls
+            if isinstance(call.func, ast.Attribute)
+            and call.func.attr in _FILLS
+            and isinstance(call.func.value, ast.Name)
+            and call.keywords
+        ]
 
     def _List(self, node: ast.List | ast.Tuple, env: Env) -> tuple[Origin, ...]:
         found = []
@@ -444,9 +491,54 @@ class Flow:
         return ()
 
     def _parameter(self, node: ast.Name, assignment: Assignment, env: Env) -> tuple[Origin, ...]:
+        typed = self._typed_as_set(node, assignment)
         if env.function is not None and assignment.scope.node is env.function:
-            return (Origin(t.PARAMETER, node, node.id),)
-        return self._named_value(node, node.id)
+            # Typed as a set, the parameter is unordered here whatever order a caller had.
+            return (Origin(t.PARAMETER, node, node.id, drops_order=bool(typed)), *typed)
+        return merge(self._named_value(node, node.id), typed, self._passed_in(node, assignment))
+
+    @staticmethod
+    def _typed_as_set(node: ast.Name, assignment: Assignment) -> tuple[Origin, ...]:
+        """A parameter annotated as a set (``flags: set[str]``) iterates in no fixed order,
+        whatever the caller passes."""
+        parameter = assignment.node
+        annotation = parameter.annotation if isinstance(parameter, ast.arg) else None
+        if isinstance(annotation, ast.BinOp):  # ``set[str] | None``
+            annotation = annotation.left
+        if annotation is None:
+            return ()
+        outer = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+        if _spelling(outer)[0] not in _SET_TYPES:
+            return ()
+        inner = annotation.slice if isinstance(annotation, ast.Subscript) else None
+        plain = inner is not None and _spelling(inner)[0] in ("str", "int")
+        label = f"`{node.id}` (a set)"
+        return (Origin(codes.UNORDERED, node, label, sort_by="plain" if plain else ""),)
+
+    def _passed_in(self, node: ast.Name, assignment: Assignment) -> tuple[Origin, ...]:
+        """What the calls of a function defined here pass for its parameter ``node`` (a text
+        built by the caller and handed to the function that sends it)."""
+        function = assignment.scope.node
+        if not isinstance(function, FUNCTIONS):
+            return ()
+        found = []
+        for call in self._calls_of.get(id(function), ()):
+            bound = self._bind_arguments(function, call, ROOT)
+            if node.id in bound:
+                argument, argument_env = bound[node.id]
+                # Only what surely arrives: not values that went through an unknown call.
+                found.append(tuple(o for o in self.origins(argument, argument_env) if not o.opaque))
+        return merge(*found)
+
+    @cached_property
+    def _calls_of(self) -> dict[int, list[ast.Call]]:
+        """The calls of each function defined here, by the function's id."""
+        found: dict[int, list[ast.Call]] = {}
+        for call in self.bindings.calls:
+            function = self.bindings.local_function(call.func)
+            if function is not None:
+                found.setdefault(id(function), []).append(call)
+        return found
 
     def _named_value(self, node: ast.AST, name: str) -> tuple[Origin, ...]:
         """A value known only by its name (a parameter, an attribute of one, a dict key)."""
@@ -465,17 +557,32 @@ class Flow:
             values = self.bindings.attribute_values(node)
             if values:
                 self.visited.update(id(b.target) for b in values)
-                return merge(*(self.origins(b.value, env) for b in values))
+                changes = self.bindings.attribute_mutations(node)
+                found = merge(
+                    *(self.origins(b.value, env) for b in values),
+                    *(self._mutation(m, env) for m in changes),
+                )
+                return without_order(found) if any(m.method == "sort" for m in changes) else found
             if self._bound_method(node):
                 return ()
             return self._named_value(node, node.attr)
         receiver = self.origins(node.value, env)
+        if vocabulary.owned_by_other(node.attr):
+            # ``user_info.organization_profile``: the organisation's, not the user's.
+            named = {id(n) for n in ast.walk(node.value)}
+            receiver = tuple(
+                o for o in receiver if o.code != codes.PER_USER or id(o.node) not in named
+            )
         if node.attr in t.DAY_ATTRIBUTES:
             receiver = coarsened(receiver, t.DAILY)
-        if all(o.code == t.REQUEST_INPUT for o in receiver):
-            dotted = self._dotted(node)
-            if dotted and receiver:
-                return merge(receiver, self._named_value(node, dotted)[1:])
+        dotted = self._dotted(node) if receiver else None
+        if dotted and all(o.code == t.REQUEST_INPUT for o in receiver):
+            return merge(receiver, self._named_value(node, dotted)[1:])
+        if dotted and all(o.code in (t.REQUEST_INPUT, t.PARAMETER) for o in receiver):
+            # In a helper's summary a record's fields are its caller's data (``item.updated_at``
+            # is when the item changed), except a person's details (``guest.home_airport``).
+            fields = self._named_value(node, dotted)[1:]
+            return merge(receiver, tuple(o for o in fields if o.code == codes.PER_USER))
         return receiver
 
     def _bound_method(self, node: ast.Attribute) -> bool:
@@ -524,7 +631,26 @@ class Flow:
             return self._local_call(function, node, env)
         if isinstance(node.func, ast.Attribute):
             return self._method(node, env)
-        return opaque(without_order(self._arguments(node, env)))
+        passed = without_order(self._arguments(node, env))
+        imported = self._package_function(node.func) if self.imports else None
+        if imported is not None:
+            # The result of one function of the package handed to another (``render(pick())``)
+            # is judged by the module that defines both; anything else may not survive.
+            kept = tuple(o if o.code == t.IMPORTED else replace(o, opaque=True) for o in passed)
+            return merge((Origin(t.IMPORTED, node, imported),), kept)
+        return opaque(passed)
+
+    def _package_function(self, func: ast.expr) -> str | None:
+        """``module.name`` of a function imported by ``from .module import name``."""
+        if not isinstance(func, ast.Name):
+            return None
+        for assignment in self.bindings.assignments(func):
+            statement = assignment.node
+            if isinstance(statement, ast.ImportFrom) and statement.level == 1 and statement.module:
+                for alias in statement.names:
+                    if (alias.asname or alias.name) == func.id:
+                        return f"{statement.module}.{alias.name}"
+        return None
 
     def _arguments(self, node: ast.Call, env: Env) -> tuple[Origin, ...]:
         return self._all((a.value for a in arguments(node)), env)
@@ -609,10 +735,25 @@ class Flow:
             a.keyword == "sort_keys" and isinstance(a.value, ast.Constant) and a.value.value is True
             for a in given
         ):
-            return inner
+            keys_only = [self._orders_keys_only(o) for o in inner]
+            return tuple(
+                without_order((o,))[0] if o.code == t.PARAMETER and keys else o
+                for o, keys in zip(inner, keys_only, strict=True)
+                if not (o.code == codes.UNORDERED and keys)
+            )
         if payload is None or self._fixed_literal(payload):
             return inner
         return merge((Origin(codes.KEY_ORDER, node, self._label(node)),), inner)
+
+    def _orders_keys_only(self, origin: Origin) -> bool:
+        """An unordered collection iterated into the keys of a dict comprehension: sorting
+        the keys (``json.dumps(..., sort_keys=True)``) leaves nothing of its order."""
+        if origin.code not in (codes.UNORDERED, t.PARAMETER) or origin.consumer is None:
+            return False
+        clause = self.document.parent(origin.consumer)
+        return isinstance(clause, ast.comprehension) and isinstance(
+            self.document.parent(clause), ast.DictComp
+        )
 
     def _fixed_literal(self, node: ast.expr, depth: int = 0) -> bool:
         """A value built in the same key order every time, so it serialises the same way.
@@ -745,7 +886,7 @@ class Flow:
         """What a call of a function defined here returns, its parameters replaced by the
         call's arguments; ``position``: only that element of the tuples it returns."""
         self.visited.add(id(function))
-        summary_env = self._summaries.setdefault(id(function), Env(function))
+        summary_env = self.summary(function)
         returned = self.bindings.returns_of(function)
         if position is not None:
             returned = [cast(ast.Tuple, value).elts[position] for value in returned]
@@ -911,6 +1052,11 @@ class Flow:
             not _has_arguments(m) or not self._fixed_seed(m) for m in constructed
         )
 
+
+# Annotations of a parameter that holds a set.
+_SET_TYPES = frozenset({"set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"})
+# Methods that fill some of a template's fields by keyword and return the template.
+_FILLS = frozenset({"partial"})
 
 # Seeds that differ between processes: salted string hashes, the clock, the process id.
 _ENVIRONMENT_READS = frozenset({"os.getenv", "os.environ.get"})

@@ -214,7 +214,7 @@ def text_region(name: str) -> str | None:
 # matters is a lookbehind after the literal (``del(?<!\wdel)``); being a superset test, a
 # pattern may otherwise match a little more than its sink needs.
 _LITERALS = (
-    '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(",
+    '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(", ".demos",
     *sorted({f"{name}(" for _, name in POSITIONAL_SYSTEM}),
 )  # fmt: skip
 _API_CALLS = tuple(

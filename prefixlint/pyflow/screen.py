@@ -27,6 +27,7 @@ from prefixlint.codes import ENVIRONMENT, LAYOUT, PER_USER, SYSTEM_ROLES, TIMEST
 from prefixlint.context import RuleContext
 from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
+from prefixlint.pyflow.importers import importing
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
     API_METHODS,
@@ -71,7 +72,8 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 def may_need_analysis(text: str, tree: ast.Module, ctx: RuleContext) -> bool:
     """Whether the analysis of ``text`` (parsed as ``tree``) could find anything."""
     screen = _Screen(text, tree, ctx)
-    return screen.history_possible() or (screen.sinks_possible() and screen.flow_possible())
+    sinks = screen.sinks_possible() or bool(importing(ctx.path))
+    return screen.history_possible() or (sinks and screen.flow_possible())
 
 
 def _words(name: str) -> tuple[str, ...]:
@@ -202,6 +204,8 @@ class _Screen:
         agents = any(name in text for name in AGENT_PACKAGES)
         if agents and ("camel" in text or "autogen" in text):
             return True  # an agent class that takes its system message by position
+        if "dspy" in text and ".demos" in text:
+            return True  # a predictor's few-shot demos
         for call in self._calls():
             if self._call_sink(call, agents):
                 return True

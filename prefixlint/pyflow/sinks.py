@@ -109,6 +109,7 @@ class _Finder:
         self._claimed: set[int] = set()
         self._frameworks = any(name in document.text for name in FRAMEWORKS)
         self._agents = any(name in document.text for name in AGENT_PACKAGES)
+        self._dspy = "dspy" in document.text
         self.message_lists: list[ast.expr] = []
 
     def _add(
@@ -427,6 +428,16 @@ class _Finder:
             self._tool_field(target, node.value)
             self._content_write(target, node.value)
             self._schema_class_name(target, node.value)
+            self._demos(target, node.value)
+
+    def _demos(self, target: ast.expr, value: ast.expr | None) -> None:
+        """``predictor.demos = examples`` in DSPy: the demos are sent as the turns before the
+        input of every call of the predictor."""
+        if value is None or not self._dspy:
+            return
+        if isinstance(target, ast.Attribute) and target.attr == "demos":
+            owner = self.document.code(target.value)
+            self._add(value, EARLY, f"the few-shot demos of `{owner}`")
 
     def _content_write(self, target: ast.expr, value: ast.expr | None) -> None:
         """``messages[0]["content"] += text`` or ``messages[2].content = text``: text written

@@ -14,6 +14,7 @@ from prefixlint.codes import ENVIRONMENT, LINE_ENDINGS, PER_USER, TIMESTAMP, UNI
 
 REQUEST_INPUT = "input"  # a per-request value (a parameter); only PFX301 reports it
 PARAMETER = "parameter"  # stands for an argument inside a function summary; never reported
+IMPORTED = "imported"  # the result of a function imported from a module of the same package
 
 INSTANT = "instant"
 DAILY = "daily"

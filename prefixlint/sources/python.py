@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 from prefixlint import registry
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.pyflow.importers import importing
 from prefixlint.pyflow.prompt_words import may_hold_prompt
 from prefixlint.pyflow.screen import may_need_analysis
 from prefixlint.sources.nesting import guard_python, within_python_limits
@@ -89,7 +90,7 @@ def parsed_quietly(text: str) -> ast.Module | None:
 
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics of the enabled python rules for ``text``."""
-    if not may_hold_prompt(text):
+    if not may_hold_prompt(text) and not importing(ctx.path):
         return []
     try:
         tree = _guarded_tree(text, ctx)

@@ -1,0 +1,64 @@
+"""The modules of a package that import a module's functions by a relative import.
+
+A helper module often builds a part of a prompt (``def build_system(): ...``) that another
+module of its package sends (``from .context import build_system``; ``system=build_system()``).
+Read alone, the helper has no request; its importers say where its results go.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from functools import lru_cache
+from pathlib import Path
+
+_MAX_SIBLINGS = 200  # a directory with more modules is not searched
+_MAX_BYTES = 1_000_000
+_RELATIVE_IMPORT = re.compile(r"^[ \t]*from[ \t]+\.(\w+)[ \t]+import\b", re.M)
+
+
+def importing(path: str) -> tuple[tuple[str, str], ...]:
+    """``(path, text)`` of each module in the directory of ``path`` that imports from it
+    with ``from .module import ...``."""
+    file = Path(path)
+    if file.suffix != ".py" or not file.is_file():
+        return ()
+    directory = file.resolve().parent
+    return _index(str(directory), _versions(directory)).get(file.stem, ())
+
+
+def _versions(directory: Path) -> tuple[tuple[str, int, int], ...]:
+    """Each module of a directory with its modification time and size (a changed file
+    makes a new index)."""
+    found = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in entries:
+                if entry.name.endswith(".py") and entry.is_file():
+                    stat = entry.stat()
+                    found.append((entry.name, stat.st_mtime_ns, stat.st_size))
+    except OSError:
+        return ()
+    return tuple(sorted(found))
+
+
+@lru_cache(maxsize=64)
+def _index(
+    directory: str, versions: tuple[tuple[str, int, int], ...]
+) -> dict[str, tuple[tuple[str, str], ...]]:
+    """For each module name, the modules of the directory that import from it."""
+    found: dict[str, list[tuple[str, str]]] = {}
+    if len(versions) > _MAX_SIBLINGS:
+        return {}
+    for name, _, size in versions:
+        if size > _MAX_BYTES:
+            continue
+        path = str(Path(directory) / name)
+        try:
+            text = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        for module in dict.fromkeys(_RELATIVE_IMPORT.findall(text)):
+            if module != Path(name).stem:
+                found.setdefault(module, []).append((path, text))
+    return {module: tuple(importers) for module, importers in found.items()}

@@ -1,0 +1,176 @@
+"""A module's functions whose results a module of its package imports and sends.
+
+Each case is a package of small modules written to a temporary directory, the module checked,
+and the findings it must give there, as ``(line, code)`` pairs.
+"""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from prefixlint import check_source
+
+PYTHON_CODES = ("PFX1", "PFX2", "PFX3", "PFX4", "PFX5")
+
+CONTEXT = """
+import os
+import platform
+
+INTRO = "You are a careful pair-programming assistant."
+
+def workspace():
+    return f"Working directory: {os.getcwd()}\\nOS: {platform.system()}"
+
+def build_system():
+    return INTRO + "\\n" + workspace()
+"""
+
+EXAMPLES = """
+import random
+
+def pick(pool, k=4):
+    chosen = list(pool)
+    random.shuffle(chosen)
+    return chosen[:k]
+
+def pick_fixed(pool, k=4):
+    return random.Random(1234).sample(pool, k)
+
+def render(examples):
+    return "\\n\\n".join(f"Q: {e.question}\\nA: {e.answer}" for e in examples)
+"""
+
+CASES = (
+    pytest.param(
+        {
+            "context.py": CONTEXT,
+            "session.py": """
+                import anthropic
+                from .context import build_system
+
+                client = anthropic.Anthropic()
+
+                def step(messages):
+                    return client.messages.create(
+                        model="m", max_tokens=100, system=build_system(), messages=messages
+                    )
+                """,
+        },
+        "context.py",
+        [(8, "PFX104")],
+        id="a system prompt built by a helper module and sent by another",
+    ),
+    pytest.param(
+        {
+            "context.py": CONTEXT,
+            "report.py": """
+                from .context import build_system
+
+                def save(path):
+                    with open(path, "w") as out:
+                        out.write(build_system())
+                """,
+        },
+        "context.py",
+        [],
+        id="a helper's text that its importer only writes to a file",
+    ),
+    pytest.param(
+        {
+            "labels.py": """
+                import os
+
+                def workspace_line(root):
+                    return f"Workspace: {root}"
+
+                def debug_line():
+                    return workspace_line(os.getcwd())
+                """,
+            "session.py": """
+                import anthropic
+                from .labels import workspace_line
+
+                client = anthropic.Anthropic()
+
+                def step(messages):
+                    system = "You review code. " + workspace_line("/srv/app")
+                    return client.messages.create(
+                        model="m", max_tokens=100, system=system, messages=messages
+                    )
+                """,
+        },
+        "labels.py",
+        [],
+        id="a helper sent with a fixed argument, called elsewhere with a volatile one",
+    ),
+    pytest.param(
+        {
+            "settings.py": """
+                import uuid
+
+                def resumed(state):
+                    return state.get("conversation", uuid.uuid4().hex), state.get("mode")
+                """,
+            "loop.py": """
+                import anthropic
+                from .settings import resumed
+
+                client = anthropic.Anthropic()
+
+                def step(state, messages):
+                    conversation, mode = resumed(state)
+                    system = lookup_instructions(mode)
+                    return client.messages.create(
+                        model="m", max_tokens=100, system=system, messages=messages,
+                        metadata={"conversation": conversation},
+                    )
+                """,
+        },
+        "settings.py",
+        [],
+        id="a helper's result that reaches the system prompt only through an unknown call",
+    ),
+    pytest.param(
+        {
+            "examples.py": EXAMPLES,
+            "runner.py": """
+                import requests
+                from .examples import pick, pick_fixed, render
+
+                def grader_system(pool, fixed):
+                    shots = pick_fixed(pool) if fixed else pick(pool)
+                    return f"You grade answers.\\n\\nExamples:\\n{render(shots)}"
+
+                def grade(system, item):
+                    body = {
+                        "model": "m",
+                        "messages": [
+                            {"role": "system", "content": system},
+                            {"role": "user", "content": item},
+                        ],
+                    }
+                    return requests.post("http://localhost/v1/chat/completions", json=body)
+
+                def main(pool, items, fixed):
+                    for item in items:
+                        grade(grader_system(pool, fixed), item)
+                """,
+        },
+        "examples.py",
+        [(6, "PFX203")],
+        id="few-shot examples shuffled by a helper module and sent by its importer",
+    ),
+)
+
+
+@pytest.mark.parametrize(("modules", "checked", "expected"), CASES)
+def test_package_imports(tmp_path: Path, modules: dict[str, str], checked: str, expected):
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    for name, text in modules.items():
+        (package / name).write_text(textwrap.dedent(text))
+    path = package / checked
+    found = check_source(path.read_text(), str(path), select=PYTHON_CODES)
+    assert sorted((d.span.line, d.code) for d in found) == expected
