@@ -476,9 +476,20 @@ class _Screen:
         """Whether a list that may hold messages meets a statement that may change it."""
         if self._messages_sent or self._messages_added():
             return True  # any list may be known to hold messages: leave it to the analysis
+        bases = self._edited_bases()
         if defines_message_list(self.text):
-            return True
-        return any(_list_named(base) for base in self._edited_bases())
+            # A list typed as messages (or copied from one) may have any name: any edit counts.
+            return next(bases, None) is not None or self._split_possible()
+        return any(_list_named(base) for base in bases)
+
+    def _split_possible(self) -> bool:
+        """``older, recent = cut(history, limit)``: two names bound from one call."""
+        for node in self.of(ast.Assign):
+            assert isinstance(node, ast.Assign)
+            target = node.targets[0]
+            if isinstance(target, ast.Tuple) and len(target.elts) == 2:
+                return True
+        return False
 
     @cached_property
     def _messages_sent(self) -> bool:
