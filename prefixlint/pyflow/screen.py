@@ -25,6 +25,7 @@ from functools import cached_property
 from prefixlint import codes, vocabulary
 from prefixlint.codes import ENVIRONMENT, LAYOUT, PER_USER, SYSTEM_ROLES, TIMESTAMP, UNIQUE_ID
 from prefixlint.context import RuleContext
+from prefixlint.lines import python_lines
 from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.prompt_words import (
@@ -61,7 +62,6 @@ _NOT_CHAT_WORDS = frozenset(
 )  # fmt: skip
 _MESSAGE_SUFFIXES = ("Message", "MessageParam", "MessageDict")
 _SPACE = re.compile(r"\s+")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -444,7 +444,7 @@ class _Screen:
         if lineno is None or end is None:
             return None
         if self._lines is None:
-            self._lines = _LINE_BREAK.split(self.text)
+            self._lines = python_lines(self.text)
         lines = self._lines[lineno - 1 : end]
         if not lines:
             return None
