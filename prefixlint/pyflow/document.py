@@ -345,6 +345,26 @@ class PythonDocument:
     def references(self, assignment: Assignment) -> int:
         return self._references.get(id(assignment), 0)
 
+    @cached_property
+    def _reads(self) -> dict[str, list[ast.Name]]:
+        """The names read, by name, in source order."""
+        found: dict[str, list[ast.Name]] = {}
+        for name in self.nodes(ast.Name):
+            if isinstance(name.ctx, ast.Load):
+                found.setdefault(name.id, []).append(name)
+        return found
+
+    def reads_in(self, node: ast.AST, name: str) -> list[ast.Name]:
+        """The reads of ``name`` inside ``node`` (nested functions too), in source order,
+        found without walking ``node``: its nodes are one run of the preorder."""
+        reads = self._reads.get(name, [])
+        found = []
+        for read in reads[bisect.bisect_right(reads, self.order(node), key=self.order) :]:
+            if not any(above is node for above in self.ancestors(read)):
+                break  # past the end of the run
+            found.append(read)
+        return found
+
     def block(self, statement: ast.AST) -> Block | None:
         """Where ``statement`` is listed: its parent and the field (``body``, ``orelse``)."""
         return self._blocks.get(id(statement))
