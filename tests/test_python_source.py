@@ -1,11 +1,14 @@
 """The Python source kind: prefilter, parse errors, spans and offsets, noqa, messages."""
 
 import ast
+import gc
 import warnings
 
 import pytest
 
+from prefixlint import registry
 from prefixlint.auditing.source_link import python_anchors
+from prefixlint.collector import PACED_THRESHOLDS
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FixMode, check_text, fix_text
 from prefixlint.pyflow.prompt_words import may_hold_prompt
@@ -138,3 +141,21 @@ def test_checking_python_does_not_import_the_chat_template_checker():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_collector_is_paced_while_a_file_is_analysed_and_restored_after(monkeypatch):
+    seen = []
+    checker = registry.checkers("python", frozenset({"PFX101"}))[0][1]
+
+    def spy(document, ctx):
+        seen.append(gc.get_threshold())
+        return checker(document, ctx)
+
+    monkeypatch.setattr(registry, "checkers", lambda kind, enabled: [("PFX101", spy)])
+    before = gc.get_threshold()
+    text = (
+        "import time\nSYSTEM_PROMPT = f'now {time.time()}'\nclient.create(system=SYSTEM_PROMPT)\n"
+    )
+    check_text(text, "a.py", Settings())
+    assert seen == [PACED_THRESHOLDS]
+    assert gc.get_threshold() == before
