@@ -3,6 +3,27 @@
 from __future__ import annotations
 
 import bisect
+import re
+from itertools import accumulate
+
+_PYTHON_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def python_lines(text: str) -> list[str]:
+    """The lines of ``text`` as the Python parser counts them (``\\r\\n``, ``\\r`` and
+    ``\\n`` each end one), without their line endings."""
+    if "\r" not in text:  # most files: a plain split, several times faster than the pattern
+        return text.split("\n")
+    return _PYTHON_LINE_BREAK.split(text)
+
+
+def python_line_starts(text: str) -> list[int]:
+    """The offset at which each of :func:`python_lines` starts."""
+    if "\r" in text:
+        return [0, *(m.end() for m in _PYTHON_LINE_BREAK.finditer(text))]
+    lengths = [len(line) + 1 for line in text.split("\n")]
+    lengths.pop()
+    return list(accumulate(lengths, initial=0))
 
 
 class LineIndex:

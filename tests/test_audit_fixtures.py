@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from prefixlint.auditing import AuditOptions, run_audit
-from prefixlint.auditing.pipeline import AUDIT_GC_THRESHOLDS
+from prefixlint.collector import PACED_THRESHOLDS
 
 LOGS = Path(__file__).resolve().parent.parent / "fixtures" / "logs"
 GENERATION_TAIL = 4
@@ -226,5 +226,5 @@ def test_the_collector_is_paced_during_an_audit_and_restored_after():
         AuditOptions(caches=("vllm",), what_if=False),
         on_line=lambda: seen.append(gc.get_threshold()),
     )
-    assert set(seen) == {AUDIT_GC_THRESHOLDS}
+    assert set(seen) == {PACED_THRESHOLDS}
     assert gc.get_threshold() == before

@@ -133,3 +133,33 @@ def test_the_walk_numbers_nodes_in_preorder_and_scopes_fields_as_python_evaluate
     assert kinds["z"] == [COMPREHENSION] * 2
     function = document.module.body[0]
     assert document.block(function.body[1]) == (function, "body")
+
+
+_READS = (
+    "prompt = 'a'\n"
+    "@wrap(prompt)\n"
+    "def f(x=prompt):\n"
+    "    prompt = x\n"
+    "    def g():\n"
+    "        return prompt\n"
+    "    print(prompt, [prompt for _ in x])\n"
+    "def h():\n"
+    "    return prompt\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("function", "name"),
+    ((0, "prompt"), (0, "x"), (1, "prompt"), (2, "prompt"), (2, "x"), (0, "missing")),
+)
+def test_the_reads_inside_a_function_are_those_a_walk_of_it_finds(function, name):
+    document = _document(_READS)
+    node = [n for n in ast.walk(document.module) if isinstance(n, ast.FunctionDef)][function]
+    walked = [
+        n
+        for n in ast.walk(node)
+        if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)
+    ]
+    found = document.reads_in(node, name)
+    assert sorted(map(id, found)) == sorted(map(id, walked))
+    assert found == sorted(found, key=document.order)

@@ -33,6 +33,13 @@ def needs(text: str, codes: frozenset[str] = CODES) -> bool:
         pytest.param("history.append({'role': 'user', 'content': q})\n", id="role dict added"),
         pytest.param("del messages[0]\n", id="conversation edited"),
         pytest.param("def f(memory: list[Message]):\n    memory.pop(0)\n", id="typed list"),
+        pytest.param(
+            "def f(memory: list[Message]):\n    return memory[-4:]\n", id="typed list windowed"
+        ),
+        pytest.param(
+            "def f(memory: list[Message]):\n    old, recent = split_history(memory, 4)\n",
+            id="typed list split",
+        ),
         pytest.param("x = [{'role': 'system', 'content': f'{uuid4()}'}]\n", id="system role"),
         pytest.param("Agent(system_prompt=f'{datetime.now()}')\n", id="system keyword"),
         pytest.param(
@@ -54,6 +61,14 @@ def test_files_that_may_hold_a_finding_are_analysed(text):
         pytest.param("prompt = build(tokens)\nmodel.generate(prompt)\n", id="nothing volatile"),
         pytest.param("error_messages = []\nerror_messages.pop(0)\n", id="not a conversation"),
         pytest.param("messages = ['a', 'b']\nprint(messages[0])\n", id="a list only read"),
+        pytest.param(
+            "class Params(TypedDict):\n    messages: Required[Iterable[MessageParam]]\n",
+            id="a typed list never edited",
+        ),
+        pytest.param(
+            "def create(messages: list[Message]):\n    return post(body={'messages': messages})\n",
+            id="a typed list passed on",
+        ),
     ),
 )
 def test_files_that_cannot_hold_a_finding_are_not_analysed(text):

@@ -1,12 +1,15 @@
 """The Python source kind: prefilter, parse errors, spans and offsets, noqa, messages."""
 
 import ast
+import gc
 import sys
 import warnings
 
 import pytest
 
+from prefixlint import registry
 from prefixlint.auditing.source_link import python_anchors
+from prefixlint.collector import PACED_THRESHOLDS
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FixMode, check_text, fix_text
 from prefixlint.pyflow.prompt_words import may_hold_prompt
@@ -21,6 +24,15 @@ from prefixlint.pyflow.prompt_words import may_hold_prompt
         pytest.param("SYSTEM_PROMPT = 'x'\n", True, id="prompt-named constant"),
         pytest.param("def build_prompt():\n    pass\n", True, id="prompt-named function"),
         pytest.param("@agent.instructions\ndef f():\n    pass\n", True, id="pydantic-ai hook"),
+        pytest.param("@agent.system_prompt\ndef f():\n    pass\n", True, id="system prompt hook"),
+        pytest.param("r = client.messages.create(model='m')\n", True, id="messages call"),
+        pytest.param("r = client.responses.create(model='m')\n", True, id="responses call"),
+        pytest.param("r = litellm.completion(model='m')\n", True, id="completion call"),
+        pytest.param("m = Message(role='developer', text=t)\n", True, id="developer role"),
+        pytest.param("m = make(('system', text))\n", True, id="system role by position"),
+        pytest.param("chat.add_system_message(text)\n", True, id="system message call"),
+        pytest.param("a = ChatAgent(text, model)\n", True, id="agent given its system message"),
+        pytest.param("a = Agent(model)\nr = client.runs.create(x)\n", False, id="other calls"),
         pytest.param("del messages[0]\n", True, id="message list edit"),
         pytest.param("error messages are shown here\n", False, id="messages without an edit"),
         # Word boundaries the patterns check after their leading literal.
@@ -150,3 +162,21 @@ def test_checking_python_does_not_import_the_chat_template_checker():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_collector_is_paced_while_a_file_is_analysed_and_restored_after(monkeypatch):
+    seen = []
+    checker = registry.checkers("python", frozenset({"PFX101"}))[0][1]
+
+    def spy(document, ctx):
+        seen.append(gc.get_threshold())
+        return checker(document, ctx)
+
+    monkeypatch.setattr(registry, "checkers", lambda kind, enabled: [("PFX101", spy)])
+    before = gc.get_threshold()
+    text = (
+        "import time\nSYSTEM_PROMPT = f'now {time.time()}'\nclient.create(system=SYSTEM_PROMPT)\n"
+    )
+    check_text(text, "a.py", Settings())
+    assert seen == [PACED_THRESHOLDS]
+    assert gc.get_threshold() == before

@@ -8,7 +8,6 @@ request, so memory grows with the number of requests only by one record each.
 from __future__ import annotations
 
 import contextlib
-import gc
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -47,6 +46,7 @@ from prefixlint.cache import CacheModel, CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.cache.query import build_query
 from prefixlint.chat import DEFAULT_ENGINE, DEFAULT_TEMPLATE, Renderer
+from prefixlint.collector import paced_collector
 from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
@@ -324,28 +324,6 @@ class Auditor:
         return self.report
 
 
-# The cyclic collector's thresholds during an audit: see _paced_collector.
-AUDIT_GC_THRESHOLDS = (100_000, 50, 100)
-
-
-@contextlib.contextmanager
-def _paced_collector() -> Iterator[None]:
-    """Run the cyclic garbage collector less often while an audit runs.
-
-    An audit keeps large long-lived memos (decoded messages, rendered turns, cache trees) and
-    makes many containers per request; with Python's default thresholds the collector keeps
-    re-scanning the memos, about 15% of an audit's CPU time on ``bench/audit.py``. Reference
-    counting frees what an audit drops, and collections still run (every 100,000 net
-    allocations instead of 700), so memory stays bounded. The thresholds are restored after.
-    """
-    before = gc.get_threshold()
-    gc.set_threshold(*AUDIT_GC_THRESHOLDS)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*before)
-
-
 def run_audit(
     files: Sequence[str],
     options: AuditOptions,
@@ -369,7 +347,7 @@ def run_audit(
     With ``precomputed``, the renderings and cache outcomes come from there instead
     (:mod:`prefixlint.auditing.distributed`); everything else is done here, as without it.
     """
-    with _paced_collector():
+    with paced_collector():
         return _audit(
             files, options, on_line, on_prepared, sources, on_phase or _no_phase, precomputed
         )

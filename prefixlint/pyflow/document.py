@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import bisect
 import io
-import re
 import tokenize
 from collections.abc import Iterator, Sequence
 from functools import cached_property
@@ -14,6 +13,7 @@ from typing import Any, TypeAlias, TypeVar, overload
 
 from prefixlint.codes import ENVIRONMENT, PER_USER, TIMESTAMP, UNIQUE_ID
 from prefixlint.context import RuleContext
+from prefixlint.lines import python_line_starts
 from prefixlint.pyflow.scopes import (
     BUILTIN,
     CLASS,
@@ -39,7 +39,6 @@ COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)
 # A statement's block: the node that holds it and the field of that node it is listed in.
 Block: TypeAlias = tuple[ast.AST, str]
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # Nodes whose ``ast`` range takes in the parentheses around them.
 _PARENTHESIZED = (ast.Tuple, ast.GeneratorExp)
 _LAYOUT_TOKENS = frozenset(
@@ -249,7 +248,7 @@ def _inside_parentheses(source: str) -> tuple[int, int] | None:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError):
         return None
-    lines = [0] + [m.end() for m in _LINE_BREAK.finditer(source)]
+    lines = python_line_starts(source)
     brackets = [t for t in tokens if t.type == tokenize.OP and t.string in "()[]{}"]
     for index, token in enumerate(brackets):
         depth += 1 if token.string in "([{" else -1
@@ -274,7 +273,7 @@ class PythonDocument:
         walk = _Walk(module)
         self._parents, self._order, self._by_type = walk.parents, walk.order, walk.by_type
         self._scopes, self._blocks = walk.scopes, walk.blocks
-        self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+        self._line_starts = python_line_starts(text)
         self._columns: dict[int, list[int] | None] = {}
         # What the analyses found in this document, computed once by whichever rule asks
         # first (``Analysis.of``, ``history_edits``).
@@ -345,6 +344,26 @@ class PythonDocument:
 
     def references(self, assignment: Assignment) -> int:
         return self._references.get(id(assignment), 0)
+
+    @cached_property
+    def _reads(self) -> dict[str, list[ast.Name]]:
+        """The names read, by name, in source order."""
+        found: dict[str, list[ast.Name]] = {}
+        for name in self.nodes(ast.Name):
+            if isinstance(name.ctx, ast.Load):
+                found.setdefault(name.id, []).append(name)
+        return found
+
+    def reads_in(self, node: ast.AST, name: str) -> list[ast.Name]:
+        """The reads of ``name`` inside ``node`` (nested functions too), in source order,
+        found without walking ``node``: its nodes are one run of the preorder."""
+        reads = self._reads.get(name, [])
+        found = []
+        for read in reads[bisect.bisect_right(reads, self.order(node), key=self.order) :]:
+            if not any(above is node for above in self.ancestors(read)):
+                break  # past the end of the run
+            found.append(read)
+        return found
 
     def block(self, statement: ast.AST) -> Block | None:
         """Where ``statement`` is listed: its parent and the field (``body``, ``orelse``)."""

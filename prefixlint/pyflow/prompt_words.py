@@ -213,19 +213,16 @@ def text_region(name: str) -> str | None:
 # instead of trying every position, five to a thousand times faster. A word boundary that
 # matters is a lookbehind after the literal (``del(?<!\wdel)``); being a superset test, a
 # pattern may otherwise match a little more than its sink needs.
-_LITERALS = (
-    '"role"', "'role'", "langchain", "llama_index", "bind_tools", "completion(", ".demos",
-    *sorted({f"{name}(" for _, name in POSITIONAL_SYSTEM}),
-)  # fmt: skip
-_API_CALLS = tuple(
+_LITERALS = ("langchain", "llama_index", "bind_tools", ".demos")
+_ROLE_KEYS = ('"role"', "'role'")
+_AGENT_CALLS = tuple(sorted({f"{name}(" for _, name in POSITIONAL_SYSTEM}))  # all end "Agent("
+_COMPLETIONS_CALL, _MESSAGES_CALL, _RESPONSES_CALL = (
     re.compile(rf"{word}\s*\.\s*(?:create|parse|stream|count_tokens)\s*\(")
     for word in ("completions", "messages", "responses")
 )
 _SYSTEM_CALLS = (re.compile(r"_system\w*\s*\("), re.compile(r"system_(?:message|prompt)\w*\s*\("))
-_SYSTEM_ROLE_CALLS = (
-    re.compile(r"""role\s*=\s*["'](?:system|developer)["']\s*[,)]"""),
-    re.compile(r"""\(\s*["'](?:system|developer)["']\s*[,)]"""),
-)
+_ROLE_KEYWORD = re.compile(r"""role\s*=\s*["'](?:system|developer)["']\s*[,)]""")
+_ROLE_ARGUMENT = re.compile(r"""\(\s*["'](?:system|developer)["']\s*[,)]""")
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
 # A class renamed after it is made (``_Schema.__name__ = ...``): a tool's name (sinks).
 _CLASS_RENAME = re.compile(r"\.__name__(?<=\w\.__name__)\s*=(?!=)")
@@ -318,25 +315,41 @@ def may_hold_prompt(text: str) -> bool:
     """Whether ``text`` has what a sink, a prompt-named value or a history edit needs.
 
     A superset test: a file for which it is false cannot produce a python finding.
+
+    Most files have none of a few words that the patterns need (``role``, ``system``,
+    ``message``, ``completion``): one search of the lowercased text for such a word stands in
+    for every pattern that needs it.
     """
     if any(literal in text for literal in _LITERALS):
         return True
     if any(name in text for name in WINDOW_MEMORIES):
         return True
-    if _found(_API_CALLS, text) or _found(_SYSTEM_ROLE_CALLS, text) or _found(_SYSTEM_CALLS, text):
+    lowered = text.lower()
+    system, message = "system" in lowered, "message" in lowered
+    if "role" in lowered and (any(key in text for key in _ROLE_KEYS) or _ROLE_KEYWORD.search(text)):
         return True
-    if (".system_prompt" in text or ".instructions" in text) and _DECORATOR.search(text):
+    if (system or "developer" in lowered) and _ROLE_ARGUMENT.search(text):
+        return True
+    if system and _found(_SYSTEM_CALLS, text):
+        return True
+    if "completion" in lowered and ("completion(" in text or _COMPLETIONS_CALL.search(text)):
+        return True
+    if (message and _MESSAGES_CALL.search(text)) or _RESPONSES_CALL.search(text):
+        return True
+    if "agent(" in lowered and any(call in text for call in _AGENT_CALLS):
+        return True
+    decorated = (system and ".system_prompt" in text) or ".instructions" in text
+    if decorated and _DECORATOR.search(text):
         return True
     if ".__name__" in text and _CLASS_RENAME.search(text):
         return True
     if ".content" in text and _CONTENT_SET.search(text) and _COPY_CALL.search(text):
         return True
-    lowered = text.lower()
     if _named_text(text, lowered):
         return True
     if any(word in lowered for word in _HISTORY_WORDS) and _found(_HISTORY_EDITS, lowered):
         return True
-    return _found(_MESSAGE_ANNOTATIONS, text) and _found(_TYPED_EDITS, lowered)
+    return message and _found(_MESSAGE_ANNOTATIONS, text) and _found(_TYPED_EDITS, lowered)
 
 
 def _found(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:

@@ -25,6 +25,7 @@ from functools import cached_property
 from prefixlint import codes, vocabulary
 from prefixlint.codes import ENVIRONMENT, LAYOUT, PER_USER, SYSTEM_ROLES, TIMESTAMP, UNIQUE_ID
 from prefixlint.context import RuleContext
+from prefixlint.lines import python_lines
 from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.importers import importing
@@ -64,7 +65,6 @@ _NOT_CHAT_WORDS = frozenset(
 )  # fmt: skip
 _MESSAGE_SUFFIXES = ("Message", "MessageParam", "MessageDict")
 _SPACE = re.compile(r"\s+")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
@@ -453,7 +453,7 @@ class _Screen:
         if lineno is None or end is None:
             return None
         if self._lines is None:
-            self._lines = _LINE_BREAK.split(self.text)
+            self._lines = python_lines(self.text)
         lines = self._lines[lineno - 1 : end]
         if not lines:
             return None
@@ -490,11 +490,13 @@ class _Screen:
             return True  # any list may be known to hold messages: leave it to the analysis
         if any(syntax.leaf(call.func) in WINDOW_MEMORIES for call in self._calls()):
             return True
-        if defines_message_list(self.text):
+        if self.nodes.get(ast.Slice) and self._conversation_returned():
             return True
-        return any(_list_named(base) for base in self._edited_bases()) or (
-            bool(self.nodes.get(ast.Slice)) and self._conversation_returned()
-        )
+        bases = self._edited_bases()
+        if defines_message_list(self.text):
+            # A list typed as messages (or copied from one) may have any name: any edit counts.
+            return next(bases, None) is not None or self._split_possible()
+        return any(_list_named(base) for base in bases)
 
     def _conversation_returned(self) -> bool:
         """``return {"messages": ...}``: a state update that may replace a conversation."""
@@ -503,6 +505,15 @@ class _Screen:
             if isinstance(node.value, ast.Dict) and any(
                 syntax.string_value(k) in _LIST_WORDS for k in node.value.keys if k
             ):
+                return True
+        return False
+
+    def _split_possible(self) -> bool:
+        """``older, recent = cut(history, limit)``: two names bound from one call."""
+        for node in self.of(ast.Assign):
+            assert isinstance(node, ast.Assign)
+            target = node.targets[0]
+            if isinstance(target, ast.Tuple) and len(target.elts) == 2:
                 return True
         return False
 

@@ -398,11 +398,7 @@ class _Finder:
         function = self.document.enclosing_function(target)
         if function is None:
             return False
-        reads = [
-            n
-            for n in ast.walk(function)
-            if isinstance(n, ast.Name) and n.id == target.id and isinstance(n.ctx, ast.Load)
-        ]
+        reads = self.document.reads_in(function, target.id)
         for read in reads:
             call = self.document.parent(read)
             if not isinstance(call, ast.Call) or read not in call.args:

@@ -20,6 +20,7 @@ from itertools import accumulate, repeat
 
 from prefixlint.context import SourceError
 from prefixlint.limits import DEFAULT_LIMITS, Limits
+from prefixlint.lines import python_lines
 
 _CHAIN_OPERATORS = frozenset(
     {"+", "-", "*", "/", "//", "%", "@", "**", "<<", ">>", "&", "|", "^", "~", "<", ">"}
@@ -154,7 +155,7 @@ def within_python_limits(text: str, tree: ast.Module, limits: Limits) -> bool:
     chain of its condition. A text these bounds do not
     clear is scanned by :func:`guard_python`.
     """
-    lines = _LINE_BREAK.split(text)  # as the parser counts lines
+    lines = python_lines(text)
     # Running sums over the lines (a statement's share is a difference): what can open a
     # nesting level (brackets and lambdas), and characters.
     parts = (_counts(lines, part) for part in _NESTING_PARTS)
@@ -193,9 +194,6 @@ _CHAIN_WORDS = re.compile(r"(?<![A-Za-z_])(?:and|or|not|in|is|if|else)(?![A-Za-z
 def _chain_terms(source: str) -> int:
     """At most the terms any chain of operators, trailers or literals in ``source`` has."""
     return sum(map(source.count, _CHAIN_CHARACTERS)) + len(_CHAIN_WORDS.findall(source))
-
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _counts(lines: list[str], part: str) -> Iterator[int]:

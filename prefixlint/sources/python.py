@@ -20,6 +20,7 @@ import warnings
 from typing import TYPE_CHECKING
 
 from prefixlint import registry
+from prefixlint.collector import paced_collector
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.pyflow.importers import importing
 from prefixlint.pyflow.prompt_words import may_hold_prompt
@@ -92,6 +93,12 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics of the enabled python rules for ``text``."""
     if not may_hold_prompt(text) and not importing(ctx.path):
         return []
+    with paced_collector():  # the tree and the document's maps live while more are made
+        return _checked(text, ctx)
+
+
+def _checked(text: str, ctx: RuleContext) -> list[Diagnostic]:
+    """:func:`check` of a text the prefilter lets through."""
     try:
         tree = _guarded_tree(text, ctx)
     except SourceError:
