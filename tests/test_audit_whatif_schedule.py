@@ -73,20 +73,24 @@ def test_a_fix_started_where_its_cause_is_found_equals_a_separate_pass(tmp_path,
 
 
 @pytest.mark.parametrize(
-    ("log", "caches"),
+    ("logs", "caches"),
     [
-        ("tau_openai_breakers.jsonl", CACHES),
-        ("tau_anthropic_breakers.jsonl", CACHES),
-        ("tau_openai_breakers.jsonl", ("vllm", "belady")),
-        ("otel_spans.jsonl", CACHES),
-        ("malformed.jsonl", ("vllm",)),
-        ("tau_openai_clean.jsonl", CACHES),
+        (("tau_openai_breakers.jsonl",), CACHES),
+        (("tau_anthropic_breakers.jsonl",), CACHES),
+        (("tau_openai_breakers.jsonl",), ("vllm", "belady")),
+        (("otel_spans.jsonl",), CACHES),
+        (("malformed.jsonl",), ("vllm",)),
+        (("tau_openai_clean.jsonl",), CACHES),
+        # Several files as one stream, one of them a trace of block hashes without text.
+        (("mooncake_conversation_excerpt.jsonl", "tau_openai_breakers.jsonl"), ("vllm",)),
+        (("tau_openai_clean.jsonl", "tau_anthropic_breakers.jsonl"), ("vllm", "openai")),
     ],
 )
-def test_logs_with_many_causes_equal_a_separate_pass(log, caches):
+def test_logs_with_many_causes_equal_a_separate_pass(logs, caches):
+    files = [str(LOGS / log) for log in logs]
     options = AuditOptions(caches=caches)
-    report = run_audit([str(LOGS / log)], options)
-    assert report.what_if == separate_pass([str(LOGS / log)], options)
+    report = run_audit(files, options)
+    assert report.what_if == separate_pass(files, options)
 
 
 def test_causes_found_late_are_simulated_in_one_more_pass():

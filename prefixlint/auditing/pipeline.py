@@ -231,7 +231,7 @@ class Auditor:
             if record.cause:
                 causes.add(record.cause)
         self.conversations.append(conversation)
-        if self.what_if is not None and prepared.rendered is not None:
+        if self.what_if is not None:
             logged = {
                 name: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
                 for name, r in results.items()

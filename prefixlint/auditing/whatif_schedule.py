@@ -70,11 +70,14 @@ class WhatIfSchedule:
         prices: Prices,
         causes: set[str],
     ) -> None:
-        """The audited text request just recorded (``causes``: its records' causes), after
-        starting the fixes for causes found for the first time."""
+        """The request the audit just recorded (``causes``: its records' causes), after
+        starting the fixes for causes found for the first time; a trace request (block
+        hashes, no text) has nothing a fix could rewrite."""
         if self.rereadable and not causes <= self.found:
             self.found |= causes
             self._start(len(self.audit.conversations) - 1)
+        if request.hash_ids is not None:
+            return
         for simulation in self.running:
             simulation.feed(request, conversation, logged, prices)
 
