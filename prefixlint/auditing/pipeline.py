@@ -49,7 +49,8 @@ from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
 # The passes over the logs, in order (``run_audit``'s ``on_phase``): reading for an offline
-# cache model (belady), the audit itself, the what-if re-simulation.
+# cache model (belady), the audit itself (with the what-if re-simulation along), the what-if
+# re-simulation of the fixes found too late to catch up (see whatif_schedule).
 READING, AUDITING, WHAT_IF = "reading", "auditing", "what-if"
 PHASES = (READING, AUDITING, WHAT_IF)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
