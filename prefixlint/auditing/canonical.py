@@ -28,6 +28,7 @@ from typing import Any
 from prefixlint.auditing.classify import tool_name
 from prefixlint.auditing.volatile import without_values
 from prefixlint.chat import content_text
+from prefixlint.chat.messages import marshalled
 from prefixlint.codes import (
     ENVIRONMENT,
     HISTORY_EDIT,
@@ -192,7 +193,7 @@ class Volatile(Canonicaliser):
 
     def __init__(self) -> None:
         self.previous: LRU[int, tuple[Any, Any, Any]] = LRU(MAX_CONVERSATIONS)
-        self.tool_lists: LRU[Any, tuple[tuple[dict[str, Any], ...], list[str]]] = LRU(64)
+        self.tool_lists: LRU[bytes, tuple[tuple[dict[str, Any], ...], list[str]]] = LRU(64)
         self._same_tools = SameItemsMemo(self._strip_tools)
 
     def _stripped_tools(
@@ -205,13 +206,15 @@ class Volatile(Canonicaliser):
     def _strip_tools(
         self, tools: Sequence[dict[str, Any]]
     ) -> tuple[tuple[dict[str, Any], ...], list[str]]:
-        """Remembered by the tools' text, as tool lists repeat."""
-        key = repr(tools)
-        known: tuple[tuple[dict[str, Any], ...], list[str]] | None = self.tool_lists.recall(key)
+        """Remembered by the tools' ``marshal`` bytes (exact, and cheaper than their text), as
+        tool lists repeat."""
+        key = marshalled(tuple(tools))
+        known = None if key is None else self.tool_lists.recall(key)
         if known is None:
             values: list[str] = []
             known = (tuple(_map_strings(t, _stripper(values)) for t in tools), values)
-            self.tool_lists.remember(key, known)
+            if key is not None:
+                self.tool_lists.remember(key, known)
         return known
 
     def rewrite(self, request: ChatRequest, conversation: int) -> ChatRequest:

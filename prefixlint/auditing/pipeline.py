@@ -21,7 +21,6 @@ from prefixlint.auditing.attribution import (
     example_views,
 )
 from prefixlint.auditing.breakpoints import BreakpointAdvisor
-from prefixlint.auditing.canonical import canonicalisers
 from prefixlint.auditing.options import ENGINE_MODELS, AuditError, AuditOptions, new_cache_model
 from prefixlint.auditing.planning import Planner
 from prefixlint.auditing.prices import GpuTimePrice, Price, PriceTable
@@ -38,10 +37,9 @@ from prefixlint.auditing.results import (
     ReplicaLoad,
     RequestRecord,
     Skipped,
-    WhatIf,
 )
 from prefixlint.auditing.source_link import SourceIndex, refined_cause
-from prefixlint.auditing.whatif import WhatIfRunner
+from prefixlint.auditing.whatif_schedule import WhatIfSchedule
 from prefixlint.cache import CacheModel, CacheQuery
 from prefixlint.cache.base import CacheResult, InvalidQuery
 from prefixlint.cache.query import build_query
@@ -51,7 +49,8 @@ from prefixlint.request import ChatRequest, Rendered
 from prefixlint.sources.logs import SkippedLine, read_log
 
 # The passes over the logs, in order (``run_audit``'s ``on_phase``): reading for an offline
-# cache model (belady), the audit itself, the what-if re-simulation.
+# cache model (belady), the audit itself (with the what-if re-simulation along), the what-if
+# re-simulation of the fixes found too late to catch up (see whatif_schedule).
 READING, AUDITING, WHAT_IF = "reading", "auditing", "what-if"
 PHASES = (READING, AUDITING, WHAT_IF)
 # Models that cache nothing unless the request marks breakpoints (Anthropic cache_control).
@@ -166,7 +165,7 @@ class Auditor:
         )
         self.report.assumptions = assumptions(options, self.models, self.prices.version)
         self.report.group_by = options.group_by
-        self.what_if: WhatIfRunner | None = None
+        self.what_if: WhatIfSchedule | None = None
         if sources is None and options.source_paths:
             sources = SourceIndex.build(options.source_paths)
         self.sources = sources
@@ -212,6 +211,7 @@ class Auditor:
         prices = self.prices_for(request)
         group = self.group_of(request, session)
         unmarked = not prepared.query.breakpoints
+        causes = set()
         for name, result in results.items():
             no_breakpoint = unmarked and name in BREAKPOINT_ONLY_MODELS
             cause = cause_for(
@@ -229,13 +229,15 @@ class Auditor:
                     result.prompt_tokens, result.cached_tokens, result.cache_write_tokens
                 )
             self.report.records.append(record)
+            if record.cause:
+                causes.add(record.cause)
         self.conversations.append(conversation)
-        if self.what_if is not None and prepared.rendered is not None:
+        if self.what_if is not None:
             logged = {
                 name: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
                 for name, r in results.items()
             }
-            self.what_if.feed(request, conversation, logged, prices)
+            self.what_if.feed(request, conversation, logged, prices, causes)
 
     def group_of(self, request: ChatRequest, session: str | None) -> str | None:
         """The request's ``--group-by`` value (``session``: the session the audit used)."""
@@ -318,11 +320,6 @@ class Auditor:
                 )
             )
 
-    def finish(self) -> AuditReport:
-        if self.what_if is not None:
-            self.report.what_if = self.what_if.results(self.report)
-        return self.report
-
 
 def run_audit(
     files: Sequence[str],
@@ -342,8 +339,9 @@ def run_audit(
     ``options.source_paths``, if any). Raises ``LogReadError`` for an unreadable file and
     :class:`AuditError` for bad options.
 
-    The what-if re-simulation reads the files a second time, for the fixes whose causes the
-    audit found; standard input is read once, with every fix simulated along the way.
+    The what-if re-simulation runs along the audit, for the fixes whose causes the audit
+    finds (:mod:`prefixlint.auditing.whatif_schedule`); standard input is read once, with
+    every fix simulated along the way.
     With ``precomputed``, the renderings and cache outcomes come from there instead
     (:mod:`prefixlint.auditing.distributed`); everything else is done here, as without it.
     """
@@ -376,8 +374,8 @@ def _audit(
         queries = [prepared.query for _, _, prepared in _prepared(auditor, files, on_line)]
         for model in offline:
             model.prepare(queries)
-    if options.what_if and not rereadable:
-        auditor.what_if = WhatIfRunner(options, auditor.render, canonicalisers())
+    if options.what_if:
+        auditor.what_if = WhatIfSchedule(auditor, files)
 
     def count_line() -> None:
         auditor.report.lines_read += 1
@@ -399,53 +397,14 @@ def _audit(
             if planner is not None:
                 session = session_of(prepared.request, options.session_key)
                 planner.add(prepared.request, prepared.rendered, prepared.query, session)
-    report = auditor.finish()
+    report = auditor.report
     if planner is not None:
         planner.finish(report, None if precomputed is None else precomputed.replay_replicas)
     report.cache_control = advisor.advice()
-    if options.what_if and rereadable:
-        report.what_if = _what_if_pass(auditor, files, on_phase, on_line)
+    if auditor.what_if is not None:
+        report.what_if = auditor.what_if.results(lambda: on_phase(WHAT_IF), on_line)
     report.fix_first = fix_first(report, options)
     return report
-
-
-def _what_if_pass(
-    auditor: Auditor,
-    files: Sequence[str],
-    on_phase: Callable[[str], None],
-    on_line: Callable[[], None] | None,
-) -> list[WhatIf]:
-    """Re-read the logs and simulate the fixes for the causes found (nothing to fix: none)."""
-    report = auditor.report
-    found = {record.cause for record in report.records if record.cause}
-    fixes = canonicalisers(found)
-    if not fixes:
-        return []
-    on_phase(WHAT_IF)
-    runner = WhatIfRunner(auditor.options, auditor.render, fixes)
-    models = len(report.cache_models)
-    fed = 0
-    for file in files:
-        for request in read_log(
-            file, format=auditor.options.log_format, limits=auditor.options.log_limits
-        ):
-            if on_line is not None:
-                on_line()
-            if isinstance(request, SkippedLine):
-                continue
-            records = report.records[fed * models : (fed + 1) * models]
-            if not records or (records[0].file, records[0].line) != (file, request.line):
-                continue  # not rendered, or rejected by a cache model, in the first pass
-            if request.hash_ids is None:
-                logged = {
-                    r.model_cache: (r.prompt_tokens, r.cached_tokens, r.cache_write_tokens)
-                    for r in records
-                }
-                runner.feed(
-                    request, auditor.conversations[fed], logged, auditor.prices_for(request)
-                )
-            fed += 1
-    return runner.results(report)
 
 
 def _prepared(
