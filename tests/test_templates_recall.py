@@ -547,3 +547,22 @@ def test_a_field_that_starts_a_file_path(path, text, expected):
 )
 def test_placeholders_shown_as_syntax_examples(path, text, expected):
     assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # front matter holds the loader's settings: never rendered into the prompt
+        ("p.prompty", "---\nname: fixer\ngenerated_at: 2024-11-02T10:00:00Z\n---\n" + RULES, []),
+        ("p.md", "---\nlayout: post\ndate: 2024-05-22 10:00:00\n---\n" + RULES, []),
+        (
+            "p.prompty",
+            "---\nname: fixer\n---\nsystem:\nHost {{ hostname }}.\n" + RULES,
+            [("PFX104", 5, 6)],
+        ),
+        # a rule line of dashes later in the file is not front matter
+        ("p.txt", "---\nDate: 30-11-2026\n---\n" + RULES, [("PFX101", 2, 7)]),
+    ],
+)
+def test_front_matter_is_not_prompt_text(path, text, expected):
+    assert findings(path, text, VOLATILE) == expected

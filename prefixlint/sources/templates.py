@@ -924,18 +924,27 @@ def user_section_start(text: str) -> int:
     return match.start() if match else len(text)
 
 
+# YAML front matter at the top of a file (Prompty's and Dotprompt's settings, a Markdown page's
+# metadata): read by the tool that loads the file, never rendered into the prompt.
+_FRONT_MATTER = re.compile(r"---[ \t]*\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
+_FRONT_MATTER_SUFFIXES = frozenset({".prompty", ".prompt", ".md", ".mdx", ".markdown", ".mdc"})
+
+
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
-    """Diagnostics for a template file."""
-    syntax = syntax_for(ctx.path, text)
-    strict = PurePath(ctx.path).suffix.lower() in JINJA_SUFFIXES
-    parsed = parse_template(text, syntax, strict=strict)
+    """Diagnostics for a template file (its front matter left out: it is not prompt text)."""
+    suffix = PurePath(ctx.path).suffix.lower()
+    front = _FRONT_MATTER.match(text) if suffix in _FRONT_MATTER_SUFFIXES else None
+    start = front.end() if front else 0
+    body = text[start:]
+    syntax = syntax_for(ctx.path, body)
+    parsed = parse_template(body, syntax, strict=suffix in JINJA_SUFFIXES)
     document = TemplateDocument(
         path=ctx.path,
         file_text=text,
-        text=text,
+        text=body,
         parsed=parsed,
-        host=SourceMap.identity(text),
-        prefix_end=user_section_start(text),
+        host=SourceMap.identity(body, start),
+        prefix_end=user_section_start(body),
     )
     return run_checkers([document], ctx)
 
