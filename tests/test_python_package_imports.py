@@ -41,7 +41,48 @@ def render(examples):
     return "\\n\\n".join(f"Q: {e.question}\\nA: {e.answer}" for e in examples)
 """
 
+TOOLS = """
+REGISTRY = {"search": {"name": "search"}, "lookup": {"name": "lookup"}}
+ENABLED = {"search", "lookup"}
+
+def specs(enabled=ENABLED):
+    return [REGISTRY[name] for name in enabled]
+"""
+
+
+def _tools_sent(call: str) -> str:
+    return f"""
+        import anthropic
+        from .tools import specs
+
+        client = anthropic.Anthropic()
+
+        def step(messages):
+            return client.messages.create(
+                model="m", max_tokens=100, tools={call}, messages=messages
+            )
+        """
+
+
 CASES = (
+    pytest.param(
+        {"tools.py": TOOLS, "session.py": _tools_sent("specs()")},
+        "tools.py",
+        [(3, "PFX201")],
+        id="a default set iterated by a helper whose result an importer sends",
+    ),
+    pytest.param(
+        {"tools.py": TOOLS, "session.py": _tools_sent('specs(["search"])')},
+        "tools.py",
+        [],
+        id="the default replaced by what the importer passes",
+    ),
+    pytest.param(
+        {"tools.py": TOOLS, "session.py": _tools_sent("specs(**options)")},
+        "tools.py",
+        [],
+        id="arguments unpacked by the importer may replace the default",
+    ),
     pytest.param(
         {
             "context.py": CONTEXT,

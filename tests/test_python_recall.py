@@ -580,3 +580,82 @@ _ENV_READ = (
 )
 def test_model_named_by_environment(read: str, expected: list[tuple[int, int, str]]) -> None:
     assert _findings(_ENV_READ.format(read=read)) == expected
+
+
+_SPLICED = (
+    "import random\n"
+    "SHOTS = [('q1', 'a1'), ('q2', 'a2')]\n"
+    "def examples():\n"
+    "    shots = list(SHOTS)\n"
+    "{pick}"
+    "    out = []\n"
+    "    for q, a in shots:\n"
+    "        out.append({{'role': 'user', 'content': q}})\n"
+    "        out.append({{'role': 'assistant', 'content': a}})\n"
+    "    return out\n"
+    "def turn(client, history, text):\n"
+    "    messages = [{{'role': 'system', 'content': 'You narrate.'}}, {spliced}\n"
+    "                {{'role': 'user', 'content': text}}]\n"
+    "    return client.chat.completions.create(model='m', messages=messages)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("pick", "spliced", "expected"),
+    (
+        pytest.param(
+            "    random.shuffle(shots)\n",
+            "*examples(), *history,",
+            [(5, 5, "PFX203")],
+            id="examples reshuffled for every request, before the history",
+        ),
+        pytest.param(
+            "    random.Random(7).shuffle(shots)\n",
+            "*examples(), *history,",
+            [],
+            id="examples shuffled by a seeded generator",
+        ),
+        pytest.param(
+            "    random.shuffle(shots)\n",
+            "*history, *examples(),",
+            [(5, 5, "PFX203")],
+            id="examples after the history are still before the last user turn",
+        ),
+        pytest.param(
+            "",
+            "*examples(), *history,",
+            [],
+            id="examples in a fixed order",
+        ),
+    ),
+)
+def test_spliced_messages(pick: str, spliced: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_SPLICED.format(pick=pick, spliced=spliced)) == expected
+
+
+_INVOKED = (
+    "from langchain_core.messages import HumanMessage, SystemMessage\n"
+    "from langchain_openai import ChatOpenAI\n"
+    "llm = ChatOpenAI(model='m')\n"
+    "def node(state):\n"
+    "    system = SystemMessage(content='You tutor algebra.')\n"
+    "    recent = state['messages']{window}\n"
+    "    return {{'messages': [llm.{method}([{first}, *recent])]}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("window", "method", "first", "expected"),
+    (
+        pytest.param("[-8:]", "invoke", "system", [(6, 14, "PFX502")], id="invoked with a window"),
+        pytest.param("[-8:]", "ainvoke", "system", [(6, 14, "PFX502")], id="the async invoke"),
+        pytest.param("", "invoke", "system", [], id="the whole conversation"),
+        pytest.param(
+            "[-8:]", "invoke", "HumanMessage(content='hi')", [], id="no system message first"
+        ),
+    ),
+)
+def test_invoked_message_list(
+    window: str, method: str, first: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_INVOKED.format(window=window, method=method, first=first)) == expected

@@ -74,6 +74,8 @@ def test_split_words(name, words):
         ("user_timezone", "PFX103"),
         ("timezone", "PFX103"),
         ("customer_name", "PFX103"),
+        ("patient_name", "PFX103"),
+        ("state.player_name", "PFX103"),
         ("first_name", "PFX103"),
         ("user_profile", "PFX103"),
         # environment
@@ -135,6 +137,8 @@ def test_volatile_names(name, code):
         "agent_name",
         "tool_name",
         "tool_names",
+        "file_name",
+        "customer_names_file",
         "authorized_imports",
         "problem_statement",
         "task",

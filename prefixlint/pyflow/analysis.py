@@ -15,7 +15,7 @@ from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
 from prefixlint.pyflow.flow import ROOT, Flow
 from prefixlint.pyflow.importers import importing
-from prefixlint.pyflow.origins import Origin
+from prefixlint.pyflow.origins import Origin, merge, substituted
 from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, SYSTEM, TOOLS
 from prefixlint.pyflow.sinks import Sink, find_sinks
 from prefixlint.pyflow.tables import IMPORTED, PARAMETER, REQUEST_INPUT
@@ -82,6 +82,8 @@ class Analysis:
         # Return values sent by an importing module, each with the function that returns it:
         # its parameters are what that module passes, not what calls in this module pass.
         self._returned_by: dict[int, Function] = {}
+        # The defaults of their parameters that some such call leaves out, by name.
+        self._defaults: dict[int, dict[str, ast.expr]] = {}
         if not importer:
             self.sinks += self._sent_by_importers()
         self.message_lists = found.message_lists
@@ -112,9 +114,11 @@ class Analysis:
                 if reach.origin.opaque or not reach.in_prefix:
                     continue
                 where = f"{reach.sink.description} in {Path(path).name}"
+                left = _defaults_left(functions[name], reach.origin.node)
                 for value in self.document.returns_of(functions[name]):
                     found.setdefault(id(value), Sink(value, reach.sink.region, where))
                     self._returned_by[id(value)] = functions[name]
+                    self._defaults.setdefault(id(value), {}).update(left)
         return list(found.values())
 
     def _module_constant(self, sink: Sink) -> bool:
@@ -129,7 +133,18 @@ class Analysis:
         self.flow.root = sink
         function = self._returned_by.get(id(sink.expr))
         env = self.flow.summary(function) if function is not None else ROOT
-        self.reaches += [Reach(origin, sink) for origin in self.flow.origins(sink.expr, env)]
+        origins = self.flow.origins(sink.expr, env)
+        defaults = self._defaults.get(id(sink.expr), {})
+        if defaults:
+            origins = merge(
+                *(
+                    substituted(o, self.flow.origins(defaults[o.label]))
+                    if o.code == PARAMETER and o.label in defaults
+                    else (o,)
+                    for o in origins
+                )
+            )
+        self.reaches += [Reach(origin, sink) for origin in origins]
 
     def sink_of(self, node: ast.AST) -> Sink | None:
         """The first sink whose value was explained through ``node``, if any."""
@@ -195,6 +210,25 @@ def _importer_analysis(path: str, text: str, ctx: RuleContext) -> Analysis | Non
         return Analysis(PythonDocument(text, tree, context), importer=True)
     except (SyntaxError, ValueError, RecursionError):
         return None
+
+
+def _defaults_left(function: Function, call: ast.AST) -> dict[str, ast.expr]:
+    """The default values of ``function``'s parameters that ``call`` passes nothing for (none
+    when it unpacks ``*args`` or ``**kwargs``)."""
+    if not isinstance(call, ast.Call):
+        return {}
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(
+        k.arg is None for k in call.keywords
+    ):
+        return {}
+    signature = function.args
+    params = [*signature.posonlyargs, *signature.args]
+    passed = {p.arg for p in params[: len(call.args)]} | {k.arg for k in call.keywords if k.arg}
+    pairs = [
+        *zip(reversed(params), reversed(signature.defaults), strict=False),
+        *zip(signature.kwonlyargs, signature.kw_defaults, strict=True),
+    ]
+    return {p.arg: d for p, d in pairs if d is not None and p.arg not in passed}
 
 
 _IDENTIFIER = re.compile(r"\w+")

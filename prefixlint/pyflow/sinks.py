@@ -59,6 +59,8 @@ _LITELLM = frozenset({"litellm.completion", "litellm.acompletion", "litellm.text
 _SYSTEM_CLASSES = frozenset({"SystemMessage", "SystemMessagePromptTemplate"})
 _TEMPLATE_CLASSES = frozenset({"PromptTemplate", "ChatPromptTemplate"})
 
+# Methods of a LangChain chat model (a runnable) that send the messages they are given.
+_INVOKE_METHODS = frozenset({"invoke", "ainvoke", "stream", "astream"})
 # Keywords that carry a message's text in message-making calls.
 _TEXT_KEYWORDS = ("content", "message", "text", "prompt", "msg")
 _TOOL_OWNERS = ("tool", "schema", "function")
@@ -143,6 +145,8 @@ class _Finder:
         framework = self._framework_class(node.func)
         if framework is not None:
             self._framework_call(node, framework)
+        if self._frameworks and _callee(node.func) in _INVOKE_METHODS:
+            self._invoked_messages(node, dotted)
         for argument in node.keywords:
             keyword = argument.arg
             if keyword in SYSTEM_KEYWORDS:
@@ -155,6 +159,26 @@ class _Finder:
         if isinstance(node.func, ast.Attribute) and node.func.attr == "bind_tools":
             self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
         self._system_builder(node, dotted)
+
+    def _invoked_messages(self, node: ast.Call, dotted: str) -> None:
+        """``llm.invoke([SystemMessage(...), *history, HumanMessage(q)])``: a chat model
+        (a LangChain runnable) called with the messages of a request, a system one first."""
+        messages = _positional(node, 0)
+        if messages is None:
+            return
+        elements = self._elements(messages, depth=0)
+        if not elements or self._named_role(elements[0]) not in SYSTEM_ROLES:
+            return
+        self.message_lists.append(messages)
+        self._message_list(messages, dotted, node)
+
+    def _named_role(self, element: ast.expr) -> str | None:
+        """The role of a message, or of the one message a name is bound to."""
+        if not isinstance(element, ast.Name):
+            return self._role(element)
+        values = [self._assigned_value(a) for a in self.document.assignments(element)]
+        roles = {self._role(v) for v in values if v is not None}
+        return roles.pop() if len(roles) == 1 else None
 
     def _system_builder(self, node: ast.Call, dotted: str) -> None:
         """A message made by a call with a system role: ``make_message(role="system",
@@ -271,9 +295,13 @@ class _Finder:
         users = [i for i, role in enumerate(roles) if role in USER_ROLES]
         last = users[-1] if users else None
         last_content = self._content(elements[last]) if last is not None else None
+        spliced = self._spliced_calls(expr)
         for index, (element, role) in enumerate(zip(elements, roles, strict=True)):
             content = self._content(element)
-            if role in SYSTEM_ROLES:
+            if id(element) in spliced and last is not None and index < last:
+                description = f"the messages {self.document.code(element)} spliced into {owner}"
+                self._add(element, EARLY, description, call=call)
+            elif role in SYSTEM_ROLES:
                 self._add(
                     content,
                     SYSTEM,
@@ -294,6 +322,18 @@ class _Finder:
                     Sink(content, LAST, f"the last user message of {owner}", call=call)
                 )
         return last_content
+
+    @staticmethod
+    def _spliced_calls(expr: ast.expr) -> set[int]:
+        """Calls spliced into a list display (``[system, *examples(), *history, user]``): the
+        messages they make are made again for every request, unlike a stored history."""
+        if not isinstance(expr, (ast.List, ast.Tuple)):
+            return set()
+        return {
+            id(e.value)
+            for e in expr.elts
+            if isinstance(e, ast.Starred) and isinstance(e.value, ast.Call)
+        }
 
     def _elements(self, expr: ast.expr, depth: int) -> list[ast.expr] | None:
         """The messages of a list display (through ``+`` and one level of names)."""
