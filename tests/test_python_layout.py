@@ -38,6 +38,21 @@ FOUND = (
     ),
     pytest.param(
         """
+        from pathlib import Path
+        from langchain_core.prompts import ChatPromptTemplate
+        POLICY = Path("policy.md").read_text()
+        prompt = ChatPromptTemplate.from_messages(
+            [("system", "Q: {question}\\n<policy>{policy}</policy>"), ("human", "{question}")]
+        )
+        chain = prompt | model
+        def answer(question):
+            return chain.invoke({"question": question, "policy": POLICY})
+        """,
+        [(6, "PFX301")],
+        id="a template field before a field a pipeline fills with a fixed file's text",
+    ),
+    pytest.param(
+        """
         HANDBOOK = open("handbook.txt").read()
         def ask(question):
             return client.chat.completions.create(model="m", messages=[
@@ -131,6 +146,20 @@ QUIET = (
         )
         """,
         id="a template field before a short joined text",
+    ),
+    pytest.param(
+        """
+        from pathlib import Path
+        from langchain_core.prompts import ChatPromptTemplate
+        POLICY = "Be brief."
+        prompt = ChatPromptTemplate.from_messages(
+            [("system", "Q: {question}\\n<policy>{policy}</policy>"), ("human", "{question}")]
+        )
+        chain = prompt | model
+        def answer(question):
+            return chain.invoke({"question": question, "policy": POLICY})
+        """,
+        id="a template field before a field filled with a short text",
     ),
 )
 

@@ -659,3 +659,39 @@ def test_invoked_message_list(
     window: str, method: str, first: str, expected: list[tuple[int, int, str]]
 ) -> None:
     assert _findings(_INVOKED.format(window=window, method=method, first=first)) == expected
+
+
+_PIPELINE = (
+    "from datetime import datetime\n"
+    "from langchain_core.prompts import ChatPromptTemplate\n"
+    "prompt = ChatPromptTemplate.from_messages(\n"
+    "    [('system', 'Rules as of {{stamp}}. Be brief.'), ('human', '{{question}}')]\n"
+    ")\n"
+    "chain = prompt | model\n"
+    "def answer(question):\n"
+    "    return chain.{call}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "expected"),
+    (
+        pytest.param(
+            "invoke({'question': question, 'stamp': datetime.now()})",
+            [(8, 57, "PFX101")],
+            id="a pipeline given the time for a system field",
+        ),
+        pytest.param(
+            "invoke({'question': f'{question} at {datetime.now()}', 'stamp': '2024'})",
+            [],
+            id="the time only in the human field",
+        ),
+        pytest.param(
+            "batch([{'question': question, 'stamp': '2024'}])",
+            [],
+            id="fixed values for the system field",
+        ),
+    ),
+)
+def test_pipeline_fills_template_fields(call: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_PIPELINE.format(call=call)) == expected

@@ -275,7 +275,7 @@ class Flow:
         if not text or "{" not in text or written_as_sent(node, self.document.parent):
             return ()
         found: list[tuple[Origin, ...]] = []
-        filled = self._filled(node)
+        filled = self.filled(node)
         for field in template_fields(text):
             if field in filled:
                 step = f"{field}= {self._here(filled[field][0])}"
@@ -290,37 +290,53 @@ class Flow:
                 found.append((Origin(code, node, label, granularity, within=f"{{{field}"),))
         return merge(*found)
 
-    def _filled(self, node: ast.Constant) -> dict[str, list[ast.expr]]:
-        """The values given by keyword to the fields of the template ``node`` wherever it is
-        filled by name: ``PROMPT.partial(today=...)`` where ``PROMPT`` is bound to a template
-        made from ``node`` (a LangChain prompt filled in another function)."""
+    def filled(self, node: ast.Constant) -> dict[str, list[ast.expr]]:
+        """The values given by name to the fields of the template ``node`` wherever it is
+        filled: ``PROMPT.partial(today=...)`` or ``chain.invoke({"today": ...})`` where
+        ``PROMPT`` is bound to a template made from ``node``, and ``chain`` to a pipeline
+        that starts from such a name (a LangChain prompt filled in another function)."""
         found: dict[str, list[ast.expr]] = {}
-        for call in self._fill_calls:
+        for call, given in self._fill_calls:
             receiver = cast(ast.Attribute, call.func).value
-            if not isinstance(receiver, ast.Name):
-                continue
-            made_from = any(
-                any(inner is node for inner in ast.walk(binding.value))
-                for assignment in self.bindings.reaching(receiver)
-                for binding in self.bindings.values_of(assignment)
-            )
-            if made_from:
-                for keyword in call.keywords:
-                    if keyword.arg is not None:
-                        found.setdefault(keyword.arg, []).append(keyword.value)
+            if isinstance(receiver, ast.Name) and self._made_from(receiver, node, depth=1):
+                for field, value in given:
+                    found.setdefault(field, []).append(value)
         return found
 
+    def _made_from(self, name: ast.Name, node: ast.AST, depth: int) -> bool:
+        """Whether a value ``name`` is bound to holds ``node``, or (``depth`` more times) a
+        name bound to one that does."""
+        for assignment in self.bindings.reaching(name):
+            for binding in self.bindings.values_of(assignment):
+                for inner in ast.walk(binding.value):
+                    if inner is node:
+                        return True
+                    named = depth and isinstance(inner, ast.Name) and inner is not name
+                    if named and self._made_from(cast(ast.Name, inner), node, depth - 1):
+                        return True
+        return False
+
     @cached_property
-    def _fill_calls(self) -> list[ast.Call]:
-        """Calls that fill a template's fields by keyword on a name (``PROMPT.partial(...)``)."""
-        return [
-            call
-            for call in self.bindings.calls
-            if isinstance(call.func, ast.Attribute)
-            and call.func.attr in _FILLS
-            and isinstance(call.func.value, ast.Name)
-            and call.keywords
-        ]
+    def _fill_calls(self) -> list[tuple[ast.Call, list[tuple[str, ast.expr]]]]:
+        """Calls on a name that fill a template's fields by name, with the (field, value)
+        pairs they give: keywords of ``partial``, the string keys of the dict a runnable's
+        ``invoke`` is given."""
+        found = []
+        for call in self.bindings.calls:
+            func = call.func
+            if not isinstance(func, ast.Attribute) or not isinstance(func.value, ast.Name):
+                continue
+            given: list[tuple[str, ast.expr]] = []
+            if func.attr in _FILLS:
+                given = [(k.arg, k.value) for k in call.keywords if k.arg is not None]
+            elif func.attr in _RUNNABLE_CALLS and call.args and isinstance(call.args[0], ast.Dict):
+                for key, value in zip(call.args[0].keys, call.args[0].values, strict=True):
+                    field = string_value(key) if key is not None else None
+                    if field:
+                        given.append((field, value))
+            if given:
+                found.append((call, given))
+        return found
 
     def _List(self, node: ast.List | ast.Tuple, env: Env) -> tuple[Origin, ...]:
         found = []
@@ -1057,6 +1073,8 @@ class Flow:
 _SET_TYPES = frozenset({"set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"})
 # Methods that fill some of a template's fields by keyword and return the template.
 _FILLS = frozenset({"partial"})
+# Methods of a LangChain runnable (a prompt, or a pipeline from one) given the fields by a dict.
+_RUNNABLE_CALLS = frozenset({"invoke", "ainvoke", "stream", "astream"})
 
 # Seeds that differ between processes: salted string hashes, the clock, the process id.
 _ENVIRONMENT_READS = frozenset({"os.getenv", "os.environ.get"})

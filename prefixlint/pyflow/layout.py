@@ -295,10 +295,25 @@ class Layout:
         if first is None:
             return None
         after = static_part(template[first.end() :])
-        if len(after) < min_chars:
+        later = [f.group(1) for f in fields if f.start() > first.start()]
+        document = self._filled_by_file(node, later)
+        if len(after) < min_chars and not document:
             return None
         before = static_part(template[: first.start()])
-        return Misplaced(node, first.group(0), before, after, sink, field=first.group(0))
+        field = first.group(0)
+        return Misplaced(node, field, before, after, sink, field=field, document=document)
+
+    def _filled_by_file(self, node: ast.Constant | ast.BinOp, fields: list[str]) -> str:
+        """The code that fills one of ``fields`` of the template ``node`` with a fixed file's
+        text wherever it is filled (``chain.invoke({"handbook": HANDBOOK})``), if any."""
+        if not isinstance(node, ast.Constant):
+            return ""
+        filled = self.analysis.flow.filled(node)
+        for field in fields:
+            values = filled.get(field, [])
+            if values and all(self.file_text(v) for v in values):
+                return " ".join(self.document.code(values[0]).split())
+        return ""
 
     def _variable(self, node: ast.expr) -> str | None:
         for origin in self.analysis.flow.origins(node):
