@@ -16,7 +16,29 @@ def _found(src: str) -> list[tuple[int, str]]:
     return sorted((d.span.line, d.code) for d in found)
 
 
+_PAIRS = """
+class Memory:
+    def record(self, question, answer):
+        self.turns.append({{"role": "user", "content": question}})
+        self.turns.append({{"role": "assistant", "content": answer}})
+        if len(self.turns) > {bound}:
+            self.turns = self.turns[{start}:]
+    def send(self, text):
+        messages = [*self.turns, {{"role": "user", "content": text}}]
+        return client.chat.completions.create(model="m", messages=messages)
+"""
+
 FOUND = (
+    pytest.param(
+        _PAIRS.format(bound="self.pairs * 2", start="-self.pairs * 2"),
+        [(7, "PFX502")],
+        id="a window of pairs of messages at the bound it is kept to",
+    ),
+    pytest.param(
+        _PAIRS.format(bound="2 * self.pairs", start="2 * -self.pairs"),
+        [(7, "PFX502")],
+        id="a window of pairs written with the factor first",
+    ),
     pytest.param(
         """
         LIMIT = 10
@@ -137,6 +159,10 @@ FOUND = (
 )
 
 QUIET = (
+    pytest.param(
+        _PAIRS.format(bound="self.pairs * 4", start="-self.pairs * 2"),
+        id="a window of pairs kept at half the bound it is cut at",
+    ),
     pytest.param(
         """
         LIMIT = 10

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TypeAlias, TypeGuard, cast
+from typing import TypeAlias, cast
 
 from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
@@ -87,7 +87,10 @@ def _is_minus_one(node: ast.AST | None) -> bool:
     return _negative(node) and _int(node) == -1
 
 
-def _negative(node: ast.AST | None) -> TypeGuard[ast.UnaryOp]:
+def _negative(node: ast.AST | None) -> bool:
+    """``-k``, or a product with one negated factor (``-self.MAX_TURNS * 2``)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _negative(node.left) != _negative(node.right)
     return isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub)
 
 
@@ -890,9 +893,10 @@ class HistoryAnalysis:
             if bound is True or kept is None:
                 # Unknown sizes: only the same expression on both sides is known to slide.
                 comparator = _without_offset(cast(ast.Compare, ancestor.test).comparators[0])
-                if not isinstance(lower, ast.UnaryOp):
+                count = _kept_count(lower)
+                if count is None:
                     return True  # a start (``m[:1] + m[start:]``), not a count of kept messages
-                return self.document.code(comparator) != self.document.code(lower.operand)
+                return ast.dump(comparator) != ast.dump(count)
             cut = bound + 1 + kept  # kept is negative: -k keeps k messages
             return cut >= max(2, self.min_cut_fraction * -kept)
         return False
@@ -1118,6 +1122,18 @@ def _excludes_tool(test: ast.expr) -> bool:
         and isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn))
         and _mentions_tool(test)
     )
+
+
+def _kept_count(lower: ast.expr | None) -> ast.expr | None:
+    """How many messages a negative slice start keeps: ``k`` of ``-k``, ``k * 2`` of
+    ``-k * 2`` (``None`` for any other start)."""
+    if isinstance(lower, ast.UnaryOp) and isinstance(lower.op, ast.USub):
+        return lower.operand
+    if isinstance(lower, ast.BinOp) and isinstance(lower.op, ast.Mult):
+        left, right = _kept_count(lower.left), _kept_count(lower.right)
+        if (left is None) != (right is None):
+            return ast.BinOp(left or lower.left, ast.Mult(), right or lower.right)
+    return None
 
 
 def _without_offset(node: ast.expr) -> ast.expr:
