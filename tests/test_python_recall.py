@@ -695,3 +695,27 @@ _PIPELINE = (
 )
 def test_pipeline_fills_template_fields(call: str, expected: list[tuple[int, int, str]]) -> None:
     assert _findings(_PIPELINE.format(call=call)) == expected
+
+
+_PASSED_ID = (
+    "import uuid\n"
+    "def system(request_id):\n"
+    "    return {{'role': 'system', 'content': f'Be brief. Case {{request_id}}'}}\n"
+    "def ask(client, text):\n"
+    "    rid = {value}\n"
+    "    messages = [system(rid), {{'role': 'user', 'content': text}}]\n"
+    "    return client.chat.completions.create(model='m', messages=messages)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    (
+        pytest.param("str(uuid.uuid4())", [(5, 15, "PFX102")], id="the id made by the caller"),
+        pytest.param("text[:8]", [(3, 60, "PFX102")], id="a value known only by the name"),
+    ),
+)
+def test_named_parameter_passed_a_volatile_value(
+    value: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_PASSED_ID.format(value=value)) == expected

@@ -511,7 +511,11 @@ class Flow:
         if env.function is not None and assignment.scope.node is env.function:
             # Typed as a set, the parameter is unordered here whatever order a caller had.
             return (Origin(t.PARAMETER, node, node.id, drops_order=bool(typed)), *typed)
-        return merge(self._named_value(node, node.id), typed, self._passed_in(node, assignment))
+        passed = self._passed_in(node, assignment)
+        # Named like a volatile value and passed one of that kind: the value is the finding.
+        known = {o.code for o in passed} & NAME_CODES
+        named = tuple(o for o in self._named_value(node, node.id) if o.code not in known)
+        return merge(named, typed, passed)
 
     @staticmethod
     def _typed_as_set(node: ast.Name, assignment: Assignment) -> tuple[Origin, ...]:
