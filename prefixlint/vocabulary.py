@@ -355,8 +355,8 @@ def _classify(words: tuple[str, ...], extra: tuple[tuple[str, tuple[str, ...]], 
     split = _split_run_together(head)
     if split is not None and (code := _match_phrases(split, table, shortest=2)):
         return code
-    if len(head) > 1 and head[-1] == "name" and head[-2] in _PERSON_RECORDS:
-        return PER_USER  # ``student_name``, ``patient_name``: the person's, not a thing's
+    if len(head) > 1 and head[-1] in ("name", "id") and head[-2] in _PERSON_RECORDS:
+        return PER_USER  # ``student_name``, ``patient_id``: the person's, not a thing's
     for code, anywhere in _ANYWHERE.items():
         if any(w in anywhere for w in words) and head[-1] not in _NOT_RANDOM_HEADS:
             return code

@@ -76,6 +76,7 @@ def test_split_words(name, words):
         ("customer_name", "PFX103"),
         ("patient_name", "PFX103"),
         ("state.player_name", "PFX103"),
+        ("traveller_id", "PFX103"),
         ("first_name", "PFX103"),
         ("user_profile", "PFX103"),
         # environment
