@@ -719,3 +719,39 @@ def test_named_parameter_passed_a_volatile_value(
     value: str, expected: list[tuple[int, int, str]]
 ) -> None:
     assert _findings(_PASSED_ID.format(value=value)) == expected
+
+
+_SET_FIELD = (
+    "import json\n"
+    "from dataclasses import dataclass, field\n"
+    "@dataclass\n"
+    "class Shop:\n"
+    "    tags: set[str] = field(default_factory=set)\n"
+    "def system(shop: Shop):\n"
+    "    return 'Be brief. Flags: ' + {shown}\n"
+    "def ask(client, shop, text):\n"
+    "    return client.messages.create(\n"
+    "        model='m', system=system(shop), messages=[{{'role': 'user', 'content': text}}]\n"
+    "    )\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("shown", "expected"),
+    (
+        pytest.param("', '.join(shop.tags)", [(7, 44, "PFX201")], id="a set field joined"),
+        pytest.param("', '.join(sorted(shop.tags))", [], id="a set field sorted"),
+        pytest.param(
+            "json.dumps({t: True for t in shop.tags})",
+            [(7, 34, "PFX202")],
+            id="a set field iterated into the keys of a dump",
+        ),
+        pytest.param(
+            "json.dumps({t: True for t in shop.tags}, sort_keys=True)",
+            [],
+            id="the keys sorted by the dump",
+        ),
+    ),
+)
+def test_set_field_of_a_declared_class(shown: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_SET_FIELD.format(shown=shown)) == expected

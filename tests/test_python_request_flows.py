@@ -170,8 +170,8 @@ FOUND = (
             system = "Capabilities: " + capabilities(flags)
             return {"model": "m", "messages": [{"role": "system", "content": system}, *messages]}
         """,
-        [(5, "PFX201")],
-        id="a parameter annotated as a set iterated into the system message",
+        [(6, "PFX202")],
+        id="a parameter annotated as a set iterated into the keys of a dumped system message",
     ),
 )
 

@@ -517,23 +517,34 @@ class Flow:
         named = tuple(o for o in self._named_value(node, node.id) if o.code not in known)
         return merge(named, typed, passed)
 
+    def _set_field(self, node: ast.Attribute) -> tuple[Origin, ...]:
+        """``profile.tags`` of a parameter annotated with a class defined here that declares
+        ``tags: set[str]``: the field iterates in no fixed order."""
+        if not isinstance(node.value, ast.Name):
+            return ()
+        for assignment in self.bindings.reaching(node.value):
+            parameter = assignment.node
+            annotation = parameter.annotation if isinstance(parameter, ast.arg) else None
+            if not isinstance(annotation, ast.Name):
+                continue
+            for declared in self.bindings.assignments(annotation):
+                if not isinstance(declared.node, ast.ClassDef):
+                    continue
+                for statement in declared.node.body:
+                    if not isinstance(statement, ast.AnnAssign):
+                        continue
+                    target = statement.target
+                    if isinstance(target, ast.Name) and target.id == node.attr:
+                        return _set_typed(node, self._label(node), statement.annotation)
+        return ()
+
     @staticmethod
     def _typed_as_set(node: ast.Name, assignment: Assignment) -> tuple[Origin, ...]:
         """A parameter annotated as a set (``flags: set[str]``) iterates in no fixed order,
         whatever the caller passes."""
         parameter = assignment.node
         annotation = parameter.annotation if isinstance(parameter, ast.arg) else None
-        if isinstance(annotation, ast.BinOp):  # ``set[str] | None``
-            annotation = annotation.left
-        if annotation is None:
-            return ()
-        outer = annotation.value if isinstance(annotation, ast.Subscript) else annotation
-        if _spelling(outer)[0] not in _SET_TYPES:
-            return ()
-        inner = annotation.slice if isinstance(annotation, ast.Subscript) else None
-        plain = inner is not None and _spelling(inner)[0] in ("str", "int")
-        label = f"`{node.id}` (a set)"
-        return (Origin(codes.UNORDERED, node, label, sort_by="plain" if plain else ""),)
+        return _set_typed(node, node.id, annotation)
 
     def _passed_in(self, node: ast.Name, assignment: Assignment) -> tuple[Origin, ...]:
         """What the calls of a function defined here pass for its parameter ``node`` (a text
@@ -586,7 +597,7 @@ class Flow:
             if self._bound_method(node):
                 return ()
             return self._named_value(node, node.attr)
-        receiver = self.origins(node.value, env)
+        receiver = merge(self.origins(node.value, env), self._set_field(node))
         if vocabulary.owned_by_other(node.attr):
             # ``user_info.organization_profile``: the organisation's, not the user's.
             named = {id(n) for n in ast.walk(node.value)}
@@ -761,9 +772,15 @@ class Flow:
                 for o, keys in zip(inner, keys_only, strict=True)
                 if not (o.code == codes.UNORDERED and keys)
             )
+        dumped = Origin(codes.KEY_ORDER, node, self._label(node))
+        keys = [self._orders_keys_only(o) and o.code == codes.UNORDERED for o in inner]
+        if any(keys):
+            # A set iterated into the keys: ``sort_keys=True`` orders what it left unordered.
+            rest = (o for o, key in zip(inner, keys, strict=True) if not key)
+            return merge((dumped,), tuple(rest))
         if payload is None or self._fixed_literal(payload):
             return inner
-        return merge((Origin(codes.KEY_ORDER, node, self._label(node)),), inner)
+        return merge((dumped,), inner)
 
     def _orders_keys_only(self, origin: Origin) -> bool:
         """An unordered collection iterated into the keys of a dict comprehension: sorting
@@ -1174,3 +1191,18 @@ def _dotted_name(node: ast.Attribute) -> str | None:
         return None
     parts.append(value.id)
     return ".".join(reversed(parts))
+
+
+def _set_typed(node: ast.expr, name: str, annotation: ast.expr | None) -> tuple[Origin, ...]:
+    """An unordered origin for ``node`` when ``annotation`` says a set."""
+    if isinstance(annotation, ast.BinOp):  # ``set[str] | None``
+        annotation = annotation.left
+    if annotation is None:
+        return ()
+    outer = annotation.value if isinstance(annotation, ast.Subscript) else annotation
+    if _spelling(outer)[0] not in _SET_TYPES:
+        return ()
+    inner = annotation.slice if isinstance(annotation, ast.Subscript) else None
+    plain = inner is not None and _spelling(inner)[0] in ("str", "int")
+    label = f"`{name}` (a set)"
+    return (Origin(codes.UNORDERED, node, label, sort_by="plain" if plain else ""),)
