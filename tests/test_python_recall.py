@@ -755,3 +755,36 @@ _SET_FIELD = (
 )
 def test_set_field_of_a_declared_class(shown: str, expected: list[tuple[int, int, str]]) -> None:
     assert _findings(_SET_FIELD.format(shown=shown)) == expected
+
+
+_DEFAULTED = (
+    "import uuid\n"
+    "from dataclasses import dataclass, field\n"
+    "@dataclass\n"
+    "class Run:\n"
+    "    ledger: str\n"
+    "    tag: str = {default}\n"
+    "def system(run: Run):\n"
+    "    return f'Reconcile {{run.ledger}}. Tag: {{run.tag}}. Match amounts to the cent.'\n"
+    "def ask(client, text):\n"
+    "    run = Run('main')\n"
+    "    messages = [{{'role': 'system', 'content': system(run)}},\n"
+    "                {{'role': 'user', 'content': text}}]\n"
+    "    return client.chat.completions.create(model='m', messages=messages)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("default", "expected"),
+    (
+        pytest.param(
+            "field(default_factory=lambda: uuid.uuid4().hex)",
+            [(6, 46, "PFX102")],
+            id="a field made new for every instance",
+        ),
+        pytest.param("field(default='books')", [], id="a fixed default"),
+        pytest.param("'books'", [], id="a fixed default assigned"),
+    ),
+)
+def test_declared_field_default(default: str, expected: list[tuple[int, int, str]]) -> None:
+    assert _findings(_DEFAULTED.format(default=default)) == expected

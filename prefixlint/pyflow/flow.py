@@ -517,9 +517,10 @@ class Flow:
         named = tuple(o for o in self._named_value(node, node.id) if o.code not in known)
         return merge(named, typed, passed)
 
-    def _set_field(self, node: ast.Attribute) -> tuple[Origin, ...]:
-        """``profile.tags`` of a parameter annotated with a class defined here that declares
-        ``tags: set[str]``: the field iterates in no fixed order."""
+    def _declared_field(self, node: ast.Attribute) -> tuple[Origin, ...]:
+        """``record.tags`` of a parameter annotated with a class defined here that declares
+        the field: unordered when declared as a set (``tags: set[str]``), and what its default
+        makes (``run_id: str = field(default_factory=new_id)``)."""
         if not isinstance(node.value, ast.Name):
             return ()
         for assignment in self.bindings.reaching(node.value):
@@ -535,7 +536,9 @@ class Flow:
                         continue
                     target = statement.target
                     if isinstance(target, ast.Name) and target.id == node.attr:
-                        return _set_typed(node, self._label(node), statement.annotation)
+                        default = self.origins(statement.value) if statement.value else ()
+                        typed = _set_typed(node, self._label(node), statement.annotation)
+                        return merge(typed, default)
         return ()
 
     @staticmethod
@@ -597,7 +600,7 @@ class Flow:
             if self._bound_method(node):
                 return ()
             return self._named_value(node, node.attr)
-        receiver = merge(self.origins(node.value, env), self._set_field(node))
+        receiver = merge(self.origins(node.value, env), self._declared_field(node))
         if vocabulary.owned_by_other(node.attr):
             # ``user_info.organization_profile``: the organisation's, not the user's.
             named = {id(n) for n in ast.walk(node.value)}
@@ -1031,7 +1034,12 @@ class Flow:
         given = positional(node)
         if default is None and given:
             default = given[0]
-        return self.origins(default, env) if default is not None else ()
+        if default is not None:
+            return self.origins(default, env)
+        factory = next((k.value for k in node.keywords if k.arg == "default_factory"), None)
+        if isinstance(factory, ast.Lambda):
+            return self.origins(factory.body, env)
+        return ()
 
     def _named_arguments(self, given: list[Arg], env: Env) -> tuple[Origin, ...]:
         """The first keyword that names a volatile value, for values of unknown provenance:
