@@ -788,3 +788,39 @@ _DEFAULTED = (
 )
 def test_declared_field_default(default: str, expected: list[tuple[int, int, str]]) -> None:
     assert _findings(_DEFAULTED.format(default=default)) == expected
+
+
+_DYNAMIC_SYSTEM = (
+    "from pydantic_ai import Agent, RunContext\n"
+    "agent = Agent('openai:gpt-4o', system_prompt='You settle claims.')\n"
+    "{decorator}\n"
+    "async def context(ctx: RunContext) -> str:\n"
+    "    return f'Signed off by {{{read}}}.'\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("decorator", "read", "expected"),
+    (
+        pytest.param(
+            "@agent.system_prompt",
+            "ctx.deps.reviewer",
+            [(5, 29, "PFX103")],
+            id="a field of the run's dependencies",
+        ),
+        pytest.param(
+            "@agent.instructions", "ctx.deps", [(5, 29, "PFX103")], id="the dependencies as text"
+        ),
+        pytest.param(
+            "@agent.system_prompt",
+            "await ctx.deps.store.policy()",
+            [],
+            id="a client of the dependencies called",
+        ),
+        pytest.param("@agent.tool", "ctx.deps.reviewer", [], id="a tool's result"),
+    ),
+)
+def test_run_dependencies_in_a_dynamic_system_prompt(
+    decorator: str, read: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_DYNAMIC_SYSTEM.format(decorator=decorator, read=read)) == expected

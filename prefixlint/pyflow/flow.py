@@ -35,6 +35,7 @@ from prefixlint.pyflow.origins import (
     substituted,
     without_order,
 )
+from prefixlint.pyflow.prompt_words import SYSTEM_DECORATORS
 from prefixlint.pyflow.scopes import Assignment
 from prefixlint.pyflow.sinks import Sink
 from prefixlint.pyflow.sql import is_unordered_query
@@ -108,7 +109,7 @@ class Flow:
                 return True
             if leaf in self._import_aliases or root in self._import_aliases:
                 return True
-        if any(a.attr in ("environ", "argv", "linesep") for a in document.nodes(ast.Attribute)):
+        if any(a.attr in t.SOURCE_ATTRIBUTES for a in document.nodes(ast.Attribute)):
             return True
         input_names = document.option(LAYOUT, "input-names", ())
         spellings = {n.id for n in document.nodes(ast.Name)}
@@ -587,6 +588,9 @@ class Flow:
             if name in t.VOLATILE_ATTRIBUTES:
                 code, granularity = t.VOLATILE_ATTRIBUTES[name]
                 return (Origin(code, node, self._label(node), granularity),)
+        read = self._run_dependency(node) if node.attr == "deps" else None
+        if read is not None:
+            return (Origin(codes.PER_USER, node, f"`{read}`", t.PROCESS),)
         if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
             values = self.bindings.attribute_values(node)
             if values:
@@ -618,6 +622,32 @@ class Flow:
             fields = self._named_value(node, dotted)[1:]
             return merge(receiver, tuple(o for o in fields if o.code == codes.PER_USER))
         return receiver
+
+    def _run_dependency(self, node: ast.Attribute) -> str | None:
+        """What is read of ``ctx.deps`` as text in a dynamic system prompt (pydantic-ai's
+        ``@agent.system_prompt``): the run's dependencies, such as whom it serves. Not a field
+        whose name says what it is, nor a client whose method is called (``ctx.deps.db.get()``).
+        """
+        function = self.document.enclosing_function(node)
+        if function is None or not isinstance(node.value, ast.Name):
+            return None
+        if not any(
+            isinstance(d, ast.Attribute) and d.attr in SYSTEM_DECORATORS
+            for d in function.decorator_list
+        ):
+            return None
+        params = [*function.args.posonlyargs, *function.args.args]
+        if not params or node.value.id != params[0].arg:
+            return None
+        top: ast.AST = node
+        parent = self.document.parent(top)
+        while isinstance(parent, ast.Attribute):
+            top, parent = parent, self.document.parent(parent)
+        if isinstance(parent, ast.Call) and parent.func is top:
+            return None
+        dotted = self._dotted(cast(ast.expr, top)) or ""
+        named = vocabulary.classify_name(dotted, self.document.extra_names) in NAME_CODES
+        return None if named or not dotted else dotted
 
     def _bound_method(self, node: ast.Attribute) -> bool:
         """``self.name`` read without a call names a method of the class (a tool callable)."""

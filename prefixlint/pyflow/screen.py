@@ -311,7 +311,7 @@ class _Screen:
                 return True
         for node in self.of(ast.Attribute):
             assert isinstance(node, ast.Attribute)
-            if node.attr in ("environ", "argv", "linesep"):
+            if node.attr in t.SOURCE_ATTRIBUTES:
                 return True
         if self._drift_possible():
             return True

@@ -82,6 +82,10 @@ VOLATILE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "sys.argv": (ENVIRONMENT, PROCESS),
 }
 
+# Attribute names that can start a volatile value when read (``os.environ``, the run
+# dependencies ``ctx.deps`` of a dynamic system prompt).
+SOURCE_ATTRIBUTES = frozenset({"environ", "argv", "linesep", "deps"})
+
 # Clock functions that are pure when given the time: how many positional arguments make them so.
 PURE_WITH_ARGUMENTS: dict[str, int] = {
     "time.strftime": 2,
