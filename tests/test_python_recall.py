@@ -824,3 +824,40 @@ def test_run_dependencies_in_a_dynamic_system_prompt(
     decorator: str, read: str, expected: list[tuple[int, int, str]]
 ) -> None:
     assert _findings(_DYNAMIC_SYSTEM.format(decorator=decorator, read=read)) == expected
+
+
+_RECORD = (
+    "from dataclasses import dataclass\n"
+    "@dataclass\n"
+    "class Context:\n"
+    "    rows: list\n"
+    "def system(ctx: Context):\n"
+    "    return 'Balances:\\n' + '\\n'.join(ctx.rows) + '\\nMatch amounts to the cent.'\n"
+    "def ask(client, db, text):\n"
+    "    ctx = Context({rows})\n"
+    "    messages = [{{'role': 'system', 'content': system(ctx)}},\n"
+    "                {{'role': 'user', 'content': text}}]\n"
+    "    return client.chat.completions.create(model='m', messages=messages)\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("rows", "expected"),
+    (
+        pytest.param(
+            "[r[0] for r in db.execute('SELECT code FROM ledger').fetchall()]",
+            [(8, 45, "PFX201")],
+            id="rows of a query without an order kept by a record",
+        ),
+        pytest.param(
+            "[r[0] for r in db.execute('SELECT code FROM ledger ORDER BY code').fetchall()]",
+            [],
+            id="rows of an ordered query",
+        ),
+        pytest.param("sorted({'b', 'a'})", [], id="a sorted set"),
+    ),
+)
+def test_record_keeps_the_order_it_is_given(
+    rows: str, expected: list[tuple[int, int, str]]
+) -> None:
+    assert _findings(_RECORD.format(rows=rows)) == expected

@@ -695,7 +695,9 @@ class Flow:
             return self._local_call(function, node, env)
         if isinstance(node.func, ast.Attribute):
             return self._method(node, env)
-        passed = without_order(self._arguments(node, env))
+        passed = self._arguments(node, env)
+        if not self._record_class(node.func):
+            passed = without_order(passed)
         imported = self._package_function(node.func) if self.imports else None
         if imported is not None:
             # The result of one function of the package handed to another (``render(pick())``)
@@ -872,6 +874,17 @@ class Flow:
         given = [a.value for a in arguments(node)]
         return bool(given) and all(
             self._names_class(a) or self._fixed_literal(a, depth) for a in given
+        )
+
+    def _record_class(self, func: ast.expr) -> bool:
+        """A class defined here that declares its fields (a dataclass, a model): an instance
+        holds what it is given, in the order given."""
+        if not isinstance(func, ast.Name):
+            return False
+        found = [a.node for a in self.bindings.assignments(func)]
+        return bool(found) and all(
+            isinstance(n, ast.ClassDef) and any(isinstance(s, ast.AnnAssign) for s in n.body)
+            for n in found
         )
 
     def _names_class(self, node: ast.expr) -> bool:
