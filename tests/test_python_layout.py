@@ -38,6 +38,21 @@ FOUND = (
     ),
     pytest.param(
         """
+        TEMPLATE = "Question: {question}\\n<doc>{doc}</doc>"
+        class Reader:
+            def __init__(self, path):
+                self.doc = path.read_text()
+            def ask(self, question):
+                prompt = TEMPLATE.format(question=question, doc=self.doc)
+                return client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": prompt}]
+                )
+        """,
+        [(2, "PFX301")],
+        id="the question before a file's text read when the object is made",
+    ),
+    pytest.param(
+        """
         from pathlib import Path
         from langchain_core.prompts import ChatPromptTemplate
         POLICY = Path("policy.md").read_text()
@@ -146,6 +161,35 @@ QUIET = (
         )
         """,
         id="a template field before a short joined text",
+    ),
+    pytest.param(
+        """
+        TEMPLATE = "Question: {question}\\n<doc>{doc}</doc>"
+        class Reader:
+            def __init__(self, path):
+                self.path = path
+            def ask(self, question):
+                self.doc = self.path.read_text()
+                prompt = TEMPLATE.format(question=question, doc=self.doc)
+                return client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": prompt}]
+                )
+        """,
+        id="a file read for every request",
+    ),
+    pytest.param(
+        """
+        TEMPLATE = "<doc>{doc}</doc>\\nQuestion: {question}"
+        class Reader:
+            def __init__(self, path):
+                self.doc = path.read_text()
+            def ask(self, question):
+                prompt = TEMPLATE.format(question=question, doc=self.doc)
+                return client.chat.completions.create(
+                    model="m", messages=[{"role": "user", "content": prompt}]
+                )
+        """,
+        id="the file's text before the question",
     ),
     pytest.param(
         """

@@ -1144,7 +1144,7 @@ class Flow:
 # Annotations of a parameter that holds a set.
 _SET_TYPES = frozenset({"set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"})
 # Methods that fill some of a template's fields by keyword and return the template.
-_FILLS = frozenset({"partial"})
+_FILLS = frozenset({"partial", "format"})
 # Methods of a LangChain runnable (a prompt, or a pipeline from one) given the fields by a dict.
 _RUNNABLE_CALLS = frozenset({"invoke", "ainvoke", "stream", "astream"})
 

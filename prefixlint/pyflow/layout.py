@@ -251,6 +251,10 @@ class Layout:
         or a call without arguments of a function defined here that returns one."""
         if depth > 3:
             return False
+        if isinstance(node, ast.Attribute) and leaf(node.value) == "self":
+            # Read once when the object is made: the same text for every request it sends.
+            stored = self.analysis.bindings.attribute_values(node)
+            return bool(stored) and all(self._read_when_made(b.value, b.target) for b in stored)
         if isinstance(node, ast.Name):
             values = [
                 b.value
@@ -275,6 +279,18 @@ class Layout:
         if func.attr == "read" and not opened:
             return False  # a stream (``sys.stdin.read()``, a response), not a file
         return all(self._fixed_name(name) for name in ast.walk(node) if isinstance(name, ast.Name))
+
+    def _read_when_made(self, value: ast.expr, target: ast.AST | None) -> bool:
+        """``self.text = path.read_text()`` in ``__init__``: a file's text, whatever the path."""
+        function = self.document.enclosing_function(target) if target is not None else None
+        if function is None or function.name != "__init__" or not isinstance(value, ast.Call):
+            return False
+        func = value.func
+        if not isinstance(func, ast.Attribute) or func.attr not in ("read", "read_text"):
+            return False
+        return func.attr == "read_text" or (
+            isinstance(func.value, ast.Call) and leaf(func.value.func) == "open"
+        )
 
     def _fixed_name(self, name: ast.Name) -> bool:
         """Bound only at module level (a constant, an import) or a builtin (``open``)."""
