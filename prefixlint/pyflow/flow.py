@@ -291,14 +291,17 @@ class Flow:
                 found.append((Origin(code, node, label, granularity, within=f"{{{field}"),))
         return merge(*found)
 
-    def filled(self, node: ast.Constant) -> dict[str, list[ast.expr]]:
+    def filled(self, node: ast.Constant, formats: bool = False) -> dict[str, list[ast.expr]]:
         """The values given by name to the fields of the template ``node`` wherever it is
         filled: ``PROMPT.partial(today=...)`` or ``chain.invoke({"today": ...})`` where
         ``PROMPT`` is bound to a template made from ``node``, and ``chain`` to a pipeline
-        that starts from such a name (a LangChain prompt filled in another function)."""
+        that starts from such a name (a LangChain prompt filled in another function), and with
+        ``formats`` ``TEMPLATE.format(today=...)`` too."""
         found: dict[str, list[ast.expr]] = {}
         for call, given in self._fill_calls:
             receiver = cast(ast.Attribute, call.func).value
+            if not formats and cast(ast.Attribute, call.func).attr in _FORMATS:
+                continue
             if isinstance(receiver, ast.Name) and self._made_from(receiver, node, depth=1):
                 for field, value in given:
                     found.setdefault(field, []).append(value)
@@ -1145,6 +1148,8 @@ class Flow:
 _SET_TYPES = frozenset({"set", "frozenset", "Set", "FrozenSet", "AbstractSet", "MutableSet"})
 # Methods that fill some of a template's fields by keyword and return the template.
 _FILLS = frozenset({"partial", "format"})
+# Of those, what ``str.format`` fills is explained by the flow through the call itself.
+_FORMATS = frozenset({"format"})
 # Methods of a LangChain runnable (a prompt, or a pipeline from one) given the fields by a dict.
 _RUNNABLE_CALLS = frozenset({"invoke", "ainvoke", "stream", "astream"})
 

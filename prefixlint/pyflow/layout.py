@@ -324,7 +324,7 @@ class Layout:
         text wherever it is filled (``chain.invoke({"handbook": HANDBOOK})``), if any."""
         if not isinstance(node, ast.Constant):
             return ""
-        filled = self.analysis.flow.filled(node)
+        filled = self.analysis.flow.filled(node, formats=True)
         for field in fields:
             values = filled.get(field, [])
             if values and all(self.file_text(v) for v in values):
