@@ -148,3 +148,44 @@ def test_found(src, expected):
 @pytest.mark.parametrize("src", QUIET)
 def test_quiet(src):
     assert _found(src) == []
+
+
+_TWO_REQUESTS = """
+import textwrap
+SYSTEM = '''
+    You answer from the agreement only.
+    Quote the section for every statement.
+    '''
+class Reader:
+    def ask(self, question):
+        return client.chat.completions.create(model="m", messages=[
+            {{"role": "system", "content": {first}}},
+            {{"role": "user", "content": question}},
+        ])
+    def stream(self, question):
+        return client.chat.completions.create(model="m", stream=True, messages=[
+            {{"role": "system", "content": {second}}},
+            {{"role": "user", "content": question}},
+        ])
+"""
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    (
+        pytest.param(
+            "textwrap.dedent(SYSTEM).strip()",
+            "SYSTEM.strip()",
+            [(15, "PFX402")],
+            id="dedented by one request of a class, not by the other",
+        ),
+        pytest.param(
+            "textwrap.dedent(SYSTEM)", "textwrap.dedent(SYSTEM)", [], id="the same text in both"
+        ),
+        pytest.param("SYSTEM.strip()", "question.strip()", [], id="different texts"),
+    ),
+)
+def test_requests_of_a_class_send_one_text(first: str, second: str, expected) -> None:
+    src = _TWO_REQUESTS.format(first=first, second=second)
+    found = check_source(src, "app.py", select=WHITESPACE_CODES)
+    assert sorted((d.span.line, d.code) for d in found) == expected

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from prefixlint.codes import UNORDERED
+from prefixlint.codes import UNORDERED, WHITESPACE_DRIFT
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
@@ -17,8 +17,10 @@ from prefixlint.pyflow.flow import ROOT, Flow
 from prefixlint.pyflow.importers import importing
 from prefixlint.pyflow.origins import Origin, merge, substituted
 from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, SYSTEM, TOOLS
+from prefixlint.pyflow.scopes import MODULE
 from prefixlint.pyflow.sinks import Sink, find_sinks
 from prefixlint.pyflow.tables import IMPORTED, PARAMETER, REQUEST_INPUT
+from prefixlint.pyflow.whitespace import whitespace_drift
 
 
 @dataclass(frozen=True, eq=False)
@@ -90,6 +92,7 @@ class Analysis:
         self.reaches: list[Reach] = []
         for sink in self.sinks:
             self._follow(sink)
+        self.reaches += self._drifting_sinks()
         explained = set(self.flow.visited)  # names already explained as part of a request
         sends_own = any(s.region == SYSTEM and s.named is None for s in self.sinks)
         for sink in found.named:
@@ -120,6 +123,41 @@ class Analysis:
                     self._returned_by[id(value)] = functions[name]
                     self._defaults.setdefault(id(value), {}).update(left)
         return list(found.values())
+
+    def _drifting_sinks(self) -> list[Reach]:
+        """The system texts that the requests of one class (or of the module) send, when they
+        differ only in whitespace (``dedent(SYSTEM).strip()`` in one, ``SYSTEM.strip()`` in
+        another): each request caches its own prefix."""
+        groups: dict[int, list[Sink]] = {}
+        for sink in self.sinks:
+            if sink.region == SYSTEM and sink.named is None and sink.expr is not None:
+                owner = self.document.enclosing_class(sink.expr) or self.document.module
+                groups.setdefault(id(owner), []).append(sink)
+        found = []
+        for sinks in groups.values():
+            values = [s.expr for s in sinks]
+            if len(sinks) > 1 and whitespace_drift(values, self._module_text):
+                last = max(sinks, key=lambda s: self.document.order(s.expr))
+                shown = [" ".join(self.document.code(v).split()) for v in values]
+                other = next(
+                    text for v, text in zip(values, shown, strict=True) if v is not last.expr
+                )
+                label = f"{shown[values.index(last.expr)]} (elsewhere {other})"
+                found.append(Reach(Origin(WHITESPACE_DRIFT, last.expr, label), last))
+        return found
+
+    def _module_text(self, name: ast.Name) -> ast.expr | None:
+        """The string literal a name is bound to once, at module level."""
+        values = [
+            b.value
+            for a in self.bindings.reaching(name)
+            if a.scope.kind == MODULE
+            for b in self.bindings.values_of(a)
+        ]
+        if len(values) != 1 or len(self.bindings.reaching(name)) != 1:
+            return None
+        text = values[0]
+        return text if isinstance(text, ast.Constant) and isinstance(text.value, str) else None
 
     def _module_constant(self, sink: Sink) -> bool:
         """Whether a named text is a module-level name: in a module that sends its own system

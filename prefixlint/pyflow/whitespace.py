@@ -27,10 +27,23 @@ def _code(node: ast.expr) -> str:
     return "\0" + ast.unparse(node) + "\0"
 
 
-def shape(node: ast.expr, hole: Callable[[ast.expr], str] = _code) -> str | None:
+Resolve = Callable[[ast.Name], ast.expr | None]
+
+
+def _unresolved(name: ast.Name) -> ast.expr | None:
+    return None
+
+
+def shape(
+    node: ast.expr, hole: Callable[[ast.expr], str] = _code, resolve: Resolve = _unresolved
+) -> str | None:
     """The text ``node`` makes, its values written by ``hole``: a literal, an f-string, a
     ``+`` of those and values, ``"sep".join(items)``, ``textwrap.dedent(text)`` or
-    ``text.strip()``; ``None`` for any other expression."""
+    ``text.strip()``, or a name ``resolve`` gives the text of; ``None`` for any other
+    expression."""
+    if isinstance(node, ast.Name):
+        value = resolve(node)
+        return shape(value, hole, resolve) if value is not None else None
     if isinstance(node, ast.Constant):
         return node.value if isinstance(node.value, str) else None
     if isinstance(node, ast.JoinedStr):
@@ -42,18 +55,18 @@ def shape(node: ast.expr, hole: Callable[[ast.expr], str] = _code) -> str | None
                 parts.append(hole(part.value))
         return "".join(parts)
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _part(node.left, hole), _part(node.right, hole)
+        left, right = _part(node.left, hole, resolve), _part(node.right, hole, resolve)
         if left is None or right is None:
             return None
         return left + right
     if isinstance(node, ast.Call) and not node.keywords:
-        return _called(node, hole)
+        return _called(node, hole, resolve)
     return None
 
 
-def _part(node: ast.expr, hole: Callable[[ast.expr], str]) -> str | None:
+def _part(node: ast.expr, hole: Callable[[ast.expr], str], resolve: Resolve) -> str | None:
     """An operand of ``+``: its text, or the hole of a name or call that is no text."""
-    text = shape(node, hole)
+    text = shape(node, hole, resolve)
     if text is not None:
         return text
     if isinstance(node, (ast.Name, ast.Attribute, ast.Subscript, ast.Call)):
@@ -61,16 +74,16 @@ def _part(node: ast.expr, hole: Callable[[ast.expr], str]) -> str | None:
     return None
 
 
-def _called(node: ast.Call, hole: Callable[[ast.expr], str]) -> str | None:
+def _called(node: ast.Call, hole: Callable[[ast.expr], str], resolve: Resolve) -> str | None:
     """``dedent(text)``, ``text.strip()`` or ``"sep".join(items)``."""
     func, given = node.func, node.args
     name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
     if name in _REFLOWS and len(given) == 1:
-        text = shape(given[0], hole)
+        text = shape(given[0], hole, resolve)
         return _REFLOWS[name](text) if text is not None else None
     if not isinstance(func, ast.Attribute):
         return None
-    receiver = shape(func.value, hole)
+    receiver = shape(func.value, hole, resolve)
     if receiver is None:
         return None
     if name in _STRIPS and not given:
@@ -80,9 +93,9 @@ def _called(node: ast.Call, hole: Callable[[ast.expr], str]) -> str | None:
     return None
 
 
-def whitespace_drift(values: Iterable[ast.expr]) -> bool:
+def whitespace_drift(values: Iterable[ast.expr], resolve: Resolve = _unresolved) -> bool:
     """Every value has a shape, and they differ only in whitespace."""
-    shapes = [shape(value) for value in values]
+    shapes = [shape(value, resolve=resolve) for value in values]
     texts = [text for text in shapes if text is not None]
     if len(texts) < len(shapes) or len(set(texts)) < 2:
         return False
