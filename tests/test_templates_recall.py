@@ -566,3 +566,8 @@ def test_placeholders_shown_as_syntax_examples(path, text, expected):
 )
 def test_front_matter_is_not_prompt_text(path, text, expected):
     assert findings(path, text, VOLATILE) == expected
+
+
+def test_line_endings_of_a_file_with_front_matter_are_the_whole_file_s():
+    text = "---\r\nname: fixer\r\n---\r\nsystem:\r\n" + RULES.replace("\n", "\r\n")
+    assert findings("p.prompty", text, {"PFX401"}) == [("PFX401", 1, 4)]

@@ -37,6 +37,7 @@ from jinja2.exceptions import TemplateSyntaxError
 from jinja2.sandbox import SandboxedEnvironment
 
 from prefixlint import registry
+from prefixlint.codes import LINE_ENDINGS
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
@@ -946,7 +947,19 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
         host=SourceMap.identity(body, start),
         prefix_end=user_section_start(body),
     )
-    return run_checkers([document], ctx)
+    if not start:
+        return run_checkers([document], ctx)
+    # Line endings are the whole file's: its front matter is checked out with the rest.
+    whole = TemplateDocument(
+        path=ctx.path,
+        file_text=text,
+        text=text,
+        parsed=literal_template(text),
+        host=SourceMap.identity(text),
+        prefix_end=len(text),
+    )
+    found = run_checkers([whole], ctx, {LINE_ENDINGS})
+    return found + run_checkers([document], ctx, set(ctx.enabled) - {LINE_ENDINGS})
 
 
 def literal_template(text: str) -> ParsedTemplate:
