@@ -215,3 +215,20 @@ def test_package_imports(tmp_path: Path, modules: dict[str, str], checked: str, 
     path = package / checked
     found = check_source(path.read_text(), str(path), select=PYTHON_CODES)
     assert sorted((d.span.line, d.code) for d in found) == expected
+
+
+def test_only_importers_that_may_send_a_prompt_count(tmp_path):
+    from prefixlint.pyflow.importers import importing
+
+    (tmp_path / "__init__.py").write_text("")
+    helper = tmp_path / "context.py"
+    helper.write_text(CONTEXT)
+    (tmp_path / "cli.py").write_text("from .context import workspace\nprint(workspace())\n")
+    assert importing(str(helper)) == ()
+    sender = tmp_path / "agent.py"
+    sender.write_text(
+        "from openai import OpenAI\nfrom .context import build_system\n"
+        "OpenAI().chat.completions.create(model='m', messages=["
+        "{'role': 'system', 'content': build_system()}])\n"
+    )
+    assert [Path(p).name for p, _ in importing(str(helper))] == ["agent.py"]

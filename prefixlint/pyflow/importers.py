@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from functools import lru_cache
 from pathlib import Path
+
+from prefixlint.pyflow.prompt_words import may_hold_prompt
 
 _MAX_SIBLINGS = 200  # a directory with more modules is not searched
 _MAX_BYTES = 1_000_000
@@ -19,12 +22,39 @@ _RELATIVE_IMPORT = re.compile(r"^[ \t]*from[ \t]+\.(\w+)[ \t]+import\b", re.M)
 
 def importing(path: str) -> tuple[tuple[str, str], ...]:
     """``(path, text)`` of each module in the directory of ``path`` that imports from it
-    with ``from .module import ...``."""
+    with ``from .module import ...`` and may send a prompt (:func:`may_hold_prompt`)."""
     file = Path(path)
-    if file.suffix != ".py" or not file.is_file():
+    try:
+        modified = file.stat().st_mtime_ns
+    except OSError:
+        return ()
+    if file.suffix != ".py":
         return ()
     directory = file.resolve().parent
-    return _index(str(directory), _versions(directory)).get(file.stem, ())
+    return _index(str(directory), _listing(directory, modified)).get(file.stem, ())
+
+
+# The last listing of each directory: ``(directory's mtime, when listed, listing)``. Checking a
+# package asks once per module; a new listing is taken when a file is added or removed, or
+# when the module asking changed after the listing was taken.
+_LISTINGS: dict[Path, tuple[int, int, tuple[tuple[str, int, int], ...]]] = {}
+_MAX_LISTINGS = 1024
+
+
+def _listing(directory: Path, asker_modified: int) -> tuple[tuple[str, int, int], ...]:
+    try:
+        directory_modified = directory.stat().st_mtime_ns
+    except OSError:
+        return ()
+    known = _LISTINGS.get(directory)
+    if known and known[0] == directory_modified and asker_modified <= known[1]:
+        return known[2]
+    if len(_LISTINGS) >= _MAX_LISTINGS:
+        _LISTINGS.clear()
+    listed = time.time_ns()
+    versions = _versions(directory)
+    _LISTINGS[directory] = (directory_modified, listed, versions)
+    return versions
 
 
 def _versions(directory: Path) -> tuple[tuple[str, int, int], ...]:
@@ -58,6 +88,8 @@ def _index(
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
+        if not may_hold_prompt(text):
+            continue  # it sends nothing, so what it imports reaches no request through it
         for module in dict.fromkeys(_RELATIVE_IMPORT.findall(text)):
             if module != Path(name).stem:
                 found.setdefault(module, []).append((path, text))
