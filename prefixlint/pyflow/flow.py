@@ -79,6 +79,7 @@ class Flow:
         self._memo: dict[tuple[int, int], tuple[Origin, ...]] = {}
         self._summaries: dict[int, Env] = {}
         self._active: set[tuple[int, int]] = set()
+        self._passed: dict[tuple[int, str], tuple[Origin, ...]] = {}
 
     @cached_property
     def _import_aliases(self) -> frozenset[str]:
@@ -559,11 +560,18 @@ class Flow:
         function = assignment.scope.node
         if not isinstance(function, FUNCTIONS):
             return ()
+        key = (id(function), node.id)
+        if key not in self._passed:
+            self._passed[key] = self._arguments_passed(function, node.id)
+        return self._passed[key]
+
+    def _arguments_passed(self, function: Function, name: str) -> tuple[Origin, ...]:
+        """:meth:`_passed_in`, computed once per parameter of a function."""
         found = []
         for call in self._calls_of.get(id(function), ()):
             bound = self._bind_arguments(function, call, ROOT)
-            if node.id in bound:
-                argument, argument_env = bound[node.id]
+            if name in bound:
+                argument, argument_env = bound[name]
                 # Only what surely arrives: not values that went through an unknown call.
                 found.append(tuple(o for o in self.origins(argument, argument_env) if not o.opaque))
         return merge(*found)
