@@ -179,7 +179,7 @@ def is_prompt_path(path: Path) -> bool:
     ``prompt_name``, ``template_path``) is not one, whatever its section is called
     (``UserPromptSubmit: [{command: ...}]``)."""
     leaf = next((key for key in reversed(path) if isinstance(key, str)), "")
-    if split_words(leaf)[-1:] and split_words(leaf)[-1] in _NOT_TEXT_WORDS:
+    if not _NOT_TEXT_WORDS.isdisjoint(split_words(leaf)[-1:]):
         return False
     return any(
         _key_words(key) & _PROMPT_WORDS or _RUN_TOGETHER_PROMPT.search(key)

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from pathlib import PurePath
+from typing import TypeVar, cast
 
 from jinja2 import nodes
 from jinja2.exceptions import TemplateSyntaxError
@@ -48,6 +49,8 @@ from prefixlint.sources.syntax_examples import example_spans
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Applicability, Diagnostic, Edit, Fix, Span
 from prefixlint.vocabulary import is_request_input
+
+_T = TypeVar("_T")
 
 JINJA = "jinja"
 MUSTACHE = "mustache"
@@ -227,6 +230,13 @@ class TemplateDocument:
     _token_spans: tuple[list[int], list[int]] | None = field(default=None, init=False, repr=False)
     memo: dict[str, object] = field(default_factory=dict, init=False, repr=False)
     """Results that several rules share, computed once per document (by the first to ask)."""
+
+    def shared(self, key: str, compute: Callable[[], _T]) -> _T:
+        """``compute()``'s result, computed once per document under ``key`` (the one function
+        that computes it is the only one to use ``key``)."""
+        if key not in self.memo:
+            self.memo[key] = compute()
+        return cast("_T", self.memo[key])
 
     @property
     def placeholders(self) -> tuple[Placeholder, ...]:

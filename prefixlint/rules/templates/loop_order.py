@@ -13,7 +13,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import cast
 
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
@@ -66,10 +65,7 @@ class OrderSite:
 
 def order_sites(document: TemplateDocument, ctx: RuleContext) -> list[OrderSite]:
     """The loops and values of ``document`` whose order changes between renders, in order."""
-    if "order" not in document.memo:
-        document.memo["order"] = _find(document, ctx)
-    # Only this function stores "order" in the memo.
-    return cast("list[OrderSite]", document.memo["order"])
+    return document.shared("order", lambda: _find(document, ctx))
 
 
 def _find(document: TemplateDocument, ctx: RuleContext) -> list[OrderSite]:

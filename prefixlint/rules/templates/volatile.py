@@ -28,7 +28,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from typing import cast
 
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
@@ -116,7 +115,8 @@ STAMP_TO_THE_SECOND = re.compile(
     re.MULTILINE,
 )
 
-_EXAMPLE_BEFORE = re.compile(r"\b(?:example|e\.g\.|sample|such\s+as|for\s+instance)", re.I)
+# A word on a stamp's line, before it, that says the line shows an example.
+_EXAMPLE_WORD = re.compile(r"\b(?:example|e\.g\.|sample|such\s+as|for\s+instance)", re.I)
 
 # A line that is only a bare date label and a date (``Date: 30-11-2026``, ``Time: 09:12 UTC``):
 # the header of a rendering, pasted with the date it was made. A qualified label
@@ -212,10 +212,7 @@ def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> s
 
 def volatile_places(document: TemplateDocument, ctx: RuleContext) -> list[Volatile]:
     """Every volatile placeholder and current-date literal of ``document``, in order."""
-    if "volatile" not in document.memo:
-        document.memo["volatile"] = _find_volatile(document, ctx)
-    # Only this function stores "volatile" in the memo.
-    return cast("list[Volatile]", document.memo["volatile"])
+    return document.shared("volatile", lambda: _find_volatile(document, ctx))
 
 
 def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatile]:
@@ -232,7 +229,7 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     stamps = [
         m
         for m in STAMP_TO_THE_SECOND.finditer(document.text)
-        if not _EXAMPLE_BEFORE.search(document.text, m.start(), m.start("date"))
+        if not _EXAMPLE_WORD.search(document.text, m.start(), m.start("date"))
     ]
     labels = [*DATE_LABEL_LINE.finditer(document.text), *stamps]
     fences = fence_blocks(document.text) if labels else []
@@ -362,10 +359,7 @@ def volatile_findings(
     each is returned with the value it lands in."""
     chain = document.stable_chain or (document,)
     lead = chain[0]
-    if "findings" not in lead.memo:
-        lead.memo["findings"] = _findings(chain, ctx)
-    # Only this function stores "findings" in the memo.
-    found = cast("list[tuple[TemplateDocument, Diagnostic]]", lead.memo["findings"])
+    found = lead.shared("findings", lambda: _findings(chain, ctx))
     return iter([d for owner, d in found if owner is document and d.code == code])
 
 
