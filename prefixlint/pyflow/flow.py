@@ -80,6 +80,7 @@ class Flow:
         self._summaries: dict[int, Env] = {}
         self._active: set[tuple[int, int]] = set()
         self._passed: dict[tuple[int, str], tuple[Origin, ...]] = {}
+        self._substitutions: dict[tuple[object, ...], tuple[Origin, ...]] = {}
 
     @cached_property
     def _import_aliases(self) -> frozenset[str]:
@@ -990,13 +991,22 @@ class Flow:
         )
         bound = self._bind_arguments(function, node, env)
         found: list[tuple[Origin, ...]] = []
+        effects: set[tuple[object, ...]] = set()
         for origin in summary:
             if origin.code != t.PARAMETER:
                 found.append((origin,))
-            elif origin.label in bound:
-                argument, argument_env = bound[origin.label]
-                found.append(substituted(origin, self.origins(argument, argument_env)))
+            elif origin.label in bound and origin.effect() not in effects:
+                effects.add(origin.effect())
+                found.append(self._substituted(origin, self.origins(*bound[origin.label])))
         return stepped(merge(*found), f"return value of {function.name}()", boundary=True)
+
+    def _substituted(self, placeholder: Origin, argument: tuple[Origin, ...]) -> tuple[Origin, ...]:
+        """:func:`substituted`, once per placeholder effect and argument (the argument's
+        origins are memoized, so their tuple stands for them)."""
+        key = (placeholder.effect(), id(argument))
+        if key not in self._substitutions:
+            self._substitutions[key] = substituted(placeholder, argument)
+        return self._substitutions[key]
 
     @staticmethod
     def _bind_arguments(

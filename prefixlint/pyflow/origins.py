@@ -58,6 +58,23 @@ class Origin:
             return self
         return replace(self, via=(*self.via, description))
 
+    def effect(self) -> tuple[object, ...]:
+        """What :func:`substituted` reads of a ``PARAMETER`` placeholder: two placeholders
+        with the same effect turn an argument's origins into the same origins."""
+        return (
+            self.label,
+            self.drops_order,
+            self.read_key,
+            self.key,
+            self.tail,
+            self.opaque,
+            self.granularity,
+            id(self.consumer),
+            self.exact,
+            self.sort_by,
+            self.via,
+        )
+
 
 def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
     """The origins of all groups, each (code, node, use, key) once, in order.
@@ -65,11 +82,11 @@ def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
     Of two copies the direct one wins: a value that reaches the text both through an unknown
     call and directly does reach it.
     """
-    index: dict[tuple[str, int, int, str], int] = {}
+    index: dict[tuple[str, int, str], int] = {}
     out: list[Origin] = []
     for group in groups:
         for origin in group:
-            key = (origin.code, id(origin.node), id(origin.use), origin.key)
+            key = (origin.code, id(origin.node), origin.key)
             if key not in index:
                 index[key] = len(out)
                 out.append(origin)
