@@ -232,3 +232,69 @@ def test_only_importers_that_may_send_a_prompt_count(tmp_path):
         "{'role': 'system', 'content': build_system()}])\n"
     )
     assert [Path(p).name for p, _ in importing(str(helper))] == ["agent.py"]
+
+
+@pytest.mark.parametrize(
+    ("text", "names"),
+    [
+        ("from .context import workspace\n", {"workspace"}),
+        ("from .context import build_system as system, INTRO  # both\n", {"build_system", "INTRO"}),
+        (
+            "from .context import (\n    workspace,  # the cwd\n    build_system as bs,\n)\n",
+            {"workspace", "build_system"},
+        ),
+        ("from .context import workspace, \\\n    build_system\n", {"workspace", "build_system"}),
+        ("    from .context import workspace\n", {"workspace"}),
+        ("from .contexts import workspace\nfrom ..context import INTRO\n", set()),
+        ("import context\nfrom context import workspace\n", set()),
+    ],
+)
+def test_imported_names(text: str, names: set[str]):
+    from prefixlint.pyflow.importers import imported_names
+
+    assert imported_names(text, "context") == names
+
+
+def test_an_importer_of_classes_and_constants_only_is_not_analysed(tmp_path, monkeypatch):
+    from prefixlint.pyflow import analysis
+
+    (tmp_path / "__init__.py").write_text("")
+    helper = tmp_path / "context.py"
+    helper.write_text(CONTEXT)
+    (tmp_path / "agent.py").write_text(
+        "from openai import OpenAI\nfrom .context import INTRO\n"
+        "OpenAI().chat.completions.create(model='m', messages=["
+        "{'role': 'system', 'content': INTRO}])\n"
+    )
+    analysed = []
+    monkeypatch.setattr(analysis, "_importer_analysis", lambda *a: analysed.append(a[0]))
+    assert check_source(helper.read_text(), str(helper), select=PYTHON_CODES) == []
+    assert analysed == []
+
+
+def test_one_importer_of_two_modules_is_analysed_once(tmp_path, monkeypatch):
+    from prefixlint.pyflow import analysis
+
+    (tmp_path / "__init__.py").write_text("")
+    (tmp_path / "context.py").write_text(CONTEXT)
+    (tmp_path / "examples.py").write_text(EXAMPLES)
+    (tmp_path / "agent.py").write_text(
+        "from openai import OpenAI\nfrom .context import build_system\n"
+        "from .examples import pick, render\n"
+        "def step(pool):\n"
+        "    system = build_system() + render(pick(pool))\n"
+        "    return OpenAI().chat.completions.create(model='m', messages=["
+        "{'role': 'system', 'content': system}])\n"
+    )
+    built = []
+    real = analysis.Analysis.__init__
+
+    def counted(self, document, importer=False):
+        built.append((Path(document.path).name, importer))
+        real(self, document, importer)
+
+    monkeypatch.setattr(analysis.Analysis, "__init__", counted)
+    for name in ("context.py", "examples.py"):
+        path = tmp_path / name
+        assert check_source(path.read_text(), str(path), select=PYTHON_CODES)
+    assert built.count(("agent.py", True)) == 1

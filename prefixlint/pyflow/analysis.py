@@ -14,7 +14,7 @@ from prefixlint.context import RuleContext
 from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
 from prefixlint.pyflow.flow import ROOT, Flow
-from prefixlint.pyflow.importers import importing
+from prefixlint.pyflow.importers import sending_importers
 from prefixlint.pyflow.origins import Origin, merge, substituted
 from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, SYSTEM, TOOLS
 from prefixlint.pyflow.scopes import MODULE
@@ -108,7 +108,7 @@ class Analysis:
             return []
         stem = Path(self.document.path).stem
         found: dict[int, Sink] = {}
-        for path, text in importing(self.document.path):
+        for path, text in sending_importers(self.document.path, self.document.text):
             importer = _importer_analysis(path, text, self.document.ctx)
             for reach in importer.reaches if importer is not None else ():
                 module, _, name = reach.origin.label.rpartition(".")
@@ -241,13 +241,26 @@ class Analysis:
 
 
 def _importer_analysis(path: str, text: str, ctx: RuleContext) -> Analysis | None:
-    """The analysis of an importing module, with the options of the module that asks."""
+    """The analysis of an importing module, with the options of the module that asks; kept
+    for the next module it imports from (a runner importing from two toolsets)."""
+    key = (path, text, ctx.enabled, repr(ctx.options))
+    if key in _IMPORTER_ANALYSES:
+        return _IMPORTER_ANALYSES[key]
     try:
         tree = ast.parse(text)
         context = RuleContext(path=path, enabled=ctx.enabled, options=ctx.options)
-        return Analysis(PythonDocument(text, tree, context), importer=True)
+        found: Analysis | None = Analysis(PythonDocument(text, tree, context), importer=True)
     except (SyntaxError, ValueError, RecursionError):
-        return None
+        found = None
+    if len(_IMPORTER_ANALYSES) >= _MAX_IMPORTER_ANALYSES:
+        del _IMPORTER_ANALYSES[next(iter(_IMPORTER_ANALYSES))]
+    _IMPORTER_ANALYSES[key] = found
+    return found
+
+
+# The last importer analyses, oldest first: each holds its module's tree, so only a few.
+_IMPORTER_ANALYSES: dict[tuple[str, str, frozenset[str], str], Analysis | None] = {}
+_MAX_IMPORTER_ANALYSES = 8
 
 
 def _defaults_left(function: Function, call: ast.AST) -> dict[str, ast.expr]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import cached_property
 from typing import cast
 
@@ -714,7 +714,7 @@ class Flow:
         if imported is not None:
             # The result of one function of the package handed to another (``render(pick())``)
             # is judged by the module that defines both; anything else may not survive.
-            kept = tuple(o if o.code == t.IMPORTED else replace(o, opaque=True) for o in passed)
+            kept = tuple(o if o.code == t.IMPORTED else o.but(opaque=True) for o in passed)
             return merge((Origin(t.IMPORTED, node, imported),), kept)
         return opaque(passed)
 

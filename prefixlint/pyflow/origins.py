@@ -5,7 +5,8 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
+from typing import Any
 
 from prefixlint.codes import TIMESTAMP, UNORDERED
 from prefixlint.pyflow.tables import DAILY, INSTANT, PARAMETER, TIME_DIRECTIVES
@@ -50,13 +51,20 @@ class Origin:
     key: str = ""
     read_key: str = ""
 
+    def but(self, **changes: Any) -> Origin:
+        """A copy with ``changes``: ``dataclasses.replace`` without its ``__init__`` call,
+        which is most of the flow's time on large modules (``bench/check_python.py``)."""
+        copy = object.__new__(Origin)
+        copy.__dict__.update(self.__dict__, **changes)
+        return copy
+
     def step(self, description: str, boundary: bool = False) -> Origin:
         """Record that the value went through ``description`` (a construct, or a return)."""
         if description in self.via or len(self.via) >= 3:
             return self
         if not boundary and any(not s.startswith("return value") for s in self.via):
             return self
-        return replace(self, via=(*self.via, description))
+        return self.but(via=(*self.via, description))
 
     def effect(self) -> tuple[object, ...]:
         """What :func:`substituted` reads of a ``PARAMETER`` placeholder: two placeholders
@@ -77,7 +85,8 @@ class Origin:
 
 
 def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
-    """The origins of all groups, each (code, node, use, key) once, in order.
+    """The origins of all groups, each (code, node, key) once, in order: the first name a
+    value was read through stands for the others.
 
     Of two copies the direct one wins: a value that reaches the text both through an unknown
     call and directly does reach it.
@@ -98,7 +107,7 @@ def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
 def without_order(origins: Iterable[Origin]) -> tuple[Origin, ...]:
     """``origins`` after something that does not depend on order (``sorted``, ``len``)."""
     return tuple(
-        replace(o, drops_order=True) if o.code == PARAMETER else o
+        o.but(drops_order=True) if o.code == PARAMETER else o
         for o in origins
         if o.code != UNORDERED
     )
@@ -106,12 +115,12 @@ def without_order(origins: Iterable[Origin]) -> tuple[Origin, ...]:
 
 def opaque(origins: Iterable[Origin]) -> tuple[Origin, ...]:
     """``origins`` passed as arguments to a call whose result may or may not carry them."""
-    return tuple(o if o.opaque else replace(o, opaque=True) for o in origins)
+    return tuple(o if o.opaque else o.but(opaque=True) for o in origins)
 
 
 def read_at(origins: Iterable[Origin], use: ast.AST) -> tuple[Origin, ...]:
     """``origins`` of an assigned value, read through the name ``use``."""
-    return tuple(o if o.use is not None else replace(o, use=use) for o in origins)
+    return tuple(o if o.use is not None else o.but(use=use) for o in origins)
 
 
 def stepped(
@@ -122,7 +131,7 @@ def stepped(
 
 def keyed(origins: Iterable[Origin], key: str) -> tuple[Origin, ...]:
     """``origins`` of a value put under ``key`` in a dict literal."""
-    return tuple(replace(o, key=key) for o in origins)
+    return tuple(o.but(key=key) for o in origins)
 
 
 def read_out(origins: Iterable[Origin], key: str) -> tuple[Origin, ...]:
@@ -131,22 +140,22 @@ def read_out(origins: Iterable[Origin], key: str) -> tuple[Origin, ...]:
     for origin in origins:
         if origin.key:
             if origin.key == key:
-                out.append(replace(origin, key=""))
+                out.append(origin.but(key=""))
         elif origin.code == PARAMETER and not origin.read_key:
-            out.append(replace(origin, read_key=key))
+            out.append(origin.but(read_key=key))
         else:
             out.append(origin)
     return tuple(out)
 
 
 def not_tail(origins: Iterable[Origin]) -> tuple[Origin, ...]:
-    return tuple(replace(o, tail=False) if o.tail else o for o in origins)
+    return tuple(o.but(tail=False) if o.tail else o for o in origins)
 
 
 def coarsened(origins: Iterable[Origin], granularity: str) -> tuple[Origin, ...]:
     """Time origins reduced to ``granularity`` (a date keeps only the day)."""
     return tuple(
-        replace(o, granularity=granularity)
+        o.but(granularity=granularity)
         if o.granularity == INSTANT and o.code in (TIMESTAMP, PARAMETER)
         else o
         for o in origins
@@ -167,7 +176,7 @@ def consumed(
     for origin in origins:
         if origin.code in (UNORDERED, PARAMETER) and origin.consumer is None:
             sort_by = "plain" if strings and origin.sort_by != "by name" else origin.sort_by
-            origin = replace(origin, consumer=node, exact=exact, sort_by=sort_by)
+            origin = origin.but(consumer=node, exact=exact, sort_by=sort_by)
         out.append(origin)
     return tuple(out)
 
@@ -181,13 +190,13 @@ def substituted(placeholder: Origin, argument: Iterable[Origin]) -> tuple[Origin
         if placeholder.read_key:
             if origin.key not in ("", placeholder.read_key):
                 continue
-            origin = replace(origin, key="")
+            origin = origin.but(key="")
         if placeholder.key:
-            origin = replace(origin, key=placeholder.key)
+            origin = origin.but(key=placeholder.key)
         if not placeholder.tail and origin.tail:
-            origin = replace(origin, tail=False)
+            origin = origin.but(tail=False)
         if placeholder.opaque and not origin.opaque:
-            origin = replace(origin, opaque=True)
+            origin = origin.but(opaque=True)
         if placeholder.granularity != INSTANT:
             origin = coarsened((origin,), placeholder.granularity)[0]
         if placeholder.consumer is not None:

@@ -28,7 +28,7 @@ from prefixlint.context import RuleContext
 from prefixlint.lines import python_lines
 from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
-from prefixlint.pyflow.importers import importing
+from prefixlint.pyflow.importers import sending_importers
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
     API_METHODS,
@@ -72,7 +72,7 @@ _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 def may_need_analysis(text: str, tree: ast.Module, ctx: RuleContext) -> bool:
     """Whether the analysis of ``text`` (parsed as ``tree``) could find anything."""
     screen = _Screen(text, tree, ctx)
-    sinks = screen.sinks_possible() or bool(importing(ctx.path))
+    sinks = screen.sinks_possible() or bool(sending_importers(ctx.path, text))
     return screen.history_possible() or (sinks and screen.flow_possible())
 
 

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from prefixlint import registry
 from prefixlint.collector import paced_collector
 from prefixlint.context import RuleContext, SourceError
-from prefixlint.pyflow.importers import importing
+from prefixlint.pyflow.importers import sending_importers
 from prefixlint.pyflow.prompt_words import may_hold_prompt
 from prefixlint.pyflow.screen import may_need_analysis
 from prefixlint.sources.nesting import guard_python, within_python_limits
@@ -91,7 +91,7 @@ def parsed_quietly(text: str) -> ast.Module | None:
 
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
     """Diagnostics of the enabled python rules for ``text``."""
-    if not may_hold_prompt(text) and not importing(ctx.path):
+    if not may_hold_prompt(text) and not sending_importers(ctx.path, text):
         return []
     with paced_collector():  # the tree and the document's maps live while more are made
         return _checked(text, ctx)
