@@ -32,7 +32,11 @@ def sending_importers(path: str, text: str) -> tuple[tuple[str, str], ...]:
     if not functions:
         return ()
     stem = Path(path).stem
-    return tuple(i for i in importing(path) if imported_names(i[1], stem) & functions)
+    return tuple(
+        (importer, source)
+        for importer, source in _importers(path)
+        if imported_names(source, stem) & functions and _may_send(source)
+    )
 
 
 def imported_names(text: str, module: str) -> frozenset[str]:
@@ -52,6 +56,16 @@ def imported_names(text: str, module: str) -> frozenset[str]:
 def importing(path: str) -> tuple[tuple[str, str], ...]:
     """``(path, text)`` of each module in the directory of ``path`` that imports from it
     with ``from .module import ...`` and may send a prompt (:func:`may_hold_prompt`)."""
+    return tuple(i for i in _importers(path) if _may_send(i[1]))
+
+
+# Whether an importer may send a prompt, asked only of the importers a module needs (the
+# index holds each text, so its hash is computed once).
+_may_send = lru_cache(maxsize=256)(may_hold_prompt)
+
+
+def _importers(path: str) -> tuple[tuple[str, str], ...]:
+    """``(path, text)`` of each module in the directory of ``path`` that imports from it."""
     file = Path(path)
     try:
         modified = file.stat().st_mtime_ns
@@ -101,7 +115,7 @@ def _versions(directory: Path) -> tuple[tuple[str, int, int], ...]:
     return tuple(sorted(found))
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=16)  # a run goes through a tree folder by folder
 def _index(
     directory: str, versions: tuple[tuple[str, int, int], ...]
 ) -> dict[str, tuple[tuple[str, str], ...]]:
@@ -117,11 +131,9 @@ def _index(
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        modules = [m for m in dict.fromkeys(_relative_imports(text)) if m != name[:-3]]
-        if not modules or not may_hold_prompt(text):
-            continue  # what it imports reaches no request through it
-        for module in modules:
-            found.setdefault(module, []).append((path, text))
+        for module in dict.fromkeys(_relative_imports(text)):
+            if module != name[:-3]:
+                found.setdefault(module, []).append((path, text))
     return {module: tuple(importers) for module, importers in found.items()}
 
 
