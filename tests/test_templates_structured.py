@@ -306,6 +306,26 @@ def test_files_that_are_not_prompt_files_stay_quiet():
     assert findings("config.json", '{"schema": 1, "description": "Summarize."}\r\n') == []
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # YAML reads ``{{flow_name}}`` as a flow mapping used as a key: it composes, not loads.
+        ("name: {{flow_name}}\ndescription: A flow.\n", []),
+        (
+            "name: {{flow_name}}\nsystem: |\n  Session {{ session_id }}. " + RULES + "\n",
+            [("PFX102", 3, 11)],
+        ),
+        ("system: Summarize.\n---\ndescription: Answer.\n", []),
+        (
+            "system: Summarize.\n---\nsystem: Session {{ session_id }}. " + RULES + "\n",
+            [("PFX102", 3, 17)],
+        ),
+    ],
+)
+def test_yaml_that_composes_but_does_not_load_is_still_read(text, expected):
+    assert findings("p.yaml", text) == expected
+
+
 def test_tool_descriptions_in_a_bare_list_of_tools_are_prompts():
     text = (
         '[{"name": "search", "description": "Session {session_id}. ' + RULES + '",'

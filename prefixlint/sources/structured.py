@@ -820,6 +820,10 @@ def prompt_strings(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> lis
             data = yaml.load(text, Loader=bounded_loader(limits)) if needs_data else None
         except ValueError as exc:  # an integer too long to convert
             raise too_long_number(text, exc) from None
+        except yaml.YAMLError:
+            # It composes but does not load: several documents, or a mapping as a key (a
+            # ``name: {{ value }}`` placeholder that YAML reads as a flow mapping).
+            data = None
     named = _file_says_prompts(path)
     result = []
     for key_path, value, host, encoder, verify in strings:
