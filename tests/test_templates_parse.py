@@ -28,6 +28,8 @@ from prefixlint.sources.templates import (
         ("p.txt", "Hello {name}", FORMAT),
         ("p.txt", 'Reply as JSON: {{"answer": "..."}} to {question}', FORMAT),
         ("p.prompt", "no placeholders", FORMAT),
+        ("AGENTS.md", "run: deploy --token ${{ secrets.DEPLOY_TOKEN }} for {project}", FORMAT),
+        ("AGENTS.md", "${{ secrets.TOKEN }} and {{ user_name }}", JINJA),
     ],
 )
 def test_syntax_for(path, text, syntax):

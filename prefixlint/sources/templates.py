@@ -61,8 +61,9 @@ BLOCK = "block"
 COMMENT = "comment"
 
 _MUSTACHE_MARKERS = re.compile(r"\{\{[#^/]\s*[\w.]|\{\{\{\s*[\w.]|\{\{\s*\$\w")
+# (``${{ secrets.TOKEN }}`` is a GitHub Actions expression, shown in a workflow example.)
 _JINJA_MARKERS = re.compile(
-    r"\{%|\{\{-?\s*[A-Za-z_][\w.-]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
+    r"\{%|(?<!\$)\{\{-?\s*[A-Za-z_][\w.-]*(?:[ \t]+[A-Za-z_][\w.]*)*\s*(?:\||\(|\[|-?\}\})"
 )
 _JINJA_OPEN = re.compile(r"\{([{%#])")
 _JINJA_TAG_BODY = re.compile(
