@@ -151,19 +151,22 @@ _REQUEST_INPUTS = _listed(
     question, questions, query, input, inputs, user input, task, task description,
     problem statement, problem, issue, request, user request, message, user message,
     messages, observation, history, chat history, conversation, transcript, text, content,
-    document, documents, context, user prompt, prompt input, diff, patch, topic
+    document, documents, context, user prompt, prompt input, diff, patch, topic, code,
+    snippet, arguments
     """
 )
 
 # Qualifiers that make an input-named value fixed text (``tool.inputs``, ``system_message``,
-# ``welcome_message``), not the request.
+# ``welcome_message``, ``tool_call.arguments``) or the deployment's (``project_context``: the
+# project's instructions), not the request.
 _DESCRIBED_OWNERS = frozenset(
     _listed(
         """
         agent, agents, tool, tools, function, functions, schema, example, examples, sample,
         samples, demo, demos, default, defaults, template, spec, system, welcome, greeting,
         fallback, intro, introduction, base, static, fixed, format, style, persona, assistant,
-        bot, footer, header, signature, disclaimer
+        bot, footer, header, signature, disclaimer, call, project, repo, repository,
+        workspace, codebase, product, company, organization
         """
     )
 )

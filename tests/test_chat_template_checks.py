@@ -313,3 +313,17 @@ def test_whitespace_that_differs_between_turns_is_named():
     assert found.extra["cause"] == (
         "the whitespace around earlier turns is rendered differently in the next request"
     )
+
+
+def test_a_break_of_one_token_is_counted_in_the_singular():
+    # The generation prompt's own line break stays after it (no ``-`` trims it), while the
+    # answer in the next prompt follows ``assistant\n`` directly: one token differs.
+    template = (
+        "{% for message in messages %}"
+        "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+        "{% endfor %}{% if add_generation_prompt %}\n{{ '<|im_start|>assistant\\n' }}\n"
+        "{% endif %}"
+    )
+    (finding,) = _findings("chat_template.jinja", template)
+    assert finding.code == "PFX503"
+    assert finding.message.endswith("; 1 cached token is recomputed")

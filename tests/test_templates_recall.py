@@ -388,10 +388,35 @@ GUIDANCE = (
         ("review.j2", "Contract:\n{{ contract_text }}\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
         ("commit.j2", GUIDANCE + "\n{{ diff }}\n", []),
         ("a.j2", "{{ git_diff }}\n" + GUIDANCE, []),
+        # code to review, and a slash command's arguments
+        ("review.j2", "Review this code:\n{{ code }}\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        ("review.md", "Review PR $ARGUMENTS now.\n\n" + GUIDANCE, [("PFX301", 1, 11)]),
+        ("review.md", "Run `gh pr view $ARGUMENTS` first.\n\n" + GUIDANCE, []),
+        # the project's own instructions and a tool call's arguments are not the request
+        ("agent.j2", "{{ project_context }}\n" + GUIDANCE, []),
+        ("agent.j2", "{{ repo_context }}\n" + GUIDANCE, []),
+        ("chat.j2", "{{ tool_call.arguments }}\n" + GUIDANCE, []),
     ],
 )
 def test_question_before_static_guidance(path, text, expected):
     assert findings(path, text, {"PFX301"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("TODAY IS: {{year}}-{{month}}-{{day}}\n" + RULES, [("PFX101", 1, 11)]),
+        ("The current date is {{value}}.\n" + RULES, [("PFX101", 1, 21)]),
+        ("- Working directory: {{wd}}\n" + RULES, [("PFX104", 1, 22)]),
+        ("Host: {{h}}\n" + RULES, [("PFX104", 1, 7)]),
+        # labels that name no date or machine, or that say more than a label
+        ("Date format: {{fmt}}\n" + RULES, []),
+        ("Language: {{lang}}\n" + RULES, []),
+        ("Reply in the style of the date {{x}} shows.\n" + RULES, []),
+    ],
+)
+def test_a_label_before_a_placeholder_names_what_it_holds(text, expected):
+    assert findings("p.md", text) == expected
 
 
 def test_a_value_after_fixed_text_named_like_input_is_still_in_the_stable_part():

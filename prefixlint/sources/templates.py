@@ -86,7 +86,7 @@ _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)(?:\([^(){}\n]{0,50}\)(?:\.[A-Za-z_]\w*(?:\([^(){}\n]{0,50}\))?)*)?\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
     r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
-    r"|\$\$|(?<![\w$\\])\$([a-z_]\w*)"
+    r"|\$\$|(?<![\w$\\])\$([a-z_]\w*|ARGUMENTS\b)"  # (a slash command's ``$ARGUMENTS``)
 )
 _BACKTICK = re.compile(r"(?<!\\)`")
 _RUN_BEFORE = re.compile(r"\S*\Z")

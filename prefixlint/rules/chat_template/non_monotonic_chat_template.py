@@ -31,6 +31,7 @@ from prefixlint.sources.chat_template.compare import TokenWindow
 from prefixlint.sources.chat_template.conversation import Conversation, Features
 from prefixlint.sources.chat_template.document import ChatTemplateDocument
 from prefixlint.sources.chat_template.sandbox import Rendering
+from prefixlint.sources.templates import tokens
 from prefixlint.tokenizers import Tokenizer
 from prefixlint.types import Diagnostic
 
@@ -274,7 +275,8 @@ def _diagnostic(document: ChatTemplateDocument, features: Features, found: Break
         f" {compare.describe_window(found.window, 'cached', 'next')};"
         f" rendered at {document.where(found.line)} in the next prompt,"
         f" at {document.where(found.cached_line)} in turn {found.turn};"
-        f" {found.lost_tokens} cached tokens are recomputed"
+        f" {tokens(found.lost_tokens, 'cached')} {'is' if found.lost_tokens == 1 else 'are'}"
+        " recomputed"
     )
     return registry.diagnostic(
         CODE,

@@ -210,6 +210,27 @@ def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> s
     return None
 
 
+def _labelled_code(
+    document: TemplateDocument, placeholder: Placeholder, extra: dict[str, list[str]]
+) -> str | None:
+    """The date or environment code of the label that opens the placeholder's line when its
+    name says nothing (``TODAY IS: {{year}}-{{month}}-{{day}}``, ``Host: {{h}}``)."""
+    line_start = document.line_bounds(placeholder.start)[0]
+    label = _LINE_LABEL.fullmatch(document.text, line_start, placeholder.start)
+    if label is None or not document.parsed.static.is_literal(line_start, placeholder.start):
+        return None
+    words = label.group("words").split()[-3:]
+    code = classify_name("_".join(words), extra)
+    return code if code in (codes.TIMESTAMP, codes.ENVIRONMENT) else None
+
+
+# A short label and a colon or ``is`` before a placeholder, at the start of its line.
+_LINE_LABEL = re.compile(
+    r"[ \t>*_#-]*(?:the[ \t]+)?(?P<words>[A-Za-z][A-Za-z \t]{0,40}?)[ \t]*(?::|[ \t]is:?)[ \t]*",
+    re.IGNORECASE,
+)
+
+
 def volatile_places(document: TemplateDocument, ctx: RuleContext) -> list[Volatile]:
     """Every volatile placeholder and current-date literal of ``document``, in order."""
     return document.shared("volatile", lambda: _find_volatile(document, ctx))
@@ -219,7 +240,7 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     extra = extra_names(ctx, document)
     places = []
     for placeholder in document.placeholders:
-        code = placeholder_code(placeholder, extra)
+        code = placeholder_code(placeholder, extra) or _labelled_code(document, placeholder, extra)
         if code:
             shown = document.text[placeholder.start : placeholder.end]
             places.append(Volatile(placeholder.start, placeholder.end, code, shown))
