@@ -218,20 +218,20 @@ def test_package_imports(tmp_path: Path, modules: dict[str, str], checked: str, 
 
 
 def test_only_importers_that_may_send_a_prompt_count(tmp_path):
-    from prefixlint.pyflow.importers import importing
+    from prefixlint.pyflow.importers import sending_importers
 
     (tmp_path / "__init__.py").write_text("")
     helper = tmp_path / "context.py"
     helper.write_text(CONTEXT)
     (tmp_path / "cli.py").write_text("from .context import workspace\nprint(workspace())\n")
-    assert importing(str(helper)) == ()
+    assert sending_importers(str(helper), CONTEXT) == ()
     sender = tmp_path / "agent.py"
     sender.write_text(
         "from openai import OpenAI\nfrom .context import build_system\n"
         "OpenAI().chat.completions.create(model='m', messages=["
         "{'role': 'system', 'content': build_system()}])\n"
     )
-    assert [Path(p).name for p, _ in importing(str(helper))] == ["agent.py"]
+    assert [Path(p).name for p, _ in sending_importers(str(helper), CONTEXT)] == ["agent.py"]
 
 
 @pytest.mark.parametrize(
@@ -249,10 +249,10 @@ def test_only_importers_that_may_send_a_prompt_count(tmp_path):
         ("import context\nfrom context import workspace\n", set()),
     ],
 )
-def test_imported_names(text: str, names: set[str]):
-    from prefixlint.pyflow.importers import imported_names
+def test_relative_imports(text: str, names: set[str]):
+    from prefixlint.pyflow.importers import relative_imports
 
-    assert imported_names(text, "context") == names
+    assert relative_imports(text).get("context", frozenset()) == names
 
 
 def test_an_importer_of_classes_and_constants_only_is_not_analysed(tmp_path, monkeypatch):

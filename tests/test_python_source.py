@@ -54,6 +54,17 @@ from prefixlint.pyflow.prompt_words import may_hold_prompt
         pytest.param('"""\n>>> x = 1\n"""\nprompt = "Hi"\n', True, id="prompt after a doctest"),
         pytest.param("x = ...\nprompt = 'Hi'\n", True, id="prompt after an Ellipsis"),
         pytest.param("# >>> prompt = 'Hi'\n", True, id="doctest in a comment"),
+        pytest.param('"""\n>>> m = [{"role": "user"}]\n"""\n', False, id="role key in a doctest"),
+        pytest.param(
+            '"""\n>>> m = [\n...     {"role": "user"},\n"""\n', False, id="role key continued"
+        ),
+        pytest.param('x = [...,\n  {"role": "user"}]\n', True, id="role key after an Ellipsis"),
+        pytest.param('"""\n>>> x = 1\n"""\nm = {"role": "user"}\n', True, id="role key after"),
+        pytest.param('"""\n>>> messages = [m]\n"""\n', False, id="history rebuilt in a doctest"),
+        pytest.param("x = 1\nmessages = [m]\n", True, id="history rebuilt"),
+        pytest.param("r = t(m, add_generation_prompt=True,\n)\n", False, id="prompt flag"),
+        pytest.param("r = t(m, system_prompt=None)\n", False, id="no system prompt"),
+        pytest.param("r = t(m, system_prompt=p)\n", True, id="system prompt passed"),
     ),
 )
 def test_prefilter(text, expected):
@@ -62,7 +73,14 @@ def test_prefilter(text, expected):
 
 @pytest.mark.parametrize(
     "text",
-    [">>> prompt = 1\n", "... prompt = 1\n", "x = (1,\n    ... prompt)\n", "x = (a\n>>> b)\n"],
+    [
+        ">>> prompt = 1\n",
+        "... prompt = 1\n",
+        "x = (1,\n    ... prompt)\n",
+        "x = (a\n>>> b)\n",
+        "x = [\n    ... {'role': 'user'}]\n",
+        "x = [\n    ... 'role']\n",
+    ],
 )
 def test_a_doctest_line_is_never_code(text):
     # Why the prefilter may skip names on doctest lines: as code they do not parse.

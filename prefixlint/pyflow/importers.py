@@ -19,44 +19,41 @@ _MAX_SIBLINGS = 200  # a directory with more modules is not searched
 _MAX_BYTES = 1_000_000
 # Unanchored, and module-level ``def`` after a newline: a pattern that begins with a literal
 # is searched for as one (re's ``^`` with ``re.M`` tries every line: 8x slower on a package).
-_RELATIVE_IMPORT = re.compile(r"from[ \t]+\.(\w+)[ \t]+import\b")
+_RELATIVE_IMPORT = re.compile(r"from[ \t]+\.(\w+)[ \t]+import\b[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)")
 _COMMENT = re.compile(r"#[^\n]*")
 _MODULE_FUNCTION = re.compile(r"\n(?:async[ \t]+)?def[ \t]+(\w+)")
 
 
 def sending_importers(path: str, text: str) -> tuple[tuple[str, str], ...]:
-    """:func:`importing`, narrowed to the modules that import one of the functions ``text``
-    (the module at ``path``) defines at module level: only a call of one of them can carry
-    its result into their requests."""
-    functions = frozenset(_MODULE_FUNCTION.findall("\n" + text))
-    if not functions:
+    """``(path, text)`` of each module in the directory of ``path`` that imports one of the
+    functions ``text`` (the module at ``path``) defines at module level, and may send a prompt
+    (:func:`may_hold_prompt`): only a call of one of them can carry its result into their
+    requests."""
+    importers = _importers(path)
+    if not importers:
         return ()
-    stem = Path(path).stem
+    functions = frozenset(_MODULE_FUNCTION.findall("\n" + text))
     return tuple(
         (importer, source)
-        for importer, source in _importers(path)
-        if imported_names(source, stem) & functions and _may_send(source)
+        for importer, source, names in importers
+        if names & functions and _may_send(source)
     )
 
 
-def imported_names(text: str, module: str) -> frozenset[str]:
-    """The names ``text`` imports with ``from .module import ...`` (their original names)."""
-    found: set[str] = set()
-    pattern = (
-        rf"^[ \t]*from[ \t]+\.{re.escape(module)}[ \t]+import[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)"
-    )
-    for names in re.findall(pattern, text, re.M):
-        for alias in _COMMENT.sub("", names).strip("()").replace("\\\n", " ").split(","):
+def relative_imports(text: str) -> dict[str, frozenset[str]]:
+    """For each module that ``text`` imports from with ``from .module import ...`` (at a
+    line's start, after indentation), the names it imports (their original names)."""
+    found: dict[str, set[str]] = {}
+    for match in _RELATIVE_IMPORT.finditer(text):
+        start = match.start()
+        if text[text.rfind("\n", 0, start) + 1 : start].strip(" \t"):
+            continue
+        names = found.setdefault(match.group(1), set())
+        for alias in _COMMENT.sub("", match.group(2)).strip("()").replace("\\\n", " ").split(","):
             words = alias.split()
             if words:
-                found.add(words[0])
-    return frozenset(found)
-
-
-def importing(path: str) -> tuple[tuple[str, str], ...]:
-    """``(path, text)`` of each module in the directory of ``path`` that imports from it
-    with ``from .module import ...`` and may send a prompt (:func:`may_hold_prompt`)."""
-    return tuple(i for i in _importers(path) if _may_send(i[1]))
+                names.add(words[0])
+    return {module: frozenset(names) for module, names in found.items()}
 
 
 # Whether an importer may send a prompt, asked only of the importers a module needs (the
@@ -64,8 +61,9 @@ def importing(path: str) -> tuple[tuple[str, str], ...]:
 _may_send = lru_cache(maxsize=256)(may_hold_prompt)
 
 
-def _importers(path: str) -> tuple[tuple[str, str], ...]:
-    """``(path, text)`` of each module in the directory of ``path`` that imports from it."""
+def _importers(path: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
+    """``(path, text, names)`` of each module in the directory of ``path`` that imports
+    ``names`` from it."""
     file = Path(path)
     try:
         modified = file.stat().st_mtime_ns
@@ -118,9 +116,10 @@ def _versions(directory: Path) -> tuple[tuple[str, int, int], ...]:
 @lru_cache(maxsize=16)  # a run goes through a tree folder by folder
 def _index(
     directory: str, versions: tuple[tuple[str, int, int], ...]
-) -> dict[str, tuple[tuple[str, str], ...]]:
-    """For each module name, the modules of the directory that import from it."""
-    found: dict[str, list[tuple[str, str]]] = {}
+) -> dict[str, tuple[tuple[str, str, frozenset[str]], ...]]:
+    """For each module name, the modules of the directory that import from it, with the
+    names each imports."""
+    found: dict[str, list[tuple[str, str, frozenset[str]]]] = {}
     if len(versions) > _MAX_SIBLINGS:
         return {}
     for name, _, size in versions:
@@ -131,17 +130,7 @@ def _index(
             text = Path(path).read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        for module in dict.fromkeys(_relative_imports(text)):
+        for module, names in relative_imports(text).items():
             if module != name[:-3]:
-                found.setdefault(module, []).append((path, text))
+                found.setdefault(module, []).append((path, text, names))
     return {module: tuple(importers) for module, importers in found.items()}
-
-
-def _relative_imports(text: str) -> list[str]:
-    """The modules of ``from .module import`` statements (at a line's start, after indentation)."""
-    found = []
-    for match in _RELATIVE_IMPORT.finditer(text):
-        start = match.start()
-        if text[text.rfind("\n", 0, start) + 1 : start].strip(" \t") == "":
-            found.append(match.group(1))
-    return found

@@ -277,12 +277,15 @@ _TYPED_EDITS = (
     re.compile(r"\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"),
     re.compile(r"=\s*\w*message\("),  # an element replaced by a new message
 )
-# A doctest line up to a name (``    >>> prompt = ...``): in code that parses, ``>>>`` (``>>``
-# then ``>``) is never valid and ``...`` is never followed by an identifier, so the line is in a
-# docstring, not code.
-_DOCTEST_PROMPT = re.compile(r"[ \t]*(?:>>>|\.\.\.)[ \t]+")
+# The start of a doctest line up to a match (``    >>> prompt = ...``, ``...     {"role": ...``):
+# anything after ``>>>``, or ``...`` and at most an opening brace. In code that parses,
+# ``>>>`` (``>>`` then ``>``) is never valid, and ``...`` is never followed by an identifier,
+# a string or a brace, so the line is in a docstring (a library's examples), not code.
+_DOCTEST_BEFORE = re.compile(r"[ \t]*(?:>>>[^\n]*|\.\.\.[ \t]+\{?[ \t]*)")
+# A constant that holds no prompt text, ending its line or a keyword argument
+# (``add_generation_prompt=True,``).
 _TRIVIAL_VALUE = re.compile(
-    r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$)", re.M
+    r"\s*(?:none|not_given|omit|true|false|\d+|''|\"\"|\[\]|\{\})\s*(?:#|$|[,)])", re.M
 )
 
 
@@ -293,7 +296,7 @@ def _named_text(text: str, lowered: str) -> bool:
         start, end = match.span()
         while start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
             start -= 1
-        if _DOCTEST_PROMPT.fullmatch(lowered, lowered.rfind("\n", 0, start) + 1, start):
+        if _in_doctest(lowered, start):
             continue
         identifier = text[start:end]
         if _DEFINED.match(lowered, end) and _DEF_BEFORE.search(lowered, max(0, start - 80), start):
@@ -326,7 +329,7 @@ def may_hold_prompt(text: str) -> bool:
         return True
     lowered = text.lower()
     system, message = "system" in lowered, "message" in lowered
-    if "role" in lowered and (any(key in text for key in _ROLE_KEYS) or _ROLE_KEYWORD.search(text)):
+    if "role" in lowered and (_role_key(text) or _ROLE_KEYWORD.search(text)):
         return True
     if (system or "developer" in lowered) and _ROLE_ARGUMENT.search(text):
         return True
@@ -347,9 +350,35 @@ def may_hold_prompt(text: str) -> bool:
         return True
     if _named_text(text, lowered):
         return True
-    if any(word in lowered for word in _HISTORY_WORDS) and _found(_HISTORY_EDITS, lowered):
+    if any(word in lowered for word in _HISTORY_WORDS) and _found_in_code(_HISTORY_EDITS, lowered):
         return True
     return message and _found(_MESSAGE_ANNOTATIONS, text) and _found(_TYPED_EDITS, lowered)
+
+
+def _role_key(text: str) -> bool:
+    """Whether ``text`` has a ``"role"`` key outside doctest examples (a library's docstrings
+    show chat messages to its users)."""
+    for key in _ROLE_KEYS:
+        start = text.find(key)
+        while start != -1:
+            if not _in_doctest(text, start):
+                return True
+            start = text.find(key, start + len(key))
+    return False
+
+
+def _in_doctest(text: str, start: int) -> bool:
+    """Whether the line of ``text`` up to ``start`` is a doctest prompt (``>>> x = ...``)."""
+    return _DOCTEST_BEFORE.fullmatch(text, text.rfind("\n", 0, start) + 1, start) is not None
+
+
+def _found_in_code(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
+    """Whether one of ``patterns`` matches ``text`` outside doctest examples."""
+    return any(
+        not _in_doctest(text, match.start())
+        for pattern in patterns
+        for match in pattern.finditer(text)
+    )
 
 
 def _found(patterns: tuple[re.Pattern[str], ...], text: str) -> bool:
