@@ -11,7 +11,6 @@ import os
 import re
 import time
 from functools import lru_cache
-from pathlib import Path
 
 from prefixlint.pyflow.prompt_words import may_hold_prompt
 
@@ -21,7 +20,8 @@ _MAX_BYTES = 1_000_000
 # is searched for as one (re's ``^`` with ``re.M`` tries every line: 8x slower on a package).
 _RELATIVE_IMPORT = re.compile(r"from[ \t]+\.(\w+)[ \t]+import\b[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)")
 _COMMENT = re.compile(r"#[^\n]*")
-_MODULE_FUNCTION = re.compile(r"\n(?:async[ \t]+)?def[ \t]+(\w+)")
+# Two patterns, so that each begins with a literal of several characters (``\ndef``).
+_MODULE_FUNCTIONS = (re.compile(r"\ndef[ \t]+(\w+)"), re.compile(r"\nasync[ \t]+def[ \t]+(\w+)"))
 
 
 def sending_importers(path: str, text: str) -> tuple[tuple[str, str], ...]:
@@ -32,7 +32,8 @@ def sending_importers(path: str, text: str) -> tuple[tuple[str, str], ...]:
     importers = _importers(path)
     if not importers:
         return ()
-    functions = frozenset(_MODULE_FUNCTION.findall("\n" + text))
+    lines = "\n" + text
+    functions = frozenset(name for pattern in _MODULE_FUNCTIONS for name in pattern.findall(lines))
     return tuple(
         (importer, source)
         for importer, source, names in importers
@@ -63,28 +64,27 @@ _may_send = lru_cache(maxsize=256)(may_hold_prompt)
 
 def _importers(path: str) -> tuple[tuple[str, str, frozenset[str]], ...]:
     """``(path, text, names)`` of each module in the directory of ``path`` that imports
-    ``names`` from it."""
-    file = Path(path)
+    ``names`` from it (``os.path`` rather than ``pathlib``: this is asked of every file)."""
+    if not path.endswith(".py"):
+        return ()
     try:
-        modified = file.stat().st_mtime_ns
+        modified = os.stat(path).st_mtime_ns
     except OSError:
         return ()
-    if file.suffix != ".py":
-        return ()
-    directory = file.resolve().parent
-    return _index(str(directory), _listing(directory, modified)).get(file.stem, ())
+    directory, name = os.path.split(os.path.abspath(path))
+    return _index(directory, _listing(directory, modified)).get(name[:-3], ())
 
 
 # The last listing of each directory: ``(directory's mtime, when listed, listing)``. Checking a
 # package asks once per module; a new listing is taken when a file is added or removed, or
 # when the module asking changed after the listing was taken.
-_LISTINGS: dict[Path, tuple[int, int, tuple[tuple[str, int, int], ...]]] = {}
+_LISTINGS: dict[str, tuple[int, int, tuple[tuple[str, int, int], ...]]] = {}
 _MAX_LISTINGS = 1024
 
 
-def _listing(directory: Path, asker_modified: int) -> tuple[tuple[str, int, int], ...]:
+def _listing(directory: str, asker_modified: int) -> tuple[tuple[str, int, int], ...]:
     try:
-        directory_modified = directory.stat().st_mtime_ns
+        directory_modified = os.stat(directory).st_mtime_ns
     except OSError:
         return ()
     known = _LISTINGS.get(directory)
@@ -98,7 +98,7 @@ def _listing(directory: Path, asker_modified: int) -> tuple[tuple[str, int, int]
     return versions
 
 
-def _versions(directory: Path) -> tuple[tuple[str, int, int], ...]:
+def _versions(directory: str) -> tuple[tuple[str, int, int], ...]:
     """Each module of a directory with its modification time and size (a changed file
     makes a new index)."""
     found = []
@@ -125,9 +125,10 @@ def _index(
     for name, _, size in versions:
         if size > _MAX_BYTES:
             continue
-        path = str(Path(directory) / name)
+        path = os.path.join(directory, name)
         try:
-            text = Path(path).read_text(encoding="utf-8")
+            with open(path, encoding="utf-8") as file:
+                text = file.read()
         except (OSError, UnicodeDecodeError):
             continue
         for module, names in relative_imports(text).items():
