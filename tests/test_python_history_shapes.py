@@ -156,6 +156,47 @@ FOUND = (
         [(3, "PFX502")],
         id="a model context keeping the last messages",
     ),
+    pytest.param(
+        """
+        class Summarizer:
+            def compact(self, messages, split_index):
+                tail = messages[split_index:]
+                summary = self.summarize_all(messages[:split_index])
+                return summary + tail
+        """,
+        [(6, "PFX502")],
+        id="a summary joined to the recent part of the conversation",
+    ),
+    pytest.param(
+        """
+        def compact(messages: list[Message], split: int) -> list[Message]:
+            system = [m for m in messages if m.role == "system"]
+            recent = messages[split:]
+            summary_msg = Message(role="user", content=summarize(messages[len(system):split]))
+            return system + [summary_msg] + recent
+        """,
+        [(6, "PFX502")],
+        id="system messages, a summary message and the recent ones",
+    ),
+    pytest.param(
+        """
+        def prune(conversation, kept_ids):
+            result = [m for m in conversation if id(m) in kept_ids]
+            return result
+        """,
+        [(3, "PFX502")],
+        id="the messages of a computed selection",
+    ),
+    pytest.param(
+        """
+        def drop_rounds(messages, keep_indices):
+            system = [m for m in messages if m["role"] == "system"]
+            kept = [messages[i] for i in sorted(keep_indices)]
+            return system + kept
+        """,
+        [(4, "PFX502")],
+        id="messages picked by index from a selection, joined to the system ones",
+    ),
 )
 
 QUIET = (
@@ -252,6 +293,34 @@ QUIET = (
         local = ConversationBufferWindowMemory()
         """,
         id="a full buffer, and a class of the same name defined here",
+    ),
+    pytest.param(
+        """
+        def reply(messages, summary):
+            return [{"role": "system", "content": summary}, *messages]
+        """,
+        id="a summary sent before the whole conversation",
+    ),
+    pytest.param(
+        """
+        def report(messages, summary_lines):
+            return "\\n".join(summary_lines) + str(len(messages))
+        """,
+        id="a summary joined to text, not to messages",
+    ),
+    pytest.param(
+        """
+        def non_empty(messages):
+            return [m for m in messages if m["content"]]
+        """,
+        id="a filter that keeps what is not empty",
+    ),
+    pytest.param(
+        """
+        def chosen(options, keep):
+            return [o for o in options if o in keep]
+        """,
+        id="a selection of something other than messages",
     ),
 )
 

@@ -75,6 +75,37 @@ FOUND = (
     ),
     pytest.param(
         """
+        import platform
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            if platform.system() == "Linux":
+                version = platform.release()
+            elif platform.system() == "Darwin":
+                version = platform.mac_ver()[0]
+            else:
+                version = platform.version()
+            return SystemMessage(content=f"You run on {version}. Be careful.")
+        """,
+        [(7, "PFX104")],
+        id="one name given a machine value on each branch is one finding, at the first",
+    ),
+    pytest.param(
+        """
+        import platform
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            parts = []
+            parts.append(f"Release {platform.release()}.")
+            parts.append(f"Machine {platform.machine()}.")
+            return SystemMessage(content=" ".join(parts) + " Be careful.")
+        """,
+        [(7, "PFX104"), (8, "PFX104")],
+        id="values appended to one list are findings of their own",
+    ),
+    pytest.param(
+        """
         import os
         from camel.agents import ChatAgent
 

@@ -65,6 +65,10 @@ from prefixlint.pyflow.prompt_words import may_hold_prompt
         pytest.param("r = t(m, add_generation_prompt=True,\n)\n", False, id="prompt flag"),
         pytest.param("r = t(m, system_prompt=None)\n", False, id="no system prompt"),
         pytest.param("r = t(m, system_prompt=p)\n", True, id="system prompt passed"),
+        pytest.param("tail = messages[i:]\nreturn summary + tail\n", True, id="summary joined"),
+        pytest.param(
+            "return [m for m in messages if id(m) in kept_ids]\n", True, id="selection kept"
+        ),
     ),
 )
 def test_prefilter(text, expected):

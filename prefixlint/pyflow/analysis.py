@@ -191,13 +191,34 @@ class Analysis:
     @cached_property
     def _first_in_prefix(self) -> dict[str, list[Reach]]:
         """One reach per construct: values of one kind in one statement (``platform.system()``
-        and ``platform.machine()``), then values of a code on one line, are one finding."""
+        and ``platform.machine()``), then values of a code on one line, then values of a code
+        that one name holds when it is read into the request part (``os_info`` set on each
+        branch of an ``if``), are one finding."""
         reaches = _grouped(self._sited(), self._statement_key)
         reaches = _grouped(reaches, lambda r: (r.origin.code, self.document.span(r.at).line))
+        reaches = sorted(reaches, key=lambda r: self.document.order(r.at))
+        reaches = _grouped(reaches, self._alternative_key)
         by_code: dict[str, list[Reach]] = {}
         for reach in reaches:
             by_code.setdefault(reach.origin.code, []).append(reach)
         return by_code
+
+    def _alternative_key(self, reach: Reach) -> Hashable:
+        """The code, request part and name read that a reach shares with the other values
+        assigned to that name (``os_info = ...`` on each branch of an ``if``); the reach
+        itself where its value was not assigned to the name it was read through."""
+        use = reach.origin.use
+        statement = next(
+            (a for a in self.document.ancestors(reach.origin.node) if isinstance(a, ast.stmt)),
+            None,
+        )
+        targets: list[ast.expr] = [statement.target] if isinstance(statement, ast.AnnAssign) else []
+        targets += statement.targets if isinstance(statement, ast.Assign) else []
+        if not isinstance(use, ast.Name) or not any(
+            isinstance(t, ast.Name) and t.id == use.id for t in targets
+        ):
+            return id(reach)
+        return reach.origin.code, id(reach.sink.expr), id(use)
 
     def _statement_key(self, reach: Reach) -> tuple[str, int, int, str]:
         statement = next(

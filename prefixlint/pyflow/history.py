@@ -20,6 +20,7 @@ from typing import TypeAlias, cast
 
 from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
+from prefixlint.pyflow.compaction import added, names_summary, selects
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
 from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list
@@ -342,16 +343,23 @@ class HistoryAnalysis:
 
     def edits(self) -> list[HistoryEdit]:
         found = self._framework_windows()
+        compactions = self._compactions()
         if self.collector.empty and not self.analysis.message_lists:
-            return found
+            return found + compactions
         found += self._subscript_writes()
         found += self._deletes()
         found += self._method_edits()
         found += self._loop_rewrites()
-        found += self._windows()
+        windows = self._windows()
+        found += windows
         found += self._comprehension_rewrites()
         found += self._replaced_elements()
         found += self._summarized_splits()
+        # A window of the recent part that a compaction joins is reported as that window.
+        windowed = {id(self.document.enclosing_function(w.node)) for w in windows}
+        found += [
+            c for c in compactions if id(self.document.enclosing_function(c.node)) not in windowed
+        ]
         return self._once_per_list(found)
 
     def _once_per_list(self, found: list[HistoryEdit]) -> list[HistoryEdit]:
@@ -570,6 +578,91 @@ class HistoryAnalysis:
                 )
             )
         return out
+
+    def _compactions(self) -> list[HistoryEdit]:
+        """A conversation returned or kept as a new list that leaves out some of its older
+        messages: a summary joined to its recent part (``summary + tail``, ``system +
+        [summary_msg] + recent``), or the messages of a computed selection (``[m for m in
+        conversation if id(m) in kept_ids]``). The summary and the first verbatim message
+        change as the conversation grows, so each request differs from the one before."""
+        out = []
+        for node in self.document.nodes(ast.BinOp, ast.ListComp):
+            if not self._handed_on(node):
+                continue
+            if isinstance(node, ast.BinOp):
+                operands = added(node)
+                summaries = [o for o in operands if names_summary(o)]
+                recent = [o for o in operands if not names_summary(o) and self._derived(o, 2)]
+                if not summaries or not recent:
+                    continue
+                what = (
+                    f"`{self.document.code(recent[-1])}` is joined to "
+                    f"`{self.document.code(summaries[0])}` in place of the older messages"
+                )
+            else:
+                generator = node.generators[0]
+                selected = any(selects(t) for t in (*generator.ifs, generator.iter))
+                # [m for m in conversation if ...], or [conversation[i] for i in sorted(keep)]
+                element = node.elt.value if isinstance(node.elt, ast.Subscript) else None
+                conversation = element if element is not None else generator.iter
+                if not selected or not self._derived(conversation, 2):
+                    continue
+                what = f"only a selection of `{self.document.code(conversation)}` is kept"
+            out.append(
+                HistoryEdit(
+                    SLIDING_WINDOW,
+                    node,
+                    f"{what}; the first changed message moves as the conversation grows, "
+                    "so no request reuses the previous one's cached messages",
+                )
+            )
+        return out
+
+    def _handed_on(self, node: ast.expr) -> bool:
+        """Whether ``node`` is the whole value of a ``return`` or of an attribute assignment,
+        or is bound to a name that a ``return`` of the same function gives back (alone or
+        joined: ``return system + kept``)."""
+        parent = self.document.parent(node)
+        if isinstance(parent, ast.Return):
+            return True
+        if not isinstance(parent, ast.Assign) or len(parent.targets) != 1:
+            return False
+        target = parent.targets[0]
+        if isinstance(target, ast.Attribute):
+            return True
+        if not isinstance(target, ast.Name):
+            return False
+        function = self.document.enclosing_function(parent)
+        return any(
+            r.value is not None
+            and any(
+                part.id == target.id
+                for part in [r.value, *(added(r.value) if isinstance(r.value, ast.BinOp) else [])]
+                if isinstance(part, ast.Name)
+            )
+            and self.document.enclosing_function(r) is function
+            for r in self.document.nodes(ast.Return)
+        )
+
+    def _derived(self, node: ast.expr, depth: int) -> bool:
+        """A message list, a slice of one, or a name bound to a slice of, or a comprehension
+        over, such a value (``depth`` bindings deep)."""
+        if isinstance(node, ast.Subscript) and slice_of(node) is not None:
+            node = node.value
+        if self.is_message_list(node):
+            return True
+        if not isinstance(node, ast.Name) or depth == 0:
+            return False
+        for assignment in self._definitions(node):
+            for binding in self.analysis.bindings.values_of(assignment):
+                value = binding.value
+                if isinstance(value, ast.ListComp):
+                    value = value.generators[0].iter
+                if isinstance(value, ast.Subscript) and slice_of(value) is not None:
+                    value = value.value
+                if value is not node and self._derived(value, depth - 1):
+                    return True
+        return False
 
     def _framework_windows(self) -> list[HistoryEdit]:
         """A framework's memory or trimmer that keeps the newest messages

@@ -254,6 +254,14 @@ WINDOW_MEMORIES = {
     "ChatHistoryTruncationReducer": "semantic_kernel",
 }
 _HISTORY_WORDS = ("messages", "conversation", "transcript")
+# A conversation compacted into a new list (``pyflow.compaction``): a summary joined to messages
+# (``summary + tail``, ``system + [summary_msg]``), a selection kept (``if id(m) in kept_ids``).
+_COMPACTIONS = (
+    re.compile(r"summar\w*\]?\s*\+"),
+    re.compile(r"condensed\w*\]?\s*\+"),
+    re.compile(r"\+\s*\[?\s*\w*(?:summar|condensed)"),
+    re.compile(r"in[ \t]+(?:sorted\()?[\w.]*(?:keep|kept|retain|preserve|selected)"),
+)
 _HISTORY_TAIL = r"""\s*
     (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)                # messages[i] = ..., messages[i][k] = ...
       | \.(?:insert|pop|remove)\s*\(                    # messages.insert(0, ...)
@@ -266,6 +274,7 @@ _HISTORY_EDITS = (
     re.compile(r"content(?<=[\"']content)[\"']\]\s*=(?!=)"),
     re.compile(r"\.content\s*=(?!=)"),
     re.compile(r"""return\s*\{[^}]*?["'](?:messages|conversation|transcript)["']\s*:"""),
+    *_COMPACTIONS,
 )
 # Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
 _MESSAGE_ANNOTATIONS = tuple(
@@ -276,6 +285,7 @@ _TYPED_EDITS = (
     re.compile(r"del(?<!\wdel)\s+\w"),
     re.compile(r"\]\s*\.\s*(?:content|blocks|text|parts)\s*\+?=(?!=)"),
     re.compile(r"=\s*\w*message\("),  # an element replaced by a new message
+    *_COMPACTIONS,
 )
 # The start of a doctest line up to a match (``    >>> prompt = ...``, ``...     {"role": ...``):
 # anything after ``>>>``, or ``...`` and at most an opening brace. In code that parses,

@@ -28,6 +28,7 @@ from prefixlint.context import RuleContext
 from prefixlint.lines import python_lines
 from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
+from prefixlint.pyflow.compaction import added, names_summary, selects
 from prefixlint.pyflow.importers import sending_importers
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
@@ -144,7 +145,11 @@ def _builds_message(node: ast.AST) -> bool:
 def _list_named(node: ast.AST) -> bool:
     """A name or attribute named like a conversation (``messages``, ``self.transcript``)."""
     name = syntax.leaf(node)
-    words = _words(name) if name else ()
+    return _list_named_as(name) if name else False
+
+
+def _list_named_as(name: str) -> bool:
+    words = _words(name)
     return bool(words) and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words)
 
 
@@ -484,6 +489,29 @@ class _Screen:
 
     # -- conversations edited in place -----------------------------------------------------
 
+    def _compaction_possible(self) -> bool:
+        """A ``+`` with an operand named like a summary, or a list comprehension keeping a
+        selection (``HistoryAnalysis._compactions``), where a list is named or typed like a
+        conversation."""
+        shaped = any(
+            any(names_summary(o) for o in added(node))
+            for node in self.of(ast.BinOp)
+            if isinstance(node, ast.BinOp)
+        ) or any(
+            any(selects(t) for t in (*node.generators[0].ifs, node.generators[0].iter))
+            for node in self.of(ast.ListComp)
+            if isinstance(node, ast.ListComp)
+        )
+        if not shaped:
+            return False
+        names = (
+            n.arg if isinstance(n, ast.arg) else syntax.leaf(n)
+            for n in self.of(ast.Name, ast.Attribute, ast.arg)
+        )
+        return defines_message_list(self.text) or any(
+            _list_named_as(name) for name in names if name
+        )
+
     def history_possible(self) -> bool:
         """Whether a list that may hold messages meets a statement that may change it."""
         if self._messages_sent or self._messages_added():
@@ -491,6 +519,8 @@ class _Screen:
         if any(syntax.leaf(call.func) in WINDOW_MEMORIES for call in self._calls()):
             return True
         if self.nodes.get(ast.Slice) and self._conversation_returned():
+            return True
+        if self._compaction_possible():
             return True
         bases = self._edited_bases()
         if defines_message_list(self.text):

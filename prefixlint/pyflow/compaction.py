@@ -1,0 +1,44 @@
+"""The shapes of a conversation compacted into a new list: a summary joined to its recent
+messages, or a computed selection of them (``HistoryAnalysis._compactions``, and the screen
+that lets a file through to it)."""
+
+from __future__ import annotations
+
+import ast
+
+from prefixlint.pyflow.syntax import leaf
+from prefixlint.vocabulary import split_words
+
+# Words naming a summary of older messages, and a selection of messages to keep.
+_SUMMARY_NAMES = frozenset({"summary", "summaries", "summarized", "summarised", "condensed"})
+_KEEP_WORDS = frozenset({"keep", "kept", "retain", "retained", "preserve", "preserved", "selected"})
+
+
+def added(node: ast.BinOp) -> list[ast.expr]:
+    """The operands of a chain of ``+``."""
+    if not isinstance(node.op, ast.Add):
+        return []
+    out = []
+    for side in (node.left, node.right):
+        out += added(side) if isinstance(side, ast.BinOp) else [side]
+    return out
+
+
+def names_summary(node: ast.expr) -> bool:
+    """A name, attribute or one-element list display named like a summary (``summary``,
+    ``[summary_msg]``)."""
+    if isinstance(node, ast.List) and len(node.elts) == 1:
+        node = node.elts[0]
+    name = leaf(node)
+    return name is not None and bool(_SUMMARY_NAMES.intersection(split_words(name)))
+
+
+def selects(test: ast.expr) -> bool:
+    """``id(m) in kept_ids``, ``i in keep_indices`` or ``sorted(keep)``: a membership test in,
+    or the items of, a collection named as what to keep."""
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.In):
+        test = test.comparators[0]
+    if isinstance(test, ast.Call) and leaf(test.func) == "sorted" and test.args:
+        test = test.args[0]
+    name = leaf(test)
+    return name is not None and bool(_KEEP_WORDS.intersection(split_words(name)))
