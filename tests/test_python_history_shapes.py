@@ -197,6 +197,30 @@ FOUND = (
         [(4, "PFX502")],
         id="messages picked by index from a selection, joined to the system ones",
     ),
+    pytest.param(
+        """
+        import tokentrim as tt
+        class Chat:
+            def respond(self, messages, system):
+                messages = tt.trim(messages, system_message=system, max_tokens=8000)
+                return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(5, "PFX502")],
+        id="the conversation cut to a token budget by a call",
+    ),
+    pytest.param(
+        """
+        class Chat:
+            def respond(self, messages, system, vision):
+                if vision:
+                    messages = trim(messages, system_message=system, max_tokens=4000)
+                else:
+                    messages = trim(messages, system_message=system, max_tokens=8000)
+                return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(5, "PFX502")],
+        id="one cut on each branch is one finding",
+    ),
 )
 
 QUIET = (
@@ -321,6 +345,14 @@ QUIET = (
             return [o for o in options if o in keep]
         """,
         id="a selection of something other than messages",
+    ),
+    pytest.param(
+        """
+        def respond(messages, question):
+            question = truncate(question, max_tokens=200)
+            return client.chat.completions.create(model="m", messages=[*messages, question])
+        """,
+        id="the question cut to a budget, not the conversation",
     ),
 )
 

@@ -582,6 +582,11 @@ def test_model_named_by_environment(read: str, expected: list[tuple[int, int, st
     assert _findings(_ENV_READ.format(read=read)) == expected
 
 
+def test_the_platform_is_a_machine_value() -> None:
+    src = "import sys\n" + _ENV_READ.format(read="on {sys.platform}")
+    assert _findings(src) == [(6, 28, "PFX104")]
+
+
 _SPLICED = (
     "import random\n"
     "SHOTS = [('q1', 'a1'), ('q2', 'a2')]\n"

@@ -1,6 +1,6 @@
-"""The shapes of a conversation compacted into a new list: a summary joined to its recent
-messages, or a computed selection of them (``HistoryAnalysis._compactions``, and the screen
-that lets a file through to it)."""
+"""The shapes of a conversation compacted: a summary joined to its recent messages, a
+computed selection of them, or a call that cuts it (``HistoryAnalysis._compactions`` and
+``_summarized_splits``, and the screen that lets a file through to them)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,9 @@ import ast
 from prefixlint.pyflow.syntax import leaf
 from prefixlint.vocabulary import split_words
 
+# Callees that summarise a conversation, or cut it by a size given with it.
+SUMMARY_CALL_WORDS = frozenset({"compress", "summarize", "summarise", "condense", "compact"})
+CUT_CALL_WORDS = frozenset({"split", "trim", "truncate"})
 # Words naming a summary of older messages, and a selection of messages to keep.
 _SUMMARY_NAMES = frozenset({"summary", "summaries", "summarized", "summarised", "condensed"})
 _KEEP_WORDS = frozenset({"keep", "kept", "retain", "retained", "preserve", "preserved", "selected"})
@@ -42,3 +45,14 @@ def selects(test: ast.expr) -> bool:
         test = test.args[0]
     name = leaf(test)
     return name is not None and bool(_KEEP_WORDS.intersection(split_words(name)))
+
+
+def cuts_conversation(call: ast.expr) -> bool:
+    """A call (awaited or not) whose callee says it summarises or cuts (``trim(...)``)."""
+    if isinstance(call, ast.Await):
+        call = call.value
+    if not isinstance(call, ast.Call):
+        return False
+    name = leaf(call.func)
+    words = set(split_words(name)) if name else set()
+    return bool(words & (SUMMARY_CALL_WORDS | CUT_CALL_WORDS))

@@ -20,7 +20,13 @@ from typing import TypeAlias, cast
 
 from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
-from prefixlint.pyflow.compaction import added, names_summary, selects
+from prefixlint.pyflow.compaction import (
+    CUT_CALL_WORDS,
+    SUMMARY_CALL_WORDS,
+    added,
+    names_summary,
+    selects,
+)
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
 from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list
@@ -58,9 +64,6 @@ _NOT_CHAT_WORDS = frozenset(
         "unread",
     }
 )
-# Callees that summarise a conversation, or cut it by a size given with it.
-_SUMMARY_WORDS = frozenset({"compress", "summarize", "summarise", "condense", "compact"})
-_CUT_WORDS = frozenset({"split", "trim", "truncate"})
 _BUDGET_WORDS = frozenset({"token", "tokens", "limit", "budget"})
 # Names of a conversation's parts, besides the message lists.
 _CONVERSATION_WORDS = frozenset({"messages", "msgs", "history", "conversation", "rounds", "turns"})
@@ -342,7 +345,7 @@ class HistoryAnalysis:
     # -- findings ---------------------------------------------------------------------------
 
     def edits(self) -> list[HistoryEdit]:
-        found = self._framework_windows()
+        found = self._framework_windows() + self._summarized_splits()
         compactions = self._compactions()
         if self.collector.empty and not self.analysis.message_lists:
             return found + compactions
@@ -354,7 +357,6 @@ class HistoryAnalysis:
         found += windows
         found += self._comprehension_rewrites()
         found += self._replaced_elements()
-        found += self._summarized_splits()
         # A window of the recent part that a compaction joins is reported as that window.
         windowed = {id(self.document.enclosing_function(w.node)) for w in windows}
         found += [
@@ -544,15 +546,19 @@ class HistoryAnalysis:
         )
 
     def _summarized_splits(self) -> list[HistoryEdit]:
-        """``older, recent = split_history(history, token_limit)`` or ``summary, rounds =
-        compress_rounds(rounds)``: a call cuts the conversation in two, and the older part is
-        dropped or summarised; the verbatim part starts later as the conversation grows."""
+        """``older, recent = split_history(history, token_limit)``, ``summary, rounds =
+        compress_rounds(rounds)`` or ``messages = trim(messages, max_tokens=n)``: a call cuts
+        the conversation in two, or to a budget, and the older part is dropped or summarised;
+        the verbatim part starts later as the conversation grows."""
         out = []
         for node in self.document.nodes(ast.Assign):
-            if len(node.targets) != 1 or not isinstance(node.targets[0], ast.Tuple):
+            if len(node.targets) != 1:
                 continue
-            targets = node.targets[0].elts
-            if len(targets) != 2 or not all(isinstance(e, ast.Name) for e in targets):
+            target = node.targets[0]
+            if isinstance(target, ast.Tuple):
+                if len(target.elts) != 2 or not all(isinstance(e, ast.Name) for e in target.elts):
+                    continue
+            elif not isinstance(target, (ast.Name, ast.Attribute)):
                 continue
             call = node.value.value if isinstance(node.value, ast.Await) else node.value
             if not isinstance(call, ast.Call) or not call.args:
@@ -561,20 +567,25 @@ class HistoryAnalysis:
             callee = func.attr if isinstance(func, ast.Attribute) else ""
             callee = func.id if isinstance(func, ast.Name) else callee
             words = set(split_words(callee))
-            if not words & (_SUMMARY_WORDS | _CUT_WORDS):
+            if not words & (SUMMARY_CALL_WORDS | CUT_CALL_WORDS):
                 continue
-            if not words & _SUMMARY_WORDS and not self._budgeted(call):
+            if not words & SUMMARY_CALL_WORDS and not self._budgeted(call):
                 continue
             history = arguments(call)[0].value
             if not self._conversation(history):
                 continue
+            if not isinstance(target, ast.Tuple) and self._identity(target) != self._identity(
+                history
+            ):
+                continue  # one target: the conversation cut, ``messages = trim(messages, ...)``
             out.append(
                 HistoryEdit(
                     SLIDING_WINDOW,
                     node,
-                    f"`{callee}()` cuts `{self._owner(history)}` in two and keeps only the "
+                    f"`{callee}()` cuts `{self._owner(history)}` and keeps only the "
                     "recent part verbatim; the first kept message moves as the conversation "
                     "grows, so no request reuses the previous one's cached messages",
+                    f"{self._owner(history)} cut",  # one per function (each branch's call)
                 )
             )
         return out

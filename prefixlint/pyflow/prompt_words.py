@@ -267,7 +267,9 @@ _HISTORY_TAIL = r"""\s*
       | \.(?:insert|pop|remove)\s*\(                    # messages.insert(0, ...)
       | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[)  # rebuilt or sliced
       | \[\s*-[^\]\n]*:\s*\]                            # a tail window
-      | \[\s*[a-z_]\w*\s*:\s*\] )                        # a moving start"""
+      | \[\s*[a-z_]\w*\s*:\s*\]                           # a moving start
+      | \s*=\s*(?:await\s+)?[\w.]*(?:trim|truncat|split|compress|summar|condens|compact)
+        \w*\s*\( )                                        # cut by a call"""
 _HISTORY_EDITS = (
     *(re.compile(word + _HISTORY_TAIL, re.VERBOSE) for word in _HISTORY_WORDS),
     re.compile(r"del(?<!\wdel)\s+[\w.]*(?:messages|conversation|transcript)"),

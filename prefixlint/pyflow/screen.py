@@ -28,7 +28,7 @@ from prefixlint.context import RuleContext
 from prefixlint.lines import python_lines
 from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
-from prefixlint.pyflow.compaction import added, names_summary, selects
+from prefixlint.pyflow.compaction import added, cuts_conversation, names_summary, selects
 from prefixlint.pyflow.importers import sending_importers
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
@@ -589,7 +589,9 @@ class _Screen:
             assert isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign))
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for target in targets:
-                if isinstance(node, ast.Assign) and isinstance(node.value, ast.ListComp):
+                if isinstance(node, ast.Assign) and (
+                    isinstance(node.value, ast.ListComp) or cuts_conversation(node.value)
+                ):
                     yield target
                 yield from _subscripted(
                     target.value if isinstance(target, ast.Attribute) else target

@@ -80,11 +80,12 @@ VOLATILE_ATTRIBUTES: dict[str, tuple[str, str]] = {
     "os.environ": (ENVIRONMENT, PROCESS),
     "os.linesep": (LINE_ENDINGS, PROCESS),
     "sys.argv": (ENVIRONMENT, PROCESS),
+    "sys.platform": (ENVIRONMENT, PROCESS),
 }
 
 # Attribute names that can start a volatile value when read (``os.environ``, the run
 # dependencies ``ctx.deps`` of a dynamic system prompt).
-SOURCE_ATTRIBUTES = frozenset({"environ", "argv", "linesep", "deps"})
+SOURCE_ATTRIBUTES = frozenset({"environ", "argv", "linesep", "deps", "platform"})
 
 # Clock functions that are pure when given the time: how many positional arguments make them so.
 PURE_WITH_ARGUMENTS: dict[str, int] = {
