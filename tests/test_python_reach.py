@@ -92,6 +92,20 @@ FOUND = (
     ),
     pytest.param(
         """
+        import datetime
+        from openai import OpenAI
+
+        def ask(template, question):
+            today = datetime.date.today().isoformat()
+            system = template.replace("{date}", today)
+            return OpenAI().chat.completions.create(model="m", messages=[
+                {"role": "system", "content": system}, {"role": "user", "content": question}])
+        """,
+        [(6, "PFX101")],
+        id="a date replacing a field: the date, not the field's name",
+    ),
+    pytest.param(
+        """
         import platform
         from langchain_core.messages import SystemMessage
 

@@ -277,6 +277,8 @@ class Flow:
         text = string_value(node)
         if not text or "{" not in text or written_as_sent(node, self.document.parent):
             return ()
+        if _replaced_text(node, self.document.parent(node)):
+            return ()  # ``.replace("{date}", today)``: what is replaced is not in the result
         found: list[tuple[Origin, ...]] = []
         filled = self.filled(node)
         for field in template_fields(text):
@@ -1194,6 +1196,17 @@ def _has_arguments(call: ast.Call) -> bool:
 def _unstarred(node: ast.expr) -> ast.expr:
     """The value of ``*value`` in a display, or the element itself."""
     return node.value if isinstance(node, ast.Starred) else node
+
+
+def _replaced_text(node: ast.expr, parent: ast.AST | None) -> bool:
+    """Whether ``node`` is the text a ``str.replace`` call replaces (its first argument)."""
+    return (
+        isinstance(parent, ast.Call)
+        and isinstance(parent.func, ast.Attribute)
+        and parent.func.attr == "replace"
+        and bool(parent.args)
+        and parent.args[0] is node
+    )
 
 
 def _literal_sort(elements: list[ast.expr]) -> str:
