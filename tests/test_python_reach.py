@@ -106,6 +106,50 @@ FOUND = (
     ),
     pytest.param(
         """
+        from openai import OpenAI
+
+        class Coder:
+            def __init__(self):
+                self.read_only = set()
+
+            def add(self, name):
+                self.read_only.add(name)
+
+            def ask(self, question):
+                listing = "Read-only files:\\n"
+                for name in self.read_only:
+                    listing += f"{name}\\n"
+                return OpenAI().chat.completions.create(model="m", messages=[
+                    {"role": "system", "content": listing + RULES},
+                    {"role": "user", "content": question}])
+        """.replace("RULES", repr(RULES)),
+        [(6, "PFX201")],
+        id="an empty set filled by add, listed by += in a loop",
+    ),
+    pytest.param(
+        """
+        from openai import OpenAI
+
+        class Coder:
+            def __init__(self):
+                self.read_only = set()
+
+            def add(self, name):
+                self.read_only.add(name)
+
+            def ask(self, question):
+                listing = "Read-only files:\\n"
+                for name in sorted(self.read_only):
+                    listing += f"{name}\\n"
+                return OpenAI().chat.completions.create(model="m", messages=[
+                    {"role": "system", "content": listing + RULES},
+                    {"role": "user", "content": question}])
+        """.replace("RULES", repr(RULES)),
+        [],
+        id="the same set listed in sorted order",
+    ),
+    pytest.param(
+        """
         import platform
         from langchain_core.messages import SystemMessage
 

@@ -15,7 +15,7 @@ from functools import cached_property
 from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
 from prefixlint.pyflow.scopes import CLASS, Assignment
 
-MUTATING_METHODS = frozenset({"append", "extend", "insert", "sort", "update", "execute"})
+MUTATING_METHODS = frozenset({"append", "extend", "insert", "sort", "update", "execute", "add"})
 
 
 @dataclass(frozen=True)

@@ -480,11 +480,16 @@ class Flow:
             origins = self.origins(binding.value, env)
             if binding.kind == "element":
                 origins = without_order(origins)
+            elif binding.kind == "augment":  # ``text += line`` in a loop: in the loop's order
+                origins = merge(origins, self._loop_order(binding.statement, env))
             found.append(origins)
         is_sorted = False
-        for mutation in self.bindings.mutations_of(assignment):
+        mutations = self.bindings.mutations_of(assignment)
+        for mutation in mutations:
             found.append(self._mutation(mutation, env))
             is_sorted |= mutation.method == "sort"
+        values = [b.value for b in self.bindings.values_of(assignment)]
+        found.append(_filled_sets(values, mutations))
         origins = merge(*found)
         return without_order(origins) if is_sorted else origins
 
@@ -492,7 +497,7 @@ class Flow:
         call = mutation.call
         if isinstance(call, ast.Assign):  # "setitem", d[key] = value: the value, in loop order
             return merge(self.origins(call.value, env), self._loop_order(call, env))
-        if mutation.method in ("append", "extend", "insert", "update"):
+        if mutation.method in ("append", "extend", "insert", "update", "add"):
             values = arguments(call)
             values = values[1:] if mutation.method == "insert" else values
             return merge(self._all((a.value for a in values), env), self._loop_order(call, env))
@@ -613,6 +618,7 @@ class Flow:
                 found = merge(
                     *(self.origins(b.value, env) for b in values),
                     *(self._mutation(m, env) for m in changes),
+                    _filled_sets([b.value for b in values], changes),
                 )
                 return without_order(found) if any(m.method == "sort" for m in changes) else found
             if self._bound_method(node):
@@ -1196,6 +1202,21 @@ def _has_arguments(call: ast.Call) -> bool:
 def _unstarred(node: ast.expr) -> ast.expr:
     """The value of ``*value`` in a display, or the element itself."""
     return node.value if isinstance(node, ast.Starred) else node
+
+
+def _filled_sets(values: list[ast.expr], changes: list[Mutation]) -> tuple[Origin, ...]:
+    """An empty ``set()`` that ``add`` calls fill: it iterates in no fixed order."""
+    if not any(change.method == "add" for change in changes):
+        return ()
+    return tuple(
+        Origin(codes.UNORDERED, value, "set()")
+        for value in values
+        if isinstance(value, ast.Call)
+        and isinstance(value.func, ast.Name)
+        and value.func.id == "set"
+        and not value.args
+        and not value.keywords
+    )
 
 
 def _replaced_text(node: ast.expr, parent: ast.AST | None) -> bool:
