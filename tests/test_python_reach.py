@@ -106,6 +106,18 @@ FOUND = (
     ),
     pytest.param(
         """
+        from pathlib import Path
+        from langchain_core.messages import SystemMessage
+
+        def prompt(workspace=None):
+            folder = workspace or Path.cwd()
+            return SystemMessage(content=f"You work in {folder}. Be careful.")
+        """,
+        [(6, "PFX104")],
+        id="a folder made by a call and one only named like it are one finding, at the call",
+    ),
+    pytest.param(
+        """
         from openai import OpenAI
 
         class Coder:

@@ -193,11 +193,13 @@ class Analysis:
         """One reach per construct: values of one kind in one statement (``platform.system()``
         and ``platform.machine()``), then values of a code on one line, then values of a code
         that one name holds when it is read into the request part (``os_info`` set on each
-        branch of an ``if``), are one finding."""
+        branch of an ``if``), then values of a code read on one line of one f-string
+        (``f"{os_name} {os_version}"``), are one finding."""
         reaches = _grouped(self._sited(), self._statement_key)
         reaches = _grouped(reaches, lambda r: (r.origin.code, self.document.span(r.at).line))
         reaches = sorted(reaches, key=lambda r: self.document.order(r.at))
         reaches = _grouped(reaches, self._alternative_key)
+        reaches = _grouped(reaches, self._read_together_key)
         by_code: dict[str, list[Reach]] = {}
         for reach in reaches:
             by_code.setdefault(reach.origin.code, []).append(reach)
@@ -219,6 +221,16 @@ class Analysis:
         ):
             return id(reach)
         return reach.origin.code, id(reach.sink.expr), id(use)
+
+    def _read_together_key(self, reach: Reach) -> Hashable:
+        """The code, request part, f-string and line where a reach's name is read into the
+        text; the reach itself where it is not read by a name in an f-string."""
+        use = reach.origin.use
+        parent = self.document.parent(use) if use is not None else None
+        text = self.document.parent(parent) if isinstance(parent, ast.FormattedValue) else None
+        if use is None or not isinstance(text, ast.JoinedStr):
+            return id(reach)
+        return reach.origin.code, id(reach.sink.expr), id(text), self.document.span(use).line
 
     def _statement_key(self, reach: Reach) -> tuple[str, int, int, str]:
         statement = next(
@@ -308,7 +320,8 @@ _NEVER_REPORTED = frozenset({REQUEST_INPUT, PARAMETER, IMPORTED})
 
 
 def _grouped(reaches: list[Reach], key: Callable[[Reach], Hashable]) -> list[Reach]:
-    """Reaches with equal ``key`` merged into the first (the others become its ``also``)."""
+    """Reaches with equal ``key`` merged into the first (the others become its ``also``); a
+    value known by what makes it goes before one only guessed from its name."""
     first: dict[object, int] = {}
     out: list[Reach] = []
     for reach in reaches:
@@ -318,8 +331,9 @@ def _grouped(reaches: list[Reach], key: Callable[[Reach], Hashable]) -> list[Rea
             out.append(reach)
             continue
         earlier = out[first[k]]
+        if earlier.origin.guessed and not reach.origin.guessed:
+            earlier, reach = reach, earlier
         known = {id(o.node) for o in (earlier.origin, *earlier.also)}
         extra = [o for o in (reach.origin, *reach.also) if id(o.node) not in known]
-        if extra:
-            out[first[k]] = replace(earlier, also=(*earlier.also, *extra))
+        out[first[k]] = replace(earlier, also=(*earlier.also, *extra))
     return out

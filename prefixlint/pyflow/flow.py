@@ -292,7 +292,9 @@ class Flow:
                 if code == codes.TIMESTAMP and not _daily_name(field):
                     granularity = t.INSTANT
                 label = f"`{{{field}}}`"
-                found.append((Origin(code, node, label, granularity, within=f"{{{field}"),))
+                found.append(
+                    (Origin(code, node, label, granularity, within=f"{{{field}", guessed=True),)
+                )
         return merge(*found)
 
     def filled(self, node: ast.Constant, formats: bool = False) -> dict[str, list[ast.expr]]:
@@ -599,7 +601,7 @@ class Flow:
         found = [Origin(t.REQUEST_INPUT, node, name)]
         code = vocabulary.classify_name(name, self.document.extra_names)
         if code in NAME_CODES:
-            found.append(Origin(code, node, f"`{name}`", granularity=t.PROCESS))
+            found.append(Origin(code, node, f"`{name}`", granularity=t.PROCESS, guessed=True))
         return tuple(found)
 
     def _Attribute(self, node: ast.Attribute, env: Env) -> tuple[Origin, ...]:
@@ -699,7 +701,8 @@ class Flow:
         if key and all(o.code == t.REQUEST_INPUT for o in base):
             code = vocabulary.classify_name(key, self.document.extra_names)
             if code in NAME_CODES:
-                return merge(base, (Origin(code, node, self._label(node), t.PROCESS),))
+                guess = Origin(code, node, self._label(node), t.PROCESS, guessed=True)
+                return merge(base, (guess,))
         return base
 
     # -- calls ------------------------------------------------------------------------------
@@ -1130,7 +1133,7 @@ class Flow:
             return ()
         keyword, code, value = named[0]
         label = ", ".join(f"`{k}`" for k, _, _ in named)
-        return (Origin(code, value, label, t.PROCESS),)
+        return (Origin(code, value, label, t.PROCESS, guessed=True),)
 
     def _query(self, call: ast.Call) -> ast.expr | None:
         """The text of an unordered query that ``call`` runs (a literal, or a name bound to one)."""

@@ -33,6 +33,8 @@ class Origin:
     ``key`` is the string key of the dict literal the value sits under until it is read out
     (``{"chat_id": row.id}``), so reading another key (``message["content"]``) leaves it out;
     ``read_key`` is the key a function reads out of its parameter (``PARAMETER`` only).
+    ``guessed`` says the value is known only by its name (a parameter ``workspace``, a
+    template field ``{current_date}``), not by what makes it.
     """
 
     code: str
@@ -50,6 +52,7 @@ class Origin:
     within: str = ""
     key: str = ""
     read_key: str = ""
+    guessed: bool = False
 
     def but(self, **changes: Any) -> Origin:
         """A copy with ``changes``: ``dataclasses.replace`` without its ``__init__`` call,
