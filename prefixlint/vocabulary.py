@@ -110,7 +110,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         environment details, system information, current url, page url, browser state, repo
         name, repository name, repo directory, repository directory, repo dir, repo path,
         repository path, repo folder, project directory, project dir, project path, env, host,
-        server name, machine name
+        server name, machine name, abs path, absolute path, worktree, worktrees, worktree path,
+        worktree root
         """
     ),
 }
@@ -152,7 +153,8 @@ _REQUEST_INPUTS = _listed(
     problem statement, problem, issue, request, user request, message, user message,
     messages, observation, history, chat history, conversation, transcript, text, content,
     document, documents, context, user prompt, prompt input, diff, patch, topic, code,
-    snippet, arguments
+    snippet, arguments, code description, feature description, feature request, bug
+    description, bug report, change description
     """
 )
 
@@ -165,8 +167,8 @@ _DESCRIBED_OWNERS = frozenset(
         agent, agents, tool, tools, function, functions, schema, example, examples, sample,
         samples, demo, demos, default, defaults, template, spec, system, welcome, greeting,
         fallback, intro, introduction, base, static, fixed, format, style, persona, assistant,
-        bot, footer, header, signature, disclaimer, call, project, repo, repository,
-        workspace, codebase, product, company, organization
+        bot, footer, header, signature, disclaimer, call, project, projects, repo, repos,
+        repository, repositories, workspace, codebase, product, company, organization
         """
     )
 )
@@ -431,6 +433,17 @@ def owned_by_other(name: str) -> bool:
     """Whether ``name`` says it belongs to something other than a person
     (``organization_profile``, ``bot_name``): a field of a user's record that is not theirs."""
     return any(word in _NOT_A_PERSON for word in split_words(name))
+
+
+def names_other_owner(attributes: Iterable[str]) -> bool:
+    """Whether a path's attributes after an object go through a thing other than that object
+    (``state.branch.project.name``: the project's name, not a field of the branch): an
+    attribute whose head word names a project, a tool, a company, ...."""
+    for attribute in attributes:
+        words = split_words(attribute)
+        if words and words[-1] in _NOT_A_PERSON:
+            return True
+    return False
 
 
 def _runtime_identity(name: str) -> bool:

@@ -403,6 +403,28 @@ def test_question_before_static_guidance(path, text, expected):
 
 
 @pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # the absolute paths of the worktrees a handlebars loop lists
+        (
+            "p.hbs",
+            "Roots:\n{{#each worktrees}}\n- `{{abs_path}}`\n{{/each}}\n" + RULES,
+            [("PFX104", 3, 4)],
+        ),
+        ("p.j2", "Worktree: {{ worktree }}\n" + RULES, [("PFX104", 1, 11)]),
+        # a field of another thing reached through a volatile object is that thing's
+        ("p.j2", 'App "{{ state.branch.project.name }}".\n' + RULES, []),
+        ("p.j2", 'Tool "{{ git_status.tool.name }}".\n' + RULES, []),
+        # the volatile object's own fields still are
+        ("p.j2", "Branch: {{ state.branch.name }}\n" + RULES, [("PFX104", 1, 9)]),
+        ("p.j2", "Bio: {{ user_profile.tool_preferences }}\n" + RULES, [("PFX103", 1, 6)]),
+    ],
+)
+def test_machine_paths_and_fields_of_other_things(path, text, expected):
+    assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
     ("text", "expected"),
     [
         ("TODAY IS: {{year}}-{{month}}-{{day}}\n" + RULES, [("PFX101", 1, 11)]),

@@ -5,6 +5,7 @@ from prefixlint.vocabulary import (
     classify_filter,
     classify_name,
     is_request_input,
+    names_other_owner,
     split_words,
 )
 
@@ -103,6 +104,10 @@ def test_split_words(name, words):
         ("repository_info.repo_directory", "PFX104"),
         ("repoPath", "PFX104"),
         ("project_dir", "PFX104"),
+        ("abs_path", "PFX104"),
+        ("worktrees.abs_path", "PFX104"),
+        ("absolutePath", "PFX104"),
+        ("worktree_root", "PFX104"),
         # a field of a record named after a person the product serves
         ("traveller.home_airport", "PFX103"),
         ("reviewer.notes", "PFX103"),
@@ -258,6 +263,14 @@ def test_classify_filter(name, code):
         ("topic", True),
         ("tool.diff", False),
         ("git_diff", False),
+        # what a coding request describes, and a reported bug
+        ("code_description", True),
+        ("feature_request", True),
+        ("bug_report", True),
+        ("tool_description", False),
+        # the context of repositories or projects is the deployment's
+        ("REPOS_CONTEXT", False),
+        ("projects_context", False),
     ],
 )
 def test_is_request_input(name, expected):
@@ -267,6 +280,20 @@ def test_is_request_input(name, expected):
 def test_is_request_input_extra_names():
     assert not is_request_input("ticket_body")
     assert is_request_input("ticket_body", ["ticket body"])
+
+
+@pytest.mark.parametrize(
+    ("attributes", "expected"),
+    [
+        (["project", "name"], True),
+        (["tool"], True),
+        (["name"], False),
+        (["tool_preferences"], False),
+        ([], False),
+    ],
+)
+def test_names_other_owner(attributes, expected):
+    assert names_other_owner(attributes) is expected
 
 
 def test_a_possessive_is_its_noun():

@@ -44,7 +44,13 @@ from prefixlint.sources.templates import (
     tokens,
 )
 from prefixlint.types import Applicability, Diagnostic, Fix, Severity
-from prefixlint.vocabulary import classify_call, classify_filter, classify_name, local_names
+from prefixlint.vocabulary import (
+    classify_call,
+    classify_filter,
+    classify_name,
+    local_names,
+    names_other_owner,
+)
 
 VOLATILE_CODES = (codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT)
 WHAT = {
@@ -205,6 +211,8 @@ def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> s
     for path in placeholder.paths:  # a field of a volatile object: ``user_profile.bio``
         parts = path.split(".")
         for end in range(len(parts) - 1, 0, -1):
+            if names_other_owner(parts[end:]):
+                continue  # ``state.branch.project.name``: the project's, not the branch's
             if code := classify_name(".".join(parts[:end]), extra):
                 return code
     return None
