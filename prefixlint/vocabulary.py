@@ -153,8 +153,8 @@ _REQUEST_INPUTS = _listed(
     problem statement, problem, issue, request, user request, message, user message,
     messages, observation, history, chat history, conversation, transcript, text, content,
     document, documents, context, user prompt, prompt input, diff, patch, topic, code,
-    snippet, arguments, code description, feature description, feature request, bug
-    description, bug report, change description
+    snippet, arguments, selection, selected text, code description, feature description,
+    feature request, bug description, bug report, change description
     """
 )
 
@@ -444,6 +444,26 @@ def names_other_owner(attributes: Iterable[str]) -> bool:
         if words and words[-1] in _NOT_A_PERSON:
             return True
     return False
+
+
+# Programs whose output is the date or time, a fresh id, or the person running them; the
+# output of any other command run while the prompt is rendered is a snapshot of the machine
+# or the repository (``git status``, ``ls``, ``cat package.json``).
+_COMMANDS = _by_code(
+    timestamp="date, gdate",
+    unique_id="uuidgen, mktemp",
+    per_user="whoami, id, logname",
+)
+_COMMAND_WORD = re.compile(r"[\w./-]+")
+
+
+def classify_command(command: str) -> str:
+    """The code of the output of shell ``command``, run when the prompt is rendered (a
+    Markdown command file's ``!`git status` ``): the date for ``date``, an id for ``uuidgen``,
+    the user for ``whoami``; any other output is a snapshot of the environment."""
+    first = _COMMAND_WORD.match(command.strip())
+    program = first.group(0).rsplit("/", 1)[-1] if first else ""
+    return _COMMANDS.get(program, ENVIRONMENT)
 
 
 def _runtime_identity(name: str) -> bool:

@@ -405,6 +405,60 @@ def test_question_before_static_guidance(path, text, expected):
 @pytest.mark.parametrize(
     ("path", "text", "expected"),
     [
+        # what the user types when a VS Code prompt file runs is its input
+        (
+            "p.prompt.md",
+            "Map this codebase: **${input:target}**\n\n" + GUIDANCE,
+            [("PFX301", 1, 22)],
+        ),
+        (
+            "p.prompt.md",
+            "Analyze ${input:targetClass:Enter the class name (e.g. OrderService)}\n\n" + GUIDANCE,
+            [("PFX301", 1, 9)],
+        ),
+        ("p.prompt.md", GUIDANCE + "\nAnalyze ${input:target}.\n", []),
+        # an input variable shown in a code span of documentation is still asked for: quiet
+        # when the static text before it is all there is
+        ("p.prompt.md", "Say hello.\n\n${input:name}\n", []),
+        # a selection or selected text is the request's too
+        ("p.prompt.md", "Explain ${selection}\n\n" + GUIDANCE, [("PFX301", 1, 9)]),
+        # the repositories' or projects' context is the deployment's, not the request's
+        ("agent.md", "{{REPOS_CONTEXT}}\n\n" + GUIDANCE, []),
+        ("agent.md", "{{ projects_context }}\n\n" + GUIDANCE, []),
+        # a description of the code to write is the request
+        ("write.txt", "Task:\n{code_description}\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        ("write.txt", "Tool:\n{tool_description}\n\n" + GUIDANCE, []),
+    ],
+)
+def test_inputs_of_prompt_files_and_commands(path, text, expected):
+    assert findings(path, text, {"PFX301"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a command file inlines a command's output where ``!`cmd` `` stands
+        ("commit.md", "- Status: !`git status`\n" + RULES, [("PFX104", 1, 11)]),
+        ("commit.md", "!`git log --oneline -10`\n" + RULES, [("PFX104", 1, 1)]),
+        ("stamp.md", "Now: !`date +%F`\n" + RULES, [("PFX101", 1, 6)]),
+        ("who.md", "You work for !`whoami`.\n" + RULES, [("PFX103", 1, 14)]),
+        # the commands after the first are folded into it
+        ("commit.md", "!`git status`\n!`git diff HEAD`\n" + RULES, [("PFX104", 1, 1)]),
+        # a command shown in a fenced example, or written inside a word or code, does not run
+        ("doc.md", "```markdown\nStatus: !`git status`\n```\n" + RULES, []),
+        ("doc.md", "Wow!`git status` is a typo.\n" + RULES, []),
+        ("doc.md", "Run `git status` first.\n" + RULES, []),
+        # at the end, after the static text, it costs nothing
+        ("commit.md", RULES + "\nStatus: !`git status`\n", []),
+    ],
+)
+def test_command_output_in_a_command_file(path, text, expected):
+    assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
         # the absolute paths of the worktrees a handlebars loop lists
         (
             "p.hbs",

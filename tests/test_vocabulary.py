@@ -2,6 +2,7 @@ import pytest
 
 from prefixlint.vocabulary import (
     classify_call,
+    classify_command,
     classify_filter,
     classify_name,
     is_request_input,
@@ -271,6 +272,8 @@ def test_classify_filter(name, code):
         # the context of repositories or projects is the deployment's
         ("REPOS_CONTEXT", False),
         ("projects_context", False),
+        ("selection", True),
+        ("selected_text", True),
     ],
 )
 def test_is_request_input(name, expected):
@@ -280,6 +283,23 @@ def test_is_request_input(name, expected):
 def test_is_request_input_extra_names():
     assert not is_request_input("ticket_body")
     assert is_request_input("ticket_body", ["ticket body"])
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        ("git status", "PFX104"),
+        ("git log --oneline -10", "PFX104"),
+        ("ls -la", "PFX104"),
+        ("cat package.json", "PFX104"),
+        ("date +%Y-%m-%d", "PFX101"),
+        ("/bin/date", "PFX101"),
+        ("uuidgen", "PFX102"),
+        ("whoami", "PFX103"),
+    ],
+)
+def test_classify_command(command, code):
+    assert classify_command(command) == code
 
 
 @pytest.mark.parametrize(

@@ -13,7 +13,10 @@ a placeholder of several words is read by its words, ``{{directory listing}}``),
 open an identifier, as in a JSON example, is text),
 ``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
 ``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
-pattern example are text). A field that is part of a pattern or code the prompt shows (in a
+pattern example are text), a VS Code prompt file's ``${input:name}`` (``${input:name:hint}``),
+what the user types when the prompt runs, and a command file's ``!`git status` ``, the
+command's output inlined when it runs (not in a fenced example), read by its command.
+A field that is part of a pattern or code the prompt shows (in a
 URL, an HTTP route or a link, an unquoted attribute of a markup tag as JSX writes them, glued
 to other text in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}``
 pair.
@@ -87,6 +90,10 @@ _FORMAT_FIELD = re.compile(
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
     r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
     r"|\$\$|(?<![\w$\\])\$([a-z_]\w*|ARGUMENTS\b)"  # (a slash command's ``$ARGUMENTS``)
+    # a VS Code prompt file's ``${input:name}`` or ``${input:name:hint}``: asked for each run
+    r"|\$\{input:([A-Za-z_][\w-]*)(?::[^{}\n]{0,200})?\}"
+    # a command file's ``!`git status` ``: the command's output, inlined when it runs
+    r"|(?<![^\s:(>*-])!`([A-Za-z_.~/][^`\n]{0,200})`"
 )
 _BACKTICK = re.compile(r"(?<!\\)`")
 _RUN_BEFORE = re.compile(r"\S*\Z")
@@ -174,6 +181,8 @@ class Placeholder:
     paths: tuple[str, ...] = ()
     calls: tuple[str, ...] = ()
     filters: tuple[str, ...] = ()
+    command: str = ""
+    """The shell command whose output it inlines (a command file's ``!`git status` ``)."""
 
     @property
     def name(self) -> str:
@@ -729,6 +738,10 @@ def _scan_format(text: str) -> ParsedTemplate:
     fields: list[tuple[re.Match[str], str]] = []
     shown: set[tuple[str, str, str] | str] = set()  # the patterns the prompt shows, and fields
     for match in _FORMAT_FIELD.finditer(text):
+        if match.group(5) or match.group(6):
+            if match.group(5) or fence_at(fences, match.start()) is None:
+                fields.append((match, match.group(5) or match.group(6)))
+            continue  # (a command shown in a fenced example does not run)
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
@@ -753,6 +766,12 @@ def _scan_format(text: str) -> ParsedTemplate:
             continue  # ```{workspace}``` naming a part of the URL pattern it is in
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
+        if match.group(5):  # what the user types when the prompt runs: its input
+            placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, ("input",)))
+            continue
+        if match.group(6):
+            placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, command=name))
+            continue
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
         placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, (dotted,)))
     builder.literal(len(text))

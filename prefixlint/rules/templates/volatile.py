@@ -46,6 +46,7 @@ from prefixlint.sources.templates import (
 from prefixlint.types import Applicability, Diagnostic, Fix, Severity
 from prefixlint.vocabulary import (
     classify_call,
+    classify_command,
     classify_filter,
     classify_name,
     local_names,
@@ -198,7 +199,10 @@ def extra_names(ctx: RuleContext, document: TemplateDocument) -> dict[str, list[
 
 def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> str | None:
     """The volatile code of a placeholder: by what it calls, filters through, or names (the
-    whole dotted name, else the object it is a field of)."""
+    whole dotted name, else the object it is a field of); a shell command's output by the
+    command."""
+    if placeholder.command:
+        return classify_command(placeholder.command)
     for callee in placeholder.calls:
         if code := classify_call(callee):
             return code
