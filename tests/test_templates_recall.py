@@ -405,6 +405,58 @@ def test_question_before_static_guidance(path, text, expected):
 @pytest.mark.parametrize(
     ("path", "text", "expected"),
     [
+        # a date after the question, before a block of static guidance: a warning
+        (
+            "a.j2",
+            "Question: {{ question }}\nToday is {{ today }}.\n\n" + GUIDANCE,
+            [("PFX101", 2, 10, "warning")],
+        ),
+        (
+            "a.txt",
+            "Task: {task}\nSession {session_id}\n\n" + GUIDANCE,
+            [("PFX102", 2, 9, "warning")],
+        ),
+        # a short tail after it is not worth a finding
+        ("a.txt", "Question: {question}\nAsked at {timestamp}.\nAnswer in one paragraph.\n", []),
+        # in the user section the prompt is the request's anyway
+        ("a.md", RULES + "\n## User\n{{ question }}\nToday is {{ today }}.\n\n" + GUIDANCE, []),
+        # a value before the question leads, and the one after it is folded into it
+        (
+            "a.j2",
+            "Today is {{ today }}.\n"
+            + RULES
+            + "Q: {{ question }}\nUser {{ user_name }}\n\n"
+            + GUIDANCE,
+            [("PFX101", 1, 10, "error")],
+        ),
+        # a name that only looks volatile after the question stays quiet
+        ("a.j2", "Question: {{ question }}\nFormat: {{ date_format }}\n\n" + GUIDANCE, []),
+    ],
+)
+def test_a_volatile_value_after_the_input_is_a_warning(path, text, expected):
+    found = check(path, text, VOLATILE)
+    got = sorted((d.code, d.span.line, d.span.column, d.severity.value) for d in found)
+    assert got == expected
+
+
+def test_a_value_after_the_input_names_the_input_and_has_no_fix():
+    text = "Question: {{ question }}\nToday is {{ today }}.\n\n" + GUIDANCE
+    [found] = check("a.j2", text, VOLATILE)
+    assert "`{{ question }}` (line 1)" in found.message
+    assert found.fix is None
+
+
+def test_folded_value_after_the_input_is_listed():
+    text = (
+        "Today is {{ today }}.\n" + RULES + "Q: {{ question }}\nUser {{ user_name }}\n\n" + GUIDANCE
+    )
+    [found] = check("a.j2", text, VOLATILE)
+    assert found.extra["folded_lines"] == [4]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
         # what the user types when a VS Code prompt file runs is its input
         (
             "p.prompt.md",
