@@ -86,7 +86,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         nick name, display name, user agent, preferences, preferred language, user
         instructions, personal instructions, memory, memories, user
         context, user bio, user settings, personalization, profile, birthday, user age,
-        user role, user plan, user tier, user region, user country code
+        user role, user plan, user tier, user region, user country code, language
         """
     ),
     ENVIRONMENT: _listed(

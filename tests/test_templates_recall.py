@@ -511,6 +511,39 @@ def test_command_output_in_a_command_file(path, text, expected):
 @pytest.mark.parametrize(
     ("path", "text", "expected"),
     [
+        # an environment variable that envsubst fills: upper case with an underscore
+        ("p.md", "Context:\n$APP_CONTEXT\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        ("p.md", "Branch: $GIT_BRANCH\n" + RULES, [("PFX104", 1, 9)]),
+        # in code, or a bare $HOME, it is the shell's
+        ("p.md", "Run `echo $APP_CONTEXT` first.\n\n" + GUIDANCE, []),
+        ("p.md", "Your files are in $HOME.\n\n" + GUIDANCE, []),
+        ("p.md", "```\nexport A=$GIT_BRANCH\n```\n" + RULES, []),
+        # a name that says nothing is no finding
+        ("p.md", "Key: $OPENAI_API_KEY\n" + RULES, []),
+    ],
+)
+def test_environment_variable_placeholders(path, text, expected):
+    assert findings(path, text, VOLATILE | {"PFX301"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # the language a user asked to be answered in is theirs
+        ("a.prompt", '{{role "system"}}\nRespond in {{language}}.\n' + RULES, [("PFX103", 2, 12)]),
+        ("a.j2", "Reply in {{ user.language }}.\n" + RULES, [("PFX103", 1, 10)]),
+        # a language that names something else, or a model, is not
+        ("a.j2", "Code in {{ code_language }}.\n" + RULES, []),
+        ("a.j2", "You are a {{ language_model }}.\n" + RULES, []),
+    ],
+)
+def test_a_users_language(path, text, expected):
+    assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
         # the absolute paths of the worktrees a handlebars loop lists
         (
             "p.hbs",

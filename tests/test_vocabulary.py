@@ -81,6 +81,8 @@ def test_split_words(name, words):
         ("traveller_id", "PFX103"),
         ("first_name", "PFX103"),
         ("user_profile", "PFX103"),
+        ("language", "PFX103"),
+        ("user.language", "PFX103"),
         # environment
         ("cwd", "PFX104"),
         ("working_dir", "PFX104"),
@@ -178,6 +180,8 @@ def test_volatile_names(name, code):
         "osmosis",
         "hostile",
         "traveller",
+        "code_language",
+        "language_model",
         "user.team_name",
         "customer.message",
         "ctx.user_info.organization_profile",
