@@ -315,6 +315,25 @@ def test_markdown_whitespace(path, text, expected):
     assert findings(path, text, {"PFX402"}) == expected
 
 
+LONG_NOTE = "This example shows every feature of the format, one section after another. " * 4
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a comment renders nothing, however long, and whatever it holds
+        ("p.hbs", "{{!\n  " + LONG_NOTE + "\n  \n}}\n" + RULES, []),
+        ("p.hbs", "{{!-- Today is {{today}}. " + LONG_NOTE + " --}}\n" + RULES, []),
+        ("p.hbs", "{{!-- Today is {{today}} --}}\n" + RULES, []),
+        # the text after it is still the template's
+        ("p.hbs", "{{! " + LONG_NOTE + "}}\nToday is {{today}}.\n" + RULES, [("PFX101", 2, 10)]),
+        ("p.hbs", "{{! " + LONG_NOTE + "}}\nRules. \n" + RULES, [("PFX402", 2, 7)]),
+    ],
+)
+def test_long_mustache_comments(path, text, expected):
+    assert findings(path, text, VOLATILE | {"PFX402"}) == expected
+
+
 def test_missing_blank_line_fix_inserts_one():
     text = "T.\n\n# A\nx\n\n# B\ny\n# C\nz\n\n# D\nw\n"
     (finding,) = check("p.md", text, {"PFX402"})

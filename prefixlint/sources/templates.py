@@ -83,6 +83,8 @@ _JINJA_ALIAS = re.compile(
 )
 _MUSTACHE_TAG = re.compile(
     r"\{\{\{\s*([^{}]{1,200}?)\s*\}\}\}|\{\{([#^/!>&]?)\s*([^{}]{0,200}?)\s*\}\}"
+    # a comment of any length (``{{!-- ... --}}`` may hold braces): it renders nothing
+    r"|(?P<comment>\{\{!--[\s\S]{0,20000}?--\}\}|\{\{![^{}]{0,20000}\}\})"
 )
 _MUSTACHE_ELSE = re.compile(r"~?\s*else(?:\s+if\b.*)?~?", re.DOTALL)
 _FORMAT_FIELD = re.compile(
@@ -644,6 +646,11 @@ def _scan_mustache(text: str) -> ParsedTemplate:
     contexts: list[str | None] = []  # the section names a bare name is looked up in
     examples = example_spans(text)
     for match in _MUSTACHE_TAG.finditer(text):
+        if match.group("comment"):
+            builder.literal(match.start())
+            builder.other(COMMENT, match.end())
+            tags.append(Tag(match.start(), match.end(), COMMENT, "!"))
+            continue
         sigil = match.group(2) or ""
         if sigil in ("", "&") and _inside(examples, match.start()):
             continue  # ``{{ user.name }}`` shown as an example of the syntax: text
