@@ -285,7 +285,7 @@ class TemplateDocument:
         finds that the edited file would not hold the edited template.
         """
         changes = sorted(changes)
-        if not all(_seams_intact(self.text, *change) for change in changes):
+        if not all(_seams_intact(self.text, *change) for change in _touching_merged(changes)):
             return None
         if self.indentation_sensitive and any(_indents(self.text, *c) for c in changes):
             return None
@@ -415,6 +415,20 @@ def _indents(text: str, start: int, end: int, replacement: str) -> bool:
     if at_line_start and replacement.startswith((" ", "\t")) and not was_indented:
         return True
     return re.search(r"\n[ \t]", replacement) is not None
+
+
+def _touching_merged(changes: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Sorted ``changes`` with each run of changes that touch (one ends where the next
+    starts) as one change: two invisible characters removed between ``{`` and ``#`` open a
+    comment together, though neither does alone."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, replacement in changes:
+        if merged and merged[-1][1] == start:
+            first_start, _, first_replacement = merged[-1]
+            merged[-1] = (first_start, end, first_replacement + replacement)
+        else:
+            merged.append((start, end, replacement))
+    return merged
 
 
 def _seams_intact(text: str, start: int, end: int, replacement: str) -> bool:
