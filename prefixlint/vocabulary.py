@@ -154,7 +154,8 @@ _REQUEST_INPUTS = _listed(
     messages, observation, history, chat history, conversation, transcript, text, content,
     document, documents, context, user prompt, prompt input, diff, patch, topic, code,
     snippet, arguments, selection, selected text, code description, feature description,
-    feature request, bug description, bug report, change description
+    feature request, bug description, bug report, change description, pending tasks,
+    completed tasks, remaining tasks, open tasks, finished tasks, done tasks
     """
 )
 

@@ -499,6 +499,9 @@ def test_folded_value_after_the_input_is_listed():
         # a description of the code to write is the request
         ("write.txt", "Task:\n{code_description}\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
         ("write.txt", "Tool:\n{tool_description}\n\n" + GUIDANCE, []),
+        # the tasks an agent still has open change with every step
+        ("plan.txt", "Open tasks: `{pending_tasks}`\n\n" + GUIDANCE, [("PFX301", 1, 14)]),
+        ("plan.txt", "Tasks:\n{tasks}\n\n" + GUIDANCE, []),
     ],
 )
 def test_inputs_of_prompt_files_and_commands(path, text, expected):

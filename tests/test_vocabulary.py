@@ -272,6 +272,11 @@ def test_classify_filter(name, code):
         ("code_description", True),
         ("feature_request", True),
         ("bug_report", True),
+        # an agent's run state: the tasks still open and those done
+        ("pending_tasks", True),
+        ("completed_tasks", True),
+        ("tasks", False),
+        ("example_pending_tasks", False),
         ("tool_description", False),
         # the context of repositories or projects is the deployment's
         ("REPOS_CONTEXT", False),
