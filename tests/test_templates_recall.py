@@ -502,6 +502,10 @@ def test_folded_value_after_the_input_is_listed():
         # the tasks an agent still has open change with every step
         ("plan.txt", "Open tasks: `{pending_tasks}`\n\n" + GUIDANCE, [("PFX301", 1, 14)]),
         ("plan.txt", "Tasks:\n{tasks}\n\n" + GUIDANCE, []),
+        # the arguments a shell wrapper passes on, but not in code or glued to a word
+        ("fix.md", "Fix this: $@\n\n" + GUIDANCE, [("PFX301", 1, 11)]),
+        ("fix.md", 'Run `claude -p "$@"` first.\n\n' + GUIDANCE, []),
+        ("fix.md", "Write to a$@b.c or $@home.\n\n" + GUIDANCE, []),
     ],
 )
 def test_inputs_of_prompt_files_and_commands(path, text, expected):

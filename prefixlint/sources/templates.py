@@ -12,14 +12,15 @@ a placeholder of several words is read by its words, ``{{directory listing}}``),
 ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an escaped brace, and a brace that does not
 open an identifier, as in a JSON example, is text),
 ``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
-``$x`` (lower case, or an environment variable's ``$APP_CONTEXT``, upper case with an
-underscore, as ``envsubst`` fills it; not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a
-shell or pattern example are text), a VS Code prompt file's ``${input:name}``
-(``${input:name:hint}``), what the user types when the prompt runs, and a command file's
-``!`git status` ``, the command's output inlined when it runs (not in a fenced example), read
-by its command. A field that is part of a pattern or code the prompt shows (in a URL, an HTTP
-route or a link, an unquoted attribute of a markup tag as JSX writes them, glued to other text
-in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}`` pair.
+``$x`` (lower case, ``$@``, the arguments a shell wrapper passes, or an environment variable's
+``$APP_CONTEXT``, upper case with an underscore, as ``envsubst`` fills it; not in Markdown
+code: ``$HOME``, ``$X`` and ``$var`` in a shell or pattern example are text), a VS Code prompt
+file's ``${input:name}`` (``${input:name:hint}``), what the user types when the prompt runs,
+and a command file's ``!`git status` ``, the command's output inlined when it runs (not in a
+fenced example), read by its command. A field that is part of a pattern or code the prompt
+shows (in a URL, an HTTP route or a link, an unquoted attribute of a markup tag as JSX writes
+them, glued to other text in Markdown code) is text too, and so is a brace tag of a
+``{example}...{/example}`` pair.
 A placeholder in a code span of a paragraph that documents the template syntax (one that also
 shows a literal, ``{{ true }}``) is an example, not a value. ``${x}``, ``$x`` and ``%(x)s`` on
 a line of example code pasted without a fence (a Dockerfile's ``FROM golang:${GO_VERSION}``,
@@ -91,9 +92,9 @@ _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)(?:\([^(){}\n]{0,50}\)(?:\.[A-Za-z_]\w*(?:\([^(){}\n]{0,50}\))?)*)?\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
     r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
-    # (a slash command's ``$ARGUMENTS``; an environment variable's ``$APP_CONTEXT``, as
-    # ``envsubst`` fills it: upper case with an underscore)
-    r"|\$\$|(?<![\w$\\])\$([a-z_]\w*|ARGUMENTS\b|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b)"
+    # (a slash command's ``$ARGUMENTS``, a shell wrapper's ``$@``; an environment variable's
+    # ``$APP_CONTEXT``, as ``envsubst`` fills it: upper case with an underscore)
+    r"|\$\$|(?<![\w$\\])\$([a-z_]\w*|ARGUMENTS\b|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|@(?![\w.-]))"
     # a VS Code prompt file's ``${input:name}`` or ``${input:name:hint}``: asked for each run
     r"|\$\{input:([A-Za-z_][\w-]*)(?::[^{}\n]{0,200})?\}"
     # a command file's ``!`git status` ``: the command's output, inlined when it runs
@@ -795,6 +796,8 @@ def _scan_format(text: str) -> ParsedTemplate:
         if match.group(6):
             placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, command=name))
             continue
+        if name == "@":  # the arguments a shell wrapper passes on
+            name = "arguments"
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
         placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, (dotted,)))
     builder.literal(len(text))
