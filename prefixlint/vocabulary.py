@@ -86,7 +86,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         nick name, display name, user agent, preferences, preferred language, user
         instructions, personal instructions, memory, memories, user
         context, user bio, user settings, personalization, profile, birthday, user age,
-        user role, user plan, user tier, user region, user country code
+        user role, user plan, user tier, user region, user country code, language
         """
     ),
     ENVIRONMENT: _listed(
@@ -110,7 +110,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         environment details, system information, current url, page url, browser state, repo
         name, repository name, repo directory, repository directory, repo dir, repo path,
         repository path, repo folder, project directory, project dir, project path, env, host,
-        server name, machine name
+        server name, machine name, abs path, absolute path, worktree, worktrees, worktree path,
+        worktree root
         """
     ),
 }
@@ -152,7 +153,9 @@ _REQUEST_INPUTS = _listed(
     problem statement, problem, issue, request, user request, message, user message,
     messages, observation, history, chat history, conversation, transcript, text, content,
     document, documents, context, user prompt, prompt input, diff, patch, topic, code,
-    snippet, arguments
+    snippet, arguments, selection, selected text, code description, feature description,
+    feature request, bug description, bug report, change description, pending tasks,
+    completed tasks, remaining tasks, open tasks, finished tasks, done tasks
     """
 )
 
@@ -165,8 +168,8 @@ _DESCRIBED_OWNERS = frozenset(
         agent, agents, tool, tools, function, functions, schema, example, examples, sample,
         samples, demo, demos, default, defaults, template, spec, system, welcome, greeting,
         fallback, intro, introduction, base, static, fixed, format, style, persona, assistant,
-        bot, footer, header, signature, disclaimer, call, project, repo, repository,
-        workspace, codebase, product, company, organization
+        bot, footer, header, signature, disclaimer, call, project, projects, repo, repos,
+        repository, repositories, workspace, codebase, product, company, organization
         """
     )
 )
@@ -431,6 +434,37 @@ def owned_by_other(name: str) -> bool:
     """Whether ``name`` says it belongs to something other than a person
     (``organization_profile``, ``bot_name``): a field of a user's record that is not theirs."""
     return any(word in _NOT_A_PERSON for word in split_words(name))
+
+
+def names_other_owner(attributes: Iterable[str]) -> bool:
+    """Whether a path's attributes after an object go through a thing other than that object
+    (``state.branch.project.name``: the project's name, not a field of the branch): an
+    attribute whose head word names a project, a tool, a company, ...."""
+    for attribute in attributes:
+        words = split_words(attribute)
+        if words and words[-1] in _NOT_A_PERSON:
+            return True
+    return False
+
+
+# Programs whose output is the date or time, a fresh id, or the person running them; the
+# output of any other command run while the prompt is rendered is a snapshot of the machine
+# or the repository (``git status``, ``ls``, ``cat package.json``).
+_COMMANDS = _by_code(
+    timestamp="date, gdate",
+    unique_id="uuidgen, mktemp",
+    per_user="whoami, id, logname",
+)
+_COMMAND_WORD = re.compile(r"[\w./-]+")
+
+
+def classify_command(command: str) -> str:
+    """The code of the output of shell ``command``, run when the prompt is rendered (a
+    Markdown command file's ``!`git status` ``): the date for ``date``, an id for ``uuidgen``,
+    the user for ``whoami``; any other output is a snapshot of the environment."""
+    first = _COMMAND_WORD.match(command.strip())
+    program = first.group(0).rsplit("/", 1)[-1] if first else ""
+    return _COMMANDS.get(program, ENVIRONMENT)
 
 
 def _runtime_identity(name: str) -> bool:

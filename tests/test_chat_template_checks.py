@@ -207,6 +207,54 @@ def test_clock_granularity(text, granularity):
     assert [f.extra["granularity"] for f in found] == ([granularity] if granularity else [])
 
 
+DEFAULT_SYSTEM_CLOCK = """\
+{%- set today = strftime_now('%Y-%m-%d') %}
+{%- set default_system = 'You are a helpful assistant. The current date is ' + today + '.' %}
+{%- if messages[0]['role'] == 'system' %}
+{%- set system = messages[0]['content'] %}{%- set rest = messages[1:] %}
+{%- else %}
+{%- set system = default_system %}{%- set rest = messages %}
+{%- endif %}
+{{- '[SYS]' + system + '[/SYS]' }}
+{%- for message in rest %}
+{{- '[' + message.role + ']' + message.content }}
+{%- endfor %}
+{%- if add_generation_prompt %}{{- '[assistant]' }}{%- endif %}
+"""
+# the same template without the clock: a fixed default system prompt
+DEFAULT_SYSTEM_FIXED = DEFAULT_SYSTEM_CLOCK.replace("strftime_now('%Y-%m-%d')", "'2024-07-26'")
+# the default system prompt takes the clock, but a request's own system message replaces it
+# only where one is given: both conversations render
+DEFAULT_SYSTEM_REFUSED = DEFAULT_SYSTEM_CLOCK.replace(
+    "{%- set system = default_system %}",
+    "{{- raise_exception('a system message is required') }}{%- set system = default_system %}",
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "granularity"),
+    (
+        # the clock is only in the system prompt used when a request sends none
+        (DEFAULT_SYSTEM_CLOCK, "day"),
+        (DEFAULT_SYSTEM_FIXED, None),
+        # a template that refuses a conversation without a system message never shows it
+        (DEFAULT_SYSTEM_REFUSED, None),
+    ),
+)
+def test_clock_in_the_default_system_prompt(text, granularity):
+    found = _findings("t.jinja", text, frozenset({"PFX101"}))
+    assert [f.extra["granularity"] for f in found] == ([granularity] if granularity else [])
+    assert all("default system prompt" in f.message for f in found)
+    assert all(f.span.line == 1 for f in found)
+
+
+def test_a_clock_shown_in_a_long_rendered_line_is_cut_around_it():
+    text = DEFAULT_SYSTEM_CLOCK.replace("helpful assistant.", "helpful assistant. " + "x" * 200)
+    [found] = _findings("t.jinja", text, frozenset({"PFX101"}))
+    assert "The current date is 2026-01-15." in found.message
+    assert "x" * 100 not in found.message
+
+
 def test_a_clock_in_the_newest_turn_only_is_a_moving_text():
     found = _findings("t.jinja", LAST_TURN_CLOCK)
     assert [f.code for f in found] == ["PFX503"]

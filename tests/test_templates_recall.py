@@ -315,6 +315,25 @@ def test_markdown_whitespace(path, text, expected):
     assert findings(path, text, {"PFX402"}) == expected
 
 
+LONG_NOTE = "This example shows every feature of the format, one section after another. " * 4
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a comment renders nothing, however long, and whatever it holds
+        ("p.hbs", "{{!\n  " + LONG_NOTE + "\n  \n}}\n" + RULES, []),
+        ("p.hbs", "{{!-- Today is {{today}}. " + LONG_NOTE + " --}}\n" + RULES, []),
+        ("p.hbs", "{{!-- Today is {{today}} --}}\n" + RULES, []),
+        # the text after it is still the template's
+        ("p.hbs", "{{! " + LONG_NOTE + "}}\nToday is {{today}}.\n" + RULES, [("PFX101", 2, 10)]),
+        ("p.hbs", "{{! " + LONG_NOTE + "}}\nRules. \n" + RULES, [("PFX402", 2, 7)]),
+    ],
+)
+def test_long_mustache_comments(path, text, expected):
+    assert findings(path, text, VOLATILE | {"PFX402"}) == expected
+
+
 def test_missing_blank_line_fix_inserts_one():
     text = "T.\n\n# A\nx\n\n# B\ny\n# C\nz\n\n# D\nw\n"
     (finding,) = check("p.md", text, {"PFX402"})
@@ -400,6 +419,174 @@ GUIDANCE = (
 )
 def test_question_before_static_guidance(path, text, expected):
     assert findings(path, text, {"PFX301"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a date after the question, before a block of static guidance: a warning
+        (
+            "a.j2",
+            "Question: {{ question }}\nToday is {{ today }}.\n\n" + GUIDANCE,
+            [("PFX101", 2, 10, "warning")],
+        ),
+        (
+            "a.txt",
+            "Task: {task}\nSession {session_id}\n\n" + GUIDANCE,
+            [("PFX102", 2, 9, "warning")],
+        ),
+        # a short tail after it is not worth a finding
+        ("a.txt", "Question: {question}\nAsked at {timestamp}.\nAnswer in one paragraph.\n", []),
+        # in the user section the prompt is the request's anyway
+        ("a.md", RULES + "\n## User\n{{ question }}\nToday is {{ today }}.\n\n" + GUIDANCE, []),
+        # a value before the question leads, and the one after it is folded into it
+        (
+            "a.j2",
+            "Today is {{ today }}.\n"
+            + RULES
+            + "Q: {{ question }}\nUser {{ user_name }}\n\n"
+            + GUIDANCE,
+            [("PFX101", 1, 10, "error")],
+        ),
+        # a name that only looks volatile after the question stays quiet
+        ("a.j2", "Question: {{ question }}\nFormat: {{ date_format }}\n\n" + GUIDANCE, []),
+    ],
+)
+def test_a_volatile_value_after_the_input_is_a_warning(path, text, expected):
+    found = check(path, text, VOLATILE)
+    got = sorted((d.code, d.span.line, d.span.column, d.severity.value) for d in found)
+    assert got == expected
+
+
+def test_a_value_after_the_input_names_the_input_and_has_no_fix():
+    text = "Question: {{ question }}\nToday is {{ today }}.\n\n" + GUIDANCE
+    [found] = check("a.j2", text, VOLATILE)
+    assert "`{{ question }}` (line 1)" in found.message
+    assert found.fix is None
+
+
+def test_folded_value_after_the_input_is_listed():
+    text = (
+        "Today is {{ today }}.\n" + RULES + "Q: {{ question }}\nUser {{ user_name }}\n\n" + GUIDANCE
+    )
+    [found] = check("a.j2", text, VOLATILE)
+    assert found.extra["folded_lines"] == [4]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # what the user types when a VS Code prompt file runs is its input
+        (
+            "p.prompt.md",
+            "Map this codebase: **${input:target}**\n\n" + GUIDANCE,
+            [("PFX301", 1, 22)],
+        ),
+        (
+            "p.prompt.md",
+            "Analyze ${input:targetClass:Enter the class name (e.g. OrderService)}\n\n" + GUIDANCE,
+            [("PFX301", 1, 9)],
+        ),
+        ("p.prompt.md", GUIDANCE + "\nAnalyze ${input:target}.\n", []),
+        # an input variable shown in a code span of documentation is still asked for: quiet
+        # when the static text before it is all there is
+        ("p.prompt.md", "Say hello.\n\n${input:name}\n", []),
+        # a selection or selected text is the request's too
+        ("p.prompt.md", "Explain ${selection}\n\n" + GUIDANCE, [("PFX301", 1, 9)]),
+        # the repositories' or projects' context is the deployment's, not the request's
+        ("agent.md", "{{REPOS_CONTEXT}}\n\n" + GUIDANCE, []),
+        ("agent.md", "{{ projects_context }}\n\n" + GUIDANCE, []),
+        # a description of the code to write is the request
+        ("write.txt", "Task:\n{code_description}\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        ("write.txt", "Tool:\n{tool_description}\n\n" + GUIDANCE, []),
+        # the tasks an agent still has open change with every step
+        ("plan.txt", "Open tasks: `{pending_tasks}`\n\n" + GUIDANCE, [("PFX301", 1, 14)]),
+        ("plan.txt", "Tasks:\n{tasks}\n\n" + GUIDANCE, []),
+        # the arguments a shell wrapper passes on, but not in code or glued to a word
+        ("fix.md", "Fix this: $@\n\n" + GUIDANCE, [("PFX301", 1, 11)]),
+        ("fix.md", 'Run `claude -p "$@"` first.\n\n' + GUIDANCE, []),
+        ("fix.md", "Write to a$@b.c or $@home.\n\n" + GUIDANCE, []),
+    ],
+)
+def test_inputs_of_prompt_files_and_commands(path, text, expected):
+    assert findings(path, text, {"PFX301"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # a command file inlines a command's output where ``!`cmd` `` stands
+        ("commit.md", "- Status: !`git status`\n" + RULES, [("PFX104", 1, 11)]),
+        ("commit.md", "!`git log --oneline -10`\n" + RULES, [("PFX104", 1, 1)]),
+        ("stamp.md", "Now: !`date +%F`\n" + RULES, [("PFX101", 1, 6)]),
+        ("who.md", "You work for !`whoami`.\n" + RULES, [("PFX103", 1, 14)]),
+        # the commands after the first are folded into it
+        ("commit.md", "!`git status`\n!`git diff HEAD`\n" + RULES, [("PFX104", 1, 1)]),
+        # a command shown in a fenced example, or written inside a word or code, does not run
+        ("doc.md", "```markdown\nStatus: !`git status`\n```\n" + RULES, []),
+        ("doc.md", "Wow!`git status` is a typo.\n" + RULES, []),
+        ("doc.md", "Run `git status` first.\n" + RULES, []),
+        # at the end, after the static text, it costs nothing
+        ("commit.md", RULES + "\nStatus: !`git status`\n", []),
+    ],
+)
+def test_command_output_in_a_command_file(path, text, expected):
+    assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # an environment variable that envsubst fills: upper case with an underscore
+        ("p.md", "Context:\n$APP_CONTEXT\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        ("p.md", "Branch: $GIT_BRANCH\n" + RULES, [("PFX104", 1, 9)]),
+        # in code, or a bare $HOME, it is the shell's
+        ("p.md", "Run `echo $APP_CONTEXT` first.\n\n" + GUIDANCE, []),
+        ("p.md", "Your files are in $HOME.\n\n" + GUIDANCE, []),
+        ("p.md", "```\nexport A=$GIT_BRANCH\n```\n" + RULES, []),
+        # a name that says nothing is no finding
+        ("p.md", "Key: $OPENAI_API_KEY\n" + RULES, []),
+    ],
+)
+def test_environment_variable_placeholders(path, text, expected):
+    assert findings(path, text, VOLATILE | {"PFX301"}) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # the language a user asked to be answered in is theirs
+        ("a.prompt", '{{role "system"}}\nRespond in {{language}}.\n' + RULES, [("PFX103", 2, 12)]),
+        ("a.j2", "Reply in {{ user.language }}.\n" + RULES, [("PFX103", 1, 10)]),
+        # a language that names something else, or a model, is not
+        ("a.j2", "Code in {{ code_language }}.\n" + RULES, []),
+        ("a.j2", "You are a {{ language_model }}.\n" + RULES, []),
+    ],
+)
+def test_a_users_language(path, text, expected):
+    assert findings(path, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # the absolute paths of the worktrees a handlebars loop lists
+        (
+            "p.hbs",
+            "Roots:\n{{#each worktrees}}\n- `{{abs_path}}`\n{{/each}}\n" + RULES,
+            [("PFX104", 3, 4)],
+        ),
+        ("p.j2", "Worktree: {{ worktree }}\n" + RULES, [("PFX104", 1, 11)]),
+        # a field of another thing reached through a volatile object is that thing's
+        ("p.j2", 'App "{{ state.branch.project.name }}".\n' + RULES, []),
+        ("p.j2", 'Tool "{{ git_status.tool.name }}".\n' + RULES, []),
+        # the volatile object's own fields still are
+        ("p.j2", "Branch: {{ state.branch.name }}\n" + RULES, [("PFX104", 1, 9)]),
+        ("p.j2", "Bio: {{ user_profile.tool_preferences }}\n" + RULES, [("PFX103", 1, 6)]),
+    ],
+)
+def test_machine_paths_and_fields_of_other_things(path, text, expected):
+    assert findings(path, text) == expected
 
 
 @pytest.mark.parametrize(

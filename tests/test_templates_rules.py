@@ -284,6 +284,20 @@ def test_invisible_characters(text, expected, fixed):
     assert fix("p.txt", text, {"PFX403"}) == fixed
 
 
+@pytest.mark.parametrize(
+    ("text", "fixed"),
+    [
+        # two characters removed together between ``{`` and ``#`` would open a comment
+        ("{\ufeff\ufeff# Head\n", "{\ufeff\ufeff# Head\n"),
+        ("{\u200b\u200b{ x\n", "{\u200b\u200b{ x\n"),
+        # apart from a delimiter they are removed as usual
+        ("a\ufeff\ufeffb\n", "ab\n"),
+    ],
+)
+def test_invisible_characters_that_keep_delimiters_apart_stay(text, fixed):
+    assert fix("p.j2", text, {"PFX403"}) == fixed
+
+
 def test_invisible_character_folds_its_later_lines_and_names_them():
     ctx = RuleContext("p.txt", frozenset({"PFX403"}))
     text = "a\u00a0b\nc\u00a0d\u00a0e\nf\u00a0g\n"

@@ -2,9 +2,11 @@ import pytest
 
 from prefixlint.vocabulary import (
     classify_call,
+    classify_command,
     classify_filter,
     classify_name,
     is_request_input,
+    names_other_owner,
     split_words,
 )
 
@@ -79,6 +81,8 @@ def test_split_words(name, words):
         ("traveller_id", "PFX103"),
         ("first_name", "PFX103"),
         ("user_profile", "PFX103"),
+        ("language", "PFX103"),
+        ("user.language", "PFX103"),
         # environment
         ("cwd", "PFX104"),
         ("working_dir", "PFX104"),
@@ -103,6 +107,10 @@ def test_split_words(name, words):
         ("repository_info.repo_directory", "PFX104"),
         ("repoPath", "PFX104"),
         ("project_dir", "PFX104"),
+        ("abs_path", "PFX104"),
+        ("worktrees.abs_path", "PFX104"),
+        ("absolutePath", "PFX104"),
+        ("worktree_root", "PFX104"),
         # a field of a record named after a person the product serves
         ("traveller.home_airport", "PFX103"),
         ("reviewer.notes", "PFX103"),
@@ -172,6 +180,8 @@ def test_volatile_names(name, code):
         "osmosis",
         "hostile",
         "traveller",
+        "code_language",
+        "language_model",
         "user.team_name",
         "customer.message",
         "ctx.user_info.organization_profile",
@@ -258,6 +268,21 @@ def test_classify_filter(name, code):
         ("topic", True),
         ("tool.diff", False),
         ("git_diff", False),
+        # what a coding request describes, and a reported bug
+        ("code_description", True),
+        ("feature_request", True),
+        ("bug_report", True),
+        # an agent's run state: the tasks still open and those done
+        ("pending_tasks", True),
+        ("completed_tasks", True),
+        ("tasks", False),
+        ("example_pending_tasks", False),
+        ("tool_description", False),
+        # the context of repositories or projects is the deployment's
+        ("REPOS_CONTEXT", False),
+        ("projects_context", False),
+        ("selection", True),
+        ("selected_text", True),
     ],
 )
 def test_is_request_input(name, expected):
@@ -267,6 +292,37 @@ def test_is_request_input(name, expected):
 def test_is_request_input_extra_names():
     assert not is_request_input("ticket_body")
     assert is_request_input("ticket_body", ["ticket body"])
+
+
+@pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        ("git status", "PFX104"),
+        ("git log --oneline -10", "PFX104"),
+        ("ls -la", "PFX104"),
+        ("cat package.json", "PFX104"),
+        ("date +%Y-%m-%d", "PFX101"),
+        ("/bin/date", "PFX101"),
+        ("uuidgen", "PFX102"),
+        ("whoami", "PFX103"),
+    ],
+)
+def test_classify_command(command, code):
+    assert classify_command(command) == code
+
+
+@pytest.mark.parametrize(
+    ("attributes", "expected"),
+    [
+        (["project", "name"], True),
+        (["tool"], True),
+        (["name"], False),
+        (["tool_preferences"], False),
+        ([], False),
+    ],
+)
+def test_names_other_owner(attributes, expected):
+    assert names_other_owner(attributes) is expected
 
 
 def test_a_possessive_is_its_noun():

@@ -12,11 +12,15 @@ a placeholder of several words is read by its words, ``{{directory listing}}``),
 ``str.format`` ``{x}`` ``{x.y!r:>3}`` (``{{`` is an escaped brace, and a brace that does not
 open an identifier, as in a JSON example, is text),
 ``%(x)s``, ``${x}`` (and a JavaScript call, ``${cwd.toPosix()}``, read by its name) and
-``$x`` (lower case, and not in Markdown code: ``$HOME``, ``$X`` and ``$var`` in a shell or
-pattern example are text). A field that is part of a pattern or code the prompt shows (in a
-URL, an HTTP route or a link, an unquoted attribute of a markup tag as JSX writes them, glued
-to other text in Markdown code) is text too, and so is a brace tag of a ``{example}...{/example}``
-pair.
+``$x`` (lower case, ``$@``, the arguments a shell wrapper passes, or an environment variable's
+``$APP_CONTEXT``, upper case with an underscore, as ``envsubst`` fills it; not in Markdown
+code: ``$HOME``, ``$X`` and ``$var`` in a shell or pattern example are text), a VS Code prompt
+file's ``${input:name}`` (``${input:name:hint}``), what the user types when the prompt runs,
+and a command file's ``!`git status` ``, the command's output inlined when it runs (not in a
+fenced example), read by its command. A field that is part of a pattern or code the prompt
+shows (in a URL, an HTTP route or a link, an unquoted attribute of a markup tag as JSX writes
+them, glued to other text in Markdown code) is text too, and so is a brace tag of a
+``{example}...{/example}`` pair.
 A placeholder in a code span of a paragraph that documents the template syntax (one that also
 shows a literal, ``{{ true }}``) is an example, not a value. ``${x}``, ``$x`` and ``%(x)s`` on
 a line of example code pasted without a fence (a Dockerfile's ``FROM golang:${GO_VERSION}``,
@@ -80,13 +84,21 @@ _JINJA_ALIAS = re.compile(
 )
 _MUSTACHE_TAG = re.compile(
     r"\{\{\{\s*([^{}]{1,200}?)\s*\}\}\}|\{\{([#^/!>&]?)\s*([^{}]{0,200}?)\s*\}\}"
+    # a comment of any length (``{{!-- ... --}}`` may hold braces): it renders nothing
+    r"|(?P<comment>\{\{!--[\s\S]{0,20000}?--\}\}|\{\{![^{}]{0,20000}\}\})"
 )
 _MUSTACHE_ELSE = re.compile(r"~?\s*else(?:\s+if\b.*)?~?", re.DOTALL)
 _FORMAT_FIELD = re.compile(
     r"\{\{|\}\}|\$\{([A-Za-z_][\w.]*)(?:\([^(){}\n]{0,50}\)(?:\.[A-Za-z_]\w*(?:\([^(){}\n]{0,50}\))?)*)?\}"
     r"|\{([A-Za-z_]\w*(?:\.[A-Za-z_]\w*|\[[^\[\]{}]{1,50}\])*)(?:![rsa])?(?::[^{}]{0,50})?\}"
     r"|%\(([A-Za-z_]\w*)\)[-#0 +]*\d*(?:\.\d+)?[sdrifeEgGxXoc]"
-    r"|\$\$|(?<![\w$\\])\$([a-z_]\w*|ARGUMENTS\b)"  # (a slash command's ``$ARGUMENTS``)
+    # (a slash command's ``$ARGUMENTS``, a shell wrapper's ``$@``; an environment variable's
+    # ``$APP_CONTEXT``, as ``envsubst`` fills it: upper case with an underscore)
+    r"|\$\$|(?<![\w$\\])\$([a-z_]\w*|ARGUMENTS\b|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b|@(?![\w.-]))"
+    # a VS Code prompt file's ``${input:name}`` or ``${input:name:hint}``: asked for each run
+    r"|\$\{input:([A-Za-z_][\w-]*)(?::[^{}\n]{0,200})?\}"
+    # a command file's ``!`git status` ``: the command's output, inlined when it runs
+    r"|(?<![^\s:(>*-])!`([A-Za-z_.~/][^`\n]{0,200})`"
 )
 _BACKTICK = re.compile(r"(?<!\\)`")
 _RUN_BEFORE = re.compile(r"\S*\Z")
@@ -174,6 +186,8 @@ class Placeholder:
     paths: tuple[str, ...] = ()
     calls: tuple[str, ...] = ()
     filters: tuple[str, ...] = ()
+    command: str = ""
+    """The shell command whose output it inlines (a command file's ``!`git status` ``)."""
 
     @property
     def name(self) -> str:
@@ -272,7 +286,7 @@ class TemplateDocument:
         finds that the edited file would not hold the edited template.
         """
         changes = sorted(changes)
-        if not all(_seams_intact(self.text, *change) for change in changes):
+        if not all(_seams_intact(self.text, *change) for change in _touching_merged(changes)):
             return None
         if self.indentation_sensitive and any(_indents(self.text, *c) for c in changes):
             return None
@@ -402,6 +416,20 @@ def _indents(text: str, start: int, end: int, replacement: str) -> bool:
     if at_line_start and replacement.startswith((" ", "\t")) and not was_indented:
         return True
     return re.search(r"\n[ \t]", replacement) is not None
+
+
+def _touching_merged(changes: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """Sorted ``changes`` with each run of changes that touch (one ends where the next
+    starts) as one change: two invisible characters removed between ``{`` and ``#`` open a
+    comment together, though neither does alone."""
+    merged: list[tuple[int, int, str]] = []
+    for start, end, replacement in changes:
+        if merged and merged[-1][1] == start:
+            first_start, _, first_replacement = merged[-1]
+            merged[-1] = (first_start, end, first_replacement + replacement)
+        else:
+            merged.append((start, end, replacement))
+    return merged
 
 
 def _seams_intact(text: str, start: int, end: int, replacement: str) -> bool:
@@ -633,6 +661,11 @@ def _scan_mustache(text: str) -> ParsedTemplate:
     contexts: list[str | None] = []  # the section names a bare name is looked up in
     examples = example_spans(text)
     for match in _MUSTACHE_TAG.finditer(text):
+        if match.group("comment"):
+            builder.literal(match.start())
+            builder.other(COMMENT, match.end())
+            tags.append(Tag(match.start(), match.end(), COMMENT, "!"))
+            continue
         sigil = match.group(2) or ""
         if sigil in ("", "&") and _inside(examples, match.start()):
             continue  # ``{{ user.name }}`` shown as an example of the syntax: text
@@ -729,6 +762,10 @@ def _scan_format(text: str) -> ParsedTemplate:
     fields: list[tuple[re.Match[str], str]] = []
     shown: set[tuple[str, str, str] | str] = set()  # the patterns the prompt shows, and fields
     for match in _FORMAT_FIELD.finditer(text):
+        if match.group(5) or match.group(6):
+            if match.group(5) or fence_at(fences, match.start()) is None:
+                fields.append((match, match.group(5) or match.group(6)))
+            continue  # (a command shown in a fenced example does not run)
         name = match.group(1) or match.group(2) or match.group(3) or match.group(4)
         if name is None or _ESCAPE_BEFORE.search(text, max(match.start() - 30, 0), match.start()):
             continue  # an escaped brace, or a LaTeX/regex argument like ``\p{L}``
@@ -753,6 +790,14 @@ def _scan_format(text: str) -> ParsedTemplate:
             continue  # ```{workspace}``` naming a part of the URL pattern it is in
         builder.literal(match.start())
         builder.other(PLACEHOLDER, match.end())
+        if match.group(5):  # what the user types when the prompt runs: its input
+            placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, ("input",)))
+            continue
+        if match.group(6):
+            placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, command=name))
+            continue
+        if name == "@":  # the arguments a shell wrapper passes on
+            name = "arguments"
         dotted = re.sub(r"\[['\"]?([^\]'\"]*)['\"]?\]", r".\1", name)
         placeholders.append(Placeholder(match.start(), match.end(), FORMAT, name, (dotted,)))
     builder.literal(len(text))

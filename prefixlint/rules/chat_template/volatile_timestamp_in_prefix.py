@@ -5,11 +5,14 @@ templates default ``date_string`` to ``strftime_now("%d %b %Y")``. The template 
 at a fixed reference time and at later times, on a fake clock, to find the finest unit of
 time whose change alters the prompt: that is how often the cached prefix rolls over. A clock
 rendered only in the newest turn (after all that the previous request's prompt held) costs no
-cached token and is not reported.
+cached token and is not reported. A template that stamps the clock only into the system prompt
+it uses when a request sends none (``default_system_message``) is checked on a conversation
+without a system message too.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import timedelta
 
 from prefixlint import codes, registry
@@ -37,10 +40,18 @@ def _render(document: ChatTemplateDocument, convo: Conversation, clock: sandbox.
     return document.render(convo, len(convo.messages), add_generation_prompt=True, clock=clock).text
 
 
+_SHOWN_AROUND = 40  # characters shown on each side of the clock in a long rendered line
+
+
 def _line_of(text: str, offset: int) -> str:
+    """The rendered line around ``offset``; of a long line, the characters around it."""
     start = text.rfind("\n", 0, offset) + 1
     end = text.find("\n", offset)
-    return text[start : end if end >= 0 else len(text)].strip()
+    end = end if end >= 0 else len(text)
+    if end - start > 2 * _SHOWN_AROUND:
+        left, right = max(start, offset - _SHOWN_AROUND), min(end, offset + _SHOWN_AROUND)
+        return ("..." if left > start else "") + text[left:right] + ("..." if right < end else "")
+    return text[start:end].strip()
 
 
 def _previously_cached(document: ChatTemplateDocument, convo: Conversation, text: str) -> int:
@@ -55,8 +66,24 @@ def _previously_cached(document: ChatTemplateDocument, convo: Conversation, text
 
 @registry.register(CODE, "chat-template")
 def check_clock(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
-    """Report the clock in the prompt once, at the line that calls ``strftime_now``."""
-    convo = conversation.build(document.features)
+    """Report the clock in the prompt once, at the line that calls ``strftime_now``: in the
+    conversation with a system message, else in the one without (a default system prompt)."""
+    found = _clock_finding(document, conversation.build(document.features), ctx)
+    if found or not document.features.system:
+        return found
+    without = replace(document.features, system=False)
+    if not document.renders(without):
+        return []
+    return _clock_finding(document, conversation.build(without), ctx, default_system=True)
+
+
+def _clock_finding(
+    document: ChatTemplateDocument,
+    convo: Conversation,
+    ctx: RuleContext,
+    *,
+    default_system: bool = False,
+) -> list[Diagnostic]:
     reference_clock = sandbox.FakeClock(REFERENCE_TIME)
     reference = document.render(
         convo, len(convo.messages), add_generation_prompt=True, clock=reference_clock
@@ -74,7 +101,13 @@ def check_clock(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagno
         shown = _line_of(reference.text, at)
         message = (
             f"chat template stamps the current {unit} into the prompt"
-            f" (strftime_now at {document.where(line)}, rendered as {shown!r});"
+            f" (strftime_now at {document.where(line)}, rendered as {shown!r}"
+            + (
+                ", in the default system prompt used when a request sends none"
+                if default_system
+                else ""
+            )
+            + ");"
             f" the cached prefix rolls over {cost};"
             f" only the first {counted(stable, 'token')} stay cached"
         )

@@ -1,6 +1,7 @@
 """PFX104 in templates: a snapshot of the machine or repository.
 
-For example `{{ cwd }}`, `{{ git_status }}` or `{{ file_tree }}`.
+For example `{{ cwd }}`, `{{ git_status }}`, `{{ file_tree }}`, or the output of a command a
+command file runs when it is used (`` !`git status` ``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,12 @@ A volatile placeholder (or a pasted "current date" line) costs the static text t
 it in the stable part of the prompt: every render fills it differently, so every token after
 it misses the cache. The stable part ends at the template's user section (or, for a value in a
 prompt file, with that value), and at the first placeholder that carries per-request input
-(``{{ question }}``): after that point the prompt differs per request anyway.
+(``{{ question }}``): after that point the prompt differs per request anyway. A value after
+that input and before the user section that as much static text follows as PFX301 reports
+after an input (``template-min-static-tokens``; ``min-static-tokens`` in a user turn) is
+reported too, as a warning and without a fix: once the input moves after the static text, as
+PFX301 advises, the value breaks the cache where it stands. After a costly place before the
+input, it is folded into that place's finding like any later place.
 
 A place before most of the static text is an error (the rule's severity); one after most of
 it, which leaves most of the prefix cached, is a warning. A place costs nothing worth reporting
@@ -44,7 +49,14 @@ from prefixlint.sources.templates import (
     tokens,
 )
 from prefixlint.types import Applicability, Diagnostic, Fix, Severity
-from prefixlint.vocabulary import classify_call, classify_filter, classify_name, local_names
+from prefixlint.vocabulary import (
+    classify_call,
+    classify_command,
+    classify_filter,
+    classify_name,
+    local_names,
+    names_other_owner,
+)
 
 VOLATILE_CODES = (codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT)
 WHAT = {
@@ -192,7 +204,10 @@ def extra_names(ctx: RuleContext, document: TemplateDocument) -> dict[str, list[
 
 def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> str | None:
     """The volatile code of a placeholder: by what it calls, filters through, or names (the
-    whole dotted name, else the object it is a field of)."""
+    whole dotted name, else the object it is a field of); a shell command's output by the
+    command."""
+    if placeholder.command:
+        return classify_command(placeholder.command)
     for callee in placeholder.calls:
         if code := classify_call(callee):
             return code
@@ -205,6 +220,8 @@ def placeholder_code(placeholder: Placeholder, extra: dict[str, list[str]]) -> s
     for path in placeholder.paths:  # a field of a volatile object: ``user_profile.bio``
         parts = path.split(".")
         for end in range(len(parts) - 1, 0, -1):
+            if names_other_owner(parts[end:]):
+                continue  # ``state.branch.project.name``: the project's, not the branch's
             if code := classify_name(".".join(parts[:end]), extra):
                 return code
     return None
@@ -334,7 +351,8 @@ def _only_wrappers(static: str) -> bool:
 class Costly:
     """A volatile place worth reporting: its document and line, and the static tokens before
     and after (with those of the prompt file's other stable values; ``following`` of them
-    after its own)."""
+    after its own). ``after_input`` is the per-request input it follows, for a place after the
+    end of the stable part that a large block of static text still follows."""
 
     document: TemplateDocument
     place: Volatile
@@ -343,6 +361,7 @@ class Costly:
     after: int
     following: int
     others_follow: bool
+    after_input: Placeholder | None = None
 
 
 def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]:
@@ -359,6 +378,8 @@ def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]
     costly = []
     for place in places:
         if place.start >= limit:
+            if item := _after_input(document, ctx, place):
+                costly.append(item)
             continue
         region = _line_region(document, place)
         tail = document.static_between(place.end, region[1])
@@ -370,6 +391,23 @@ def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]
             continue
         costly.append(Costly(document, place, region, before, after, following, follows[region]))
     return costly
+
+
+def _after_input(document: TemplateDocument, ctx: RuleContext, place: Volatile) -> Costly | None:
+    """A place after the template's first per-request input, before its user section, that
+    as much static text follows as PFX301 reports after an input: the input already changes
+    the prompt there, but once it moves after the static text (PFX301's advice), this value
+    breaks the cache where it stands."""
+    first_input = document.first_input(ctx.option(codes.LAYOUT, "input-names"))
+    if first_input is None or place.start >= document.prefix_end:
+        return None
+    key = "min-static-tokens" if document.prefix_end == 0 else "template-min-static-tokens"
+    after = document.static_tokens(place.end, document.prefix_end, ctx)
+    if after < int(ctx.option(codes.LAYOUT, key)):
+        return None
+    before = document.static_tokens(0, place.start, ctx)
+    region = _line_region(document, place)
+    return Costly(document, place, region, before, after, 0, True, after_input=first_input)
 
 
 def volatile_findings(
@@ -420,7 +458,8 @@ def _findings(
             found.append((item.document, _finding(ctx, item, [], with_fix=False)))
         else:
             folded.append(item)
-    found.append((first.document, _finding(ctx, first, folded, with_fix=True)))
+    with_fix = first.after_input is None
+    found.append((first.document, _finding(ctx, first, folded, with_fix=with_fix)))
     return found
 
 
@@ -429,11 +468,20 @@ def _finding(ctx: RuleContext, first: Costly, rest: list[Costly], *, with_fix: b
     of the stable part, so there is none when stable values follow ``first``'s own."""
     document = first.document
     code = first.place.code
-    message = (
-        f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
-        f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
-        f" the {tokens(first.before)} before it)"
-    )
+    if first.after_input is not None:
+        line = document.span(first.after_input.start, first.after_input.end).line
+        shown = document.text[first.after_input.start : first.after_input.end]
+        message = (
+            f"`{_shown(first.place)}` puts {WHAT[code]} before {tokens(first.after, 'static')}"
+            f" that could be cached once the per-request `{_shorten(shown)}` (line {line})"
+            f" moves after them (PFX301): then every render still recomputes them from here"
+        )
+    else:
+        message = (
+            f"`{_shown(first.place)}` puts {WHAT[code]} in the stable part of the prompt: every"
+            f" render recomputes the {tokens(first.after, 'static')} after it (the cache keeps"
+            f" the {tokens(first.before)} before it)"
+        )
     lines = [item.document.span(item.place.start, item.place.end).line for item in rest]
     if rest:
         folded = ", ".join(
@@ -456,12 +504,19 @@ def _finding(ctx: RuleContext, first: Costly, rest: list[Costly], *, with_fix: b
         unstable_tokens=first.after,
         folded_lines=lines,
     )
-    # Past the middle of the stable part, most of it is still cached: a warning.
-    return found if first.after >= first.before else replace(found, severity=Severity.WARNING)
+    # Past the middle of the stable part, most of it is still cached: a warning; and after
+    # content that already varies per request, a date is at most a warning.
+    if first.after_input is None and first.after >= first.before:
+        return found
+    return replace(found, severity=Severity.WARNING)
 
 
 def _shown(place: Volatile) -> str:
-    return place.shown if len(place.shown) <= 60 else place.shown[:57] + "..."
+    return _shorten(place.shown)
+
+
+def _shorten(shown: str) -> str:
+    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def _final_section_start(document: TemplateDocument, limit: int) -> int:
