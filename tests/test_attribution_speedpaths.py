@@ -25,7 +25,7 @@ from prefixlint.auditing.attribution import (
 )
 from prefixlint.auditing.message_chain import message_chain, signature
 from prefixlint.auditing.prefix_index import PrefixIndex
-from prefixlint.auditing.prefix_keys import block_keys
+from prefixlint.auditing.prefix_keys import BlockKeys
 from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import common_prefix_length
@@ -73,7 +73,7 @@ class ReferenceAttributor(Attributor):
         same_conversation = predecessor is not None
         heads = None if rendered is None else (exact_head(request, rendered), head_key(request))
         if predecessor is None:
-            keys = block_keys(units, block)
+            keys = BlockKeys(units, block)
             for seq in self.keys.holders(keys):
                 predecessor = self.snapshots.get(seq) or predecessor
             shared = common_prefix_length(predecessor.units, units) if predecessor else 0
@@ -82,7 +82,7 @@ class ReferenceAttributor(Attributor):
             )
         else:
             shared = common_prefix_length(predecessor.units, units)
-            keys = block_keys(units, block, predecessor.keys, shared)
+            keys = BlockKeys(units, block, predecessor.keys, shared)
         if predecessor is None:
             divergence, conversation = Divergence(), self.seq
         else:
@@ -211,7 +211,7 @@ def test_observe_matches_reference_on_block_hashes(requests, limits):
 
 
 def chained(units, block=2):
-    return block_keys(tuple(units), block)
+    return BlockKeys(tuple(units), block)
 
 
 @settings(max_examples=500, deadline=None)
@@ -229,7 +229,9 @@ def test_prefix_index_is_the_lru_map(sequences, limit):
         ]
         index.put(keys, seq)
         reference.put_all(keys, seq)
-        held = [(key, holder) for holder, run in index.runs.items() for key in run]
+        held = [
+            (key, holder) for holder, run in index.runs.items() for key in run.keys[run.start :]
+        ]
         assert held == list(reference.items())
         assert index.size == len(reference)
 
