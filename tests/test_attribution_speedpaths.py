@@ -294,3 +294,14 @@ def test_chain_from_an_earlier_one_is_the_chain_from_scratch(message, change):
     fresh = message_chain(later)
     for start in (earlier, earlier[:1], earlier[:2], later, []):
         assert message_chain(later, message_chain(start)) == fresh
+
+
+def test_a_run_cut_down_to_half_its_keys_keeps_only_those():
+    # Each request shares all its keys but the last with the one before: the earlier run
+    # keeps one key of eleven, and not its request's units with it.
+    index = PrefixIndex(1000)
+    for seq in range(1, 30):
+        index.put(chained([0] * 20 + [seq, seq]), seq)
+    for run in index.runs.values():
+        assert not isinstance(run.keys, BlockKeys) or run.start < len(run.keys) - run.start
+    assert [len(run.keys) - run.start for run in index.runs.values()] == [1] * 28 + [11]

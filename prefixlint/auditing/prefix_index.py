@@ -19,7 +19,9 @@ Keys are read only as far as the index needs them (a request's keys are worked o
 :class:`prefixlint.auditing.prefix_keys.BlockKeys`): where two runs stop agreeing is found
 by comparing one key, then twice as many, from the first; and the run that forgetting cuts
 (the oldest, at most one at a time) is left *headless*, its new first key not worked out: a
-lookup that arrives where that run now starts compares its own key there with the run's.
+lookup that arrives where that run now starts compares its own key there with the run's. A
+run that another request's keys cut down to at most half its keys keeps only those, so that
+the index holds about twice its keys' worth of units at most (and the headless run's).
 """
 
 from __future__ import annotations
@@ -31,13 +33,15 @@ from prefixlint.auditing.prefix_keys import BlockKeys
 
 
 class _Held:
-    """The keys a request holds: ``keys[start:]`` of its key list."""
+    """The keys a request holds: ``keys[start:]``, ``keys[0]`` being key ``base`` of its key
+    list (0: ``keys`` is the whole list)."""
 
-    __slots__ = ("keys", "start")
+    __slots__ = ("base", "keys", "start")
 
     def __init__(self, keys: Sequence[Hashable], start: int) -> None:
         self.keys = keys
         self.start = start
+        self.base = 0
 
 
 class PrefixIndex:
@@ -95,7 +99,7 @@ class PrefixIndex:
         if self.headless is None:
             return None
         held = self.runs[self.headless]
-        if held.start != position or held.keys[position] != key:
+        if held.base + held.start != position or held.keys[held.start] != key:
             return None
         return self.headless
 
@@ -113,12 +117,17 @@ class PrefixIndex:
             del self.runs[holder]
             self.size -= left
             return
-        held.start = start + count
+        start += count
+        held.start = start
         self.size -= count
-        if keep_start:
-            self.starts[keys[held.start]] = holder
-        else:
+        if not keep_start:
             self.headless = holder
+            return
+        self.starts[keys[start]] = holder
+        if start >= len(keys) - start:
+            # Once as many keys are cut as are left, the run keeps those alone (not its
+            # request's units): working them out costs no more than the keys cut.
+            held.keys, held.base, held.start = keys[start:], held.base + start, 0
 
 
 def _shared_run(
