@@ -25,7 +25,7 @@ from prefixlint.auditing.attribution import (
 )
 from prefixlint.auditing.message_chain import message_chain, signature
 from prefixlint.auditing.prefix_index import PrefixIndex
-from prefixlint.auditing.prefix_keys import block_keys
+from prefixlint.auditing.prefix_keys import BlockKeys
 from prefixlint.lru import LRU
 from prefixlint.request import ChatRequest, Component, Rendered
 from prefixlint.sequences import common_prefix_length
@@ -73,7 +73,7 @@ class ReferenceAttributor(Attributor):
         same_conversation = predecessor is not None
         heads = None if rendered is None else (exact_head(request, rendered), head_key(request))
         if predecessor is None:
-            keys = block_keys(units, block)
+            keys = BlockKeys(units, block)
             for seq in self.keys.holders(keys):
                 predecessor = self.snapshots.get(seq) or predecessor
             shared = common_prefix_length(predecessor.units, units) if predecessor else 0
@@ -82,7 +82,7 @@ class ReferenceAttributor(Attributor):
             )
         else:
             shared = common_prefix_length(predecessor.units, units)
-            keys = block_keys(units, block, predecessor.keys, shared)
+            keys = BlockKeys(units, block, predecessor.keys, shared)
         if predecessor is None:
             divergence, conversation = Divergence(), self.seq
         else:
@@ -211,7 +211,7 @@ def test_observe_matches_reference_on_block_hashes(requests, limits):
 
 
 def chained(units, block=2):
-    return block_keys(tuple(units), block)
+    return BlockKeys(tuple(units), block)
 
 
 @settings(max_examples=500, deadline=None)
@@ -229,7 +229,9 @@ def test_prefix_index_is_the_lru_map(sequences, limit):
         ]
         index.put(keys, seq)
         reference.put_all(keys, seq)
-        held = [(key, holder) for holder, run in index.runs.items() for key in run]
+        held = [
+            (key, holder) for holder, run in index.runs.items() for key in run.keys[run.start :]
+        ]
         assert held == list(reference.items())
         assert index.size == len(reference)
 
@@ -292,3 +294,14 @@ def test_chain_from_an_earlier_one_is_the_chain_from_scratch(message, change):
     fresh = message_chain(later)
     for start in (earlier, earlier[:1], earlier[:2], later, []):
         assert message_chain(later, message_chain(start)) == fresh
+
+
+def test_a_run_cut_down_to_half_its_keys_keeps_only_those():
+    # Each request shares all its keys but the last with the one before: the earlier run
+    # keeps one key of eleven, and not its request's units with it.
+    index = PrefixIndex(1000)
+    for seq in range(1, 30):
+        index.put(chained([0] * 20 + [seq, seq]), seq)
+    for run in index.runs.values():
+        assert not isinstance(run.keys, BlockKeys) or run.start < len(run.keys) - run.start
+    assert [len(run.keys) - run.start for run in index.runs.values()] == [1] * 28 + [11]

@@ -29,7 +29,7 @@ from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
 from prefixlint.auditing.message_chain import MessageChain, message_chain, opening
 from prefixlint.auditing.prefix_index import PrefixIndex
-from prefixlint.auditing.prefix_keys import block_keys
+from prefixlint.auditing.prefix_keys import BlockKeys
 from prefixlint.auditing.volatile import without_values
 from prefixlint.cache.base import ROUTED_NAMESPACE, SALTED_NAMESPACE, CacheResult
 from prefixlint.chat import content_text
@@ -73,7 +73,7 @@ class Snapshot:
     request: ChatRequest
     rendered: Rendered | None
     units: tuple[int, ...]
-    keys: list[int]
+    keys: BlockKeys
     chain: MessageChain | None
 
 
@@ -149,7 +149,7 @@ class Attributor:
         block = index_block(unit_tokens)
         heads = None if rendered is None else (exact_head(request, rendered), head_key(request))
         if predecessor is None:
-            keys = block_keys(units, block)
+            keys = BlockKeys(units, block)
             predecessor = self._longest_prefix(keys)
             shared = _shared_units(predecessor, units, rendered) if predecessor else 0
             predecessor, shared = self._alike_head(
@@ -157,7 +157,7 @@ class Attributor:
             )
         else:
             shared = _shared_units(predecessor, units, rendered)
-            keys = block_keys(units, block, predecessor.keys, shared)
+            keys = BlockKeys(units, block, predecessor.keys, shared)
         if predecessor is None:
             divergence, conversation = Divergence(), self.seq
         else:
@@ -241,7 +241,7 @@ class Attributor:
             self.openings.remember(first, self.seq)
         return message_chain(request.messages, hint.chain if hint else None)
 
-    def _longest_prefix(self, keys: list[int]) -> Snapshot | None:
+    def _longest_prefix(self, keys: BlockKeys) -> Snapshot | None:
         """The most recent remembered request that shares the most index keys."""
         best = None
         for seq in self.prefixes.holders(keys):

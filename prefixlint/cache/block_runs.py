@@ -17,6 +17,14 @@ their ``per_unit``; units that name a prefix only under their parents (trace ids
 namespace the space carries) get a tree of their own. Only the tree's path is compared, so
 both give the same blocks, and a copy is named by its space and key.
 
+A token chain may leave its blocks after the ones it has hashed pending
+(:mod:`prefixlint.cache.pending_blocks`): its hashes are worked out only as far as the walk
+down the tree reads them. A run made from such a chain keeps the blocks it has not hashed
+pending too; a later chain that walks into them takes its own hashes for the blocks with
+the same tokens (or hashes them, if it too left them pending), so a block is hashed only
+when some request shares the prefix that ends with it, or when eviction or ``in`` asks.
+Block counts, and so the free queue and eviction, never wait for a hash.
+
 The free queue is a doubly linked list of runs (and copies), oldest first. Between
 requests every cached block is free; a request frees its blocks tail first, so a run's
 blocks leave the queue deepest first. A hit unlinks the runs it takes (O(1) each) and the
@@ -37,13 +45,14 @@ from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import cast
 
+from prefixlint.cache.pending_blocks import PendingBlocks
 from prefixlint.sequences import common_prefix_length
 
 
 class Chain:
     """A request's full blocks, named by units; see the module docstring."""
 
-    __slots__ = ("known", "length", "per_unit", "space", "tag", "units")
+    __slots__ = ("known", "length", "pending", "per_unit", "space", "tag", "units")
 
     def __init__(
         self,
@@ -52,8 +61,10 @@ class Chain:
         known: int,
         length: int,
         space: Hashable = None,
+        pending: PendingBlocks | None = None,
     ) -> None:
-        self.units = units
+        self.units = units  # with ``pending``, a list of the hashes of its first blocks
+        self.pending = pending  # all its blocks, from the first, those past ``units`` unhashed
         self.per_unit = per_unit
         self.space = per_unit if space is None else space  # the tree it belongs to
         self.known = known  # leading blocks with known content
@@ -67,8 +78,20 @@ class Chain:
             return (self.tag, depth)
         size = self.per_unit
         if size == 1:
+            self.hash_to(depth + 1)
             return self.units[depth]
         return self.units[depth // size] * size + depth % size  # (unit, offset), packed
+
+    def hash_to(self, stop: int) -> None:
+        """Hash the chain's pending blocks before ``stop``."""
+        pending = self.pending
+        if pending is not None and pending.done < stop:
+            pending.hash_into(cast(list[int], self.units), stop)
+
+    def pending_part(self, hi: int) -> PendingBlocks | None:
+        """The blocks after the hashed ones, up to ``hi``, for a run to keep, if any."""
+        pending, done = self.pending, len(self.units)
+        return None if pending is None or done >= hi else pending.part(done, hi)
 
 
 class _Entry:
@@ -100,6 +123,7 @@ class _Run(_Entry):
         "known",
         "lo",
         "parent",
+        "pending",
         "per_unit",
         "space",
         "tag",
@@ -112,7 +136,12 @@ class _Run(_Entry):
         self.per_unit, self.known, self.tag = size, known, chain.tag
         self.space: Hashable = chain.space if parent is None else parent.space  # one per tree
         self.base = lo // size
-        self.units = chain.units[self.base : -(-(hi if hi < known else known) // size)]
+        stop = hi if hi < known else known
+        if lo < stop:
+            chain.hash_to(lo + 1)  # its key, if the chain left it pending
+        self.units = chain.units[self.base : -(-stop // size)]
+        # the blocks after its hashed ones ``units``, unhashed, if any (token chains)
+        self.pending = chain.pending_part(stop)
         self.lo, self.hi, self.parent = lo, hi, parent
         self.children: dict[Hashable, _Run] = {}
         self.end = hi  # [lo, end) cached, [end, hi) evicted (kept for an infinite cache)
@@ -124,25 +153,54 @@ class _Run(_Entry):
             return (self.tag, depth)
         size = self.per_unit
         if size == 1:
+            self.hash_to(depth + 1)
             return self.units[depth - self.base]
         return self.units[depth // size - self.base] * size + depth % size
+
+    def hash_to(self, stop: int) -> None:
+        """Hash the run's pending blocks before ``stop``."""
+        pending = self.pending
+        if pending is not None and pending.done < stop:
+            pending.hash_into(cast(list[int], self.units), stop)
+            if pending.done >= pending.end:
+                self.pending = None
+
+    def adopt(self, chain: Chain, stop: int) -> int:
+        """Take ``chain``'s hashes for the pending blocks, from the first, that have its
+        tokens, up to ``stop``; ``chain`` follows this run up to them. Returns where the
+        run's hashed blocks now end."""
+        pending = self.pending
+        assert pending is not None and chain.pending is not None
+        done = pending.done
+        same = done + pending.same_content(chain.pending, done, stop)
+        chain.hash_to(same)
+        cast(list[int], self.units).extend(chain.units[done:same])
+        pending.done = same
+        if same >= pending.end:
+            self.pending = None
+        return same
 
     def extend(self, chain: Chain) -> None:
         """Take on the blocks of ``chain`` past this run, which it follows to the end."""
         size, known, length = chain.per_unit, chain.known, chain.length
         self.known, self.tag = known, chain.tag
-        self.units = chain.units[self.base : -(-(length if length < known else known) // size)]
+        stop = length if length < known else known
+        self.units = chain.units[self.base : -(-stop // size)]
+        self.pending = chain.pending_part(stop)
         self.hi = self.end = length
 
     def hashes(self, lo: int, hi: int) -> Sequence[int]:
         """The block hashes of ``[lo, hi)`` (chains with one unit per block)."""
+        self.hash_to(min(hi, self.known))
         return self.units[lo - self.base : min(hi, self.known) - self.base]
 
     def split(self, depth: int) -> _Run:
         """Cut at ``depth``: this run keeps the deeper part; the upper part, returned, is new.
         A queued run's upper part is queued right after it (a run frees its deepest first);
         the deeper part leaves the queue if it has no cached block."""
+        self.hash_to(min(depth + 1, self.known))
         head = _Run.__new__(_Run)
+        head.pending = None
         head.per_unit, head.known, head.tag, head.space = (
             self.per_unit,
             self.known,
@@ -178,6 +236,46 @@ def cached_end(runs: list[_Run], seen: int) -> int:
         if run.end < run.hi:
             return run.end if run.end < seen else seen
     return seen
+
+
+def _followed(chain: Chain, run: _Run, depth: int, end: int) -> int:
+    """How far, up to ``end``, a chain of one unit per block follows ``run`` from ``depth``
+    (a block both share), with the hashes of both worked out that far and no further than
+    needed: the run's hashed blocks are compared with the chain's, hashed as it goes; its
+    pending blocks take the chain's hashes where their tokens agree (or are hashed, when
+    the chain has no tokens to compare)."""
+    hashed = run.base + len(run.units)
+    if hashed > end:
+        hashed = end
+    depth = _agreeing(chain, run, depth, hashed)
+    if depth < hashed or depth == end:
+        return depth
+    if chain.pending is not None:
+        return run.adopt(chain, end)
+    run.hash_to(end)
+    return _agreeing(chain, run, depth, end)
+
+
+def _agreeing(chain: Chain, run: _Run, depth: int, end: int) -> int:
+    """Where, up to ``end``, the chain's hashes stop agreeing with the run's (hashed up to
+    ``end``) from ``depth``; the chain's pending blocks are hashed one, then twice as many
+    at a time, so that a chain that leaves the run soon hashes little past it."""
+    units, theirs, base = chain.units, run.units, run.base
+    step = 1
+    while depth < end:
+        stop = len(units)
+        if stop <= depth:
+            stop = depth + step
+            step *= 2
+        if stop > end:
+            stop = end
+        chain.hash_to(stop)
+        mine = units[depth:stop]
+        other = theirs[depth - base : stop - base]
+        if mine != other:
+            return depth + common_prefix_length(mine, other)
+        depth = stop
+    return depth
 
 
 def path_to(run: _Run, end: int) -> list[_Run]:
@@ -268,7 +366,10 @@ class RunPool:
         node = self._roots.get(chain.space) or self._new_root(chain)
         depth, evicted = 0, -1
         units, size, known = chain.units, chain.per_unit, chain.known
+        lazy = chain.pending is not None
         while depth < known:
+            if lazy and depth >= len(units):
+                chain.hash_to(depth + 1)
             key = units[depth] if size == 1 else units[depth // size] * size + depth % size
             child = node.children.get(key)  # (what chain.key(depth) gives, without a call)
             if child is None:
@@ -281,18 +382,21 @@ class RunPool:
             end = hi if hi < child.known else child.known  # (min() costs a call)
             if known < end:
                 end = known
-            if size == 1:  # the units of blocks [depth, end)
-                first, last = depth, end
+            if child.pending is not None or (lazy and len(units) < end):  # (token chains)
+                end = _followed(chain, child, depth, end)
             else:
-                first, last = depth // size, -(-end // size)
-            if last > first + 1:  # past the unit whose key matched
-                mine = units[first:last]
-                base = child.base
-                theirs = child.units[first - base : last - base]
-                if mine != theirs:
-                    shared = (first + common_prefix_length(mine, theirs)) * size
-                    if shared < end:
-                        end = shared
+                if size == 1:  # the units of blocks [depth, end)
+                    first, last = depth, end
+                else:
+                    first, last = depth // size, -(-end // size)
+                if last > first + 1:  # past the unit whose key matched
+                    mine = units[first:last]
+                    base = child.base
+                    theirs = child.units[first - base : last - base]
+                    if mine != theirs:
+                        shared = (first + common_prefix_length(mine, theirs)) * size
+                        if shared < end:
+                            end = shared
             depth = end
             if depth < hi:
                 break

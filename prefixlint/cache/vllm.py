@@ -29,8 +29,9 @@ tail block first. Output token ids, when logged, are hashed like prompt tokens; 
 known only by its count fills blocks that nothing can hit but that take capacity.
 Hashes are Python's 64-bit tuple hash of integers (deterministic across processes), not
 vLLM's SHA-256; the hit counts are the same up to hash collisions. A request hashes only the
-blocks no earlier request hashed (:mod:`prefixlint.cache.chain_memo`); the pool and its free
-queue are kept as runs of blocks (:mod:`prefixlint.cache.block_runs`).
+blocks no earlier request hashed (:mod:`prefixlint.cache.chain_memo`), and of its new blocks
+only those a later request's lookup reaches (:mod:`prefixlint.cache.pending_blocks`); the
+pool and its free queue are kept as runs of blocks (:mod:`prefixlint.cache.block_runs`).
 
 Block-hash queries (Mooncake traces) are split into vLLM blocks: a vLLM block is identified
 by the trace ids it overlaps and its offset in the first one; the trace's last, partial
@@ -54,6 +55,7 @@ from prefixlint.cache.base import (
 )
 from prefixlint.cache.block_runs import Chain, RunPool
 from prefixlint.cache.chain_memo import NONE_HASH, ChainHashMemo, block_extras, extend_chain
+from prefixlint.cache.pending_blocks import PendingBlocks
 
 
 def block_contents(query: CacheQuery, block_size: int) -> Sequence[Hashable]:
@@ -127,11 +129,30 @@ def token_hashes(query: CacheQuery, memo: ChainHashMemo) -> list[int]:
     recalled by ``memo`` where an earlier request hashed them (not with media)."""
     if query.media:
         return media_hashes(query, memo.block_size)
+    return memo.hashes(known_bytes(query), query.extra_keys, query.cache_salt)[0]
+
+
+def known_bytes(query: CacheQuery) -> bytes:
+    """A token request's prompt, then its logged output but the last token, packed."""
     data = query.token_bytes
     output = query.output_ids
     if output:
         data += unit_bytes(output[:-1])
-    return memo.hashes(data, query.extra_keys, query.cache_salt)[0]
+    return data
+
+
+def token_chain(query: CacheQuery, memo: ChainHashMemo, length: int) -> Chain:
+    """A token request's blocks as a :class:`~prefixlint.cache.block_runs.Chain` of
+    ``length`` blocks: the hashes ``memo`` recalls, the rest of its known blocks pending
+    (hashed only as far as the pool's walk reads them); with media, all hashed."""
+    if query.media:
+        units = media_hashes(query, memo.block_size)
+        return Chain(units, 1, len(units), length)
+    data = known_bytes(query)
+    known = len(data) // (8 * memo.block_size)
+    units, extras = memo.lazy_hashes(data, query.extra_keys, query.cache_salt)
+    pending = PendingBlocks(data, 0, len(units), known, extras, memo.block)
+    return Chain(units, 1, known, length, pending=pending)
 
 
 def request_hashes(
@@ -168,8 +189,7 @@ def request_chain(
     """
     length = kept // block_size
     if query.tokens is not None:
-        units = token_hashes(query, memo)
-        return Chain(units, 1, len(units), length)
+        return token_chain(query, memo, length)
     trace_ids, trace_block = query.block_hashes, query.block_tokens  # (not a property call)
     assert trace_ids is not None and trace_block is not None
     if trace_block % block_size:
