@@ -221,6 +221,43 @@ FOUND = (
         [(5, "PFX502")],
         id="one cut on each branch is one finding",
     ),
+    pytest.param(
+        """
+        def compact(messages, llm):
+            system = [m for m in messages if m["role"] == "system"]
+            summary = llm.summarize(messages)
+            messages.clear()
+            messages.extend(system)
+            summary_message = {"role": "user", "content": summary}
+            messages.append(summary_message)
+        """,
+        [(5, "PFX502")],
+        id="a kept conversation emptied and refilled with a summary",
+    ),
+    pytest.param(
+        """
+        class Agent:
+            def shrink(self):
+                text = summarize(self.messages)
+                self.messages.clear()
+                self.messages.append({"role": "system", "content": self.system})
+                self.messages.append(make_summary(text))
+        """,
+        [(5, "PFX502")],
+        id="an instance's conversation refilled with a made summary",
+    ),
+    pytest.param(
+        """
+        class BufferedContext:
+            async def get_messages(self):
+                messages = self._messages[-self._buffer_size :]
+                if messages and messages[0].kind == "tool":
+                    messages = messages[1:]
+                return messages
+        """,
+        [(4, "PFX502")],
+        id="the recent part of an object's conversation handed on",
+    ),
 )
 
 QUIET = (
@@ -353,6 +390,38 @@ QUIET = (
             return client.chat.completions.create(model="m", messages=[*messages, question])
         """,
         id="the question cut to a budget, not the conversation",
+    ),
+    pytest.param(
+        """
+        class Agent:
+            def reset(self):
+                self.messages.clear()
+                self.messages.append({"role": "system", "content": self.system})
+            def ask(self, text):
+                self.messages.append({"role": "user", "content": text})
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        id="a conversation emptied to start again from its system message",
+    ),
+    pytest.param(
+        """
+        def report(messages, summary):
+            summaries = []
+            messages.clear()
+            summaries.append(summary)
+            return summaries
+        """,
+        id="a summary added to another list after a conversation is emptied",
+    ),
+    pytest.param(
+        """
+        class Context:
+            def last_exchange(self):
+                return self._messages[-2:]
+            def recent_scores(self):
+                return self._scores[-self.size :]
+        """,
+        id="an object's current exchange, or the recent part of something else, handed on",
     ),
 )
 

@@ -171,7 +171,10 @@ class _Collector:
                 or (isinstance(v, ast.Call) and is_message_class(v.func))
                 for _, v in self.reassignments
             )
-            or any(_method_of(c).attr in ("insert", "pop", "remove") for c in self.method_calls)
+            or any(
+                _method_of(c).attr in ("insert", "pop", "remove", "clear")
+                for c in self.method_calls
+            )
         )
         return not edits
 
@@ -345,7 +348,7 @@ class HistoryAnalysis:
     # -- findings ---------------------------------------------------------------------------
 
     def edits(self) -> list[HistoryEdit]:
-        found = self._framework_windows() + self._summarized_splits()
+        found = self._framework_windows() + self._summarized_splits() + self._refilled()
         compactions = self._compactions()
         if self.collector.empty and not self.analysis.message_lists:
             return found + compactions
@@ -625,6 +628,45 @@ class HistoryAnalysis:
                     node,
                     f"{what}; the first changed message moves as the conversation grows, "
                     "so no request reuses the previous one's cached messages",
+                )
+            )
+        return out
+
+    def _refilled(self) -> list[HistoryEdit]:
+        """A kept conversation emptied in place and filled again, in the same function, with a
+        summary of what it held (``messages.clear()``, then ``messages.append(summary_msg)``).
+        Emptying alone starts a new conversation, and refilling it with its fixed head (the
+        system messages) keeps the cached prefix; a summary in place of the older turns
+        changes the messages after that head on every compaction."""
+        out = []
+        calls = self.collector.method_calls
+        for call in calls:
+            method = _method_of(call)
+            if method.attr != "clear" or call.args or not self.is_message_list(method.value):
+                continue
+            base = self.document.code(method.value)
+            function = self.document.enclosing_function(call)
+            summaries = [
+                argument
+                for later in calls
+                if _method_of(later).attr in ("append", "extend", "insert")
+                and self.document.code(_method_of(later).value) == base
+                and self.document.enclosing_function(later) is function
+                and later.lineno > call.lineno
+                for argument in later.args[-1:]
+                if names_summary(argument.func if isinstance(argument, ast.Call) else argument)
+            ]
+            if not summaries or not self.outlives_request(method.value, call):
+                continue
+            out.append(
+                HistoryEdit(
+                    SLIDING_WINDOW,
+                    call,
+                    f"`{base}` is emptied and filled again with "
+                    f"`{self.document.code(summaries[0])}` in place of its older messages; the "
+                    "first changed message moves as the conversation grows, so the next request "
+                    "does not reuse the previous one's cached messages",
+                    f"{base} cut",
                 )
             )
         return out
@@ -931,8 +973,9 @@ class HistoryAnalysis:
         )
 
     def _kept(self, subscript: ast.Subscript) -> bool:
-        """The slice is joined to a head (``head + m[-k:]``, directly or through a name) and
-        keeps more than the current exchange (``m[-3:]`` is a tool call and its result)."""
+        """The slice is joined to a head (``head + m[-k:]``, directly or through a name) or is a
+        kept conversation's recent part handed on, and keeps more than the current exchange
+        (``m[-3:]`` is a tool call and its result)."""
         kept = _int(cast(ast.Slice, subscript.slice).lower)  # a tail slice
         if kept is not None and kept >= -_CURRENT_EXCHANGE:
             return False
@@ -943,10 +986,24 @@ class HistoryAnalysis:
                 continue
             if isinstance(parent, ast.BinOp):
                 return isinstance(parent.op, ast.Add)
+            if isinstance(parent, ast.Return):
+                return self._instance_window(subscript)
             if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
-                return self._joined_later(parent.targets[0], parent)
+                return self._joined_later(parent.targets[0], parent) or self._instance_window(
+                    subscript
+                )
             return False
         return False
+
+    def _instance_window(self, subscript: ast.Subscript) -> bool:
+        """``return self._messages[-self.size:]``: a method handing on the recent part of the
+        conversation its object keeps (a memory's or a context's view of its buffer)."""
+        base = subscript.value
+        return (
+            isinstance(base, ast.Attribute)
+            and leaf(base.value) == "self"
+            and self._handed_on(subscript)
+        )
 
     def _joined_later(self, target: ast.expr, statement: ast.Assign) -> bool:
         """``target`` is an operand of a ``+`` in the same function."""

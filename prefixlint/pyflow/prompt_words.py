@@ -264,7 +264,7 @@ _COMPACTIONS = (
 )
 _HISTORY_TAIL = r"""\s*
     (?: (?:\[[^\]\n]*\]\s*){1,2}=(?!=)                # messages[i] = ..., messages[i][k] = ...
-      | \.(?:insert|pop|remove)\s*\(                    # messages.insert(0, ...)
+      | \.(?:insert|pop|remove|clear)\s*\(              # messages.insert(0, ...), .clear()
       | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[)  # rebuilt or sliced
       | \[\s*-[^\]\n]*:\s*\]                            # a tail window
       | \[\s*[a-z_]\w*\s*:\s*\]                           # a moving start

@@ -606,6 +606,7 @@ class _Screen:
                 "insert",
                 "pop",
                 "remove",
+                "clear",
             ):
                 yield call.func.value
         for node in self.of(ast.Subscript):
