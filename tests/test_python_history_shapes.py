@@ -258,6 +258,28 @@ FOUND = (
         [(4, "PFX502")],
         id="the recent part of an object's conversation handed on",
     ),
+    pytest.param(
+        """
+        from copy import deepcopy
+        def run_messages(agent, session, run):
+            history = session.get_messages(last_n_runs=agent.num_runs, limit=agent.limit)
+            copied = [deepcopy(m) for m in history]
+            run.messages += copied
+        """,
+        [(4, "PFX502")],
+        id="a stored conversation fetched with a cap and added to the messages",
+    ),
+    pytest.param(
+        """
+        async def answer(store, chat_id, question):
+            turns = await store.load_history(chat_id, max_turns=10)
+            messages = [{"role": "system", "content": "Be brief."}, *turns]
+            messages.append({"role": "user", "content": question})
+            return await client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(3, "PFX502")],
+        id="a capped fetch spread into a request's messages",
+    ),
 )
 
 QUIET = (
@@ -422,6 +444,17 @@ QUIET = (
                 return self._scores[-self.size :]
         """,
         id="an object's current exchange, or the recent part of something else, handed on",
+    ),
+    pytest.param(
+        """
+        def page(store, chat_id):
+            history = store.get_messages(chat_id, limit=50)
+            return {"items": [m.text for m in history]}
+        def everything(session, run):
+            history = session.get_messages(limit=None)
+            run.messages += history
+        """,
+        id="a capped fetch shown to a user, and a fetch without a cap",
     ),
 )
 

@@ -48,6 +48,11 @@ def needs(text: str, codes: frozenset[str] = CODES) -> bool:
         pytest.param(
             "SYSTEM_PROMPT = 'a' if x else 'a '\n", id="the same text with other whitespace"
         ),
+        pytest.param("messages.clear()\nmessages.append(summary)\n", id="conversation emptied"),
+        pytest.param(
+            "history = session.get_messages(limit=n)\nrun.messages += history\n",
+            id="capped fetch of a conversation",
+        ),
     ),
 )
 def test_files_that_may_hold_a_finding_are_analysed(text):
@@ -61,6 +66,10 @@ def test_files_that_may_hold_a_finding_are_analysed(text):
         pytest.param("prompt = build(tokens)\nmodel.generate(prompt)\n", id="nothing volatile"),
         pytest.param("error_messages = []\nerror_messages.pop(0)\n", id="not a conversation"),
         pytest.param("messages = ['a', 'b']\nprint(messages[0])\n", id="a list only read"),
+        pytest.param(
+            "history = session.get_messages(limit=None)\nprint(history)\n",
+            id="an uncapped fetch of a conversation",
+        ),
         pytest.param(
             "class Params(TypedDict):\n    messages: Required[Iterable[MessageParam]]\n",
             id="a typed list never edited",

@@ -66,6 +66,11 @@ from prefixlint.pyflow.prompt_words import may_hold_prompt
         pytest.param("r = t(m, system_prompt=None)\n", False, id="no system prompt"),
         pytest.param("r = t(m, system_prompt=p)\n", True, id="system prompt passed"),
         pytest.param("tail = messages[i:]\nreturn summary + tail\n", True, id="summary joined"),
+        pytest.param("messages.clear()\n", True, id="conversation emptied"),
+        pytest.param(
+            "h = session.get_messages(\n    limit=n)\nmessages += h\n", True, id="capped fetch"
+        ),
+        pytest.param("messages_limit = 5\n", False, id="a conversation's cap, not a fetch"),
         pytest.param(
             "return [m for m in messages if id(m) in kept_ids]\n", True, id="selection kept"
         ),

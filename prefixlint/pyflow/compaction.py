@@ -1,6 +1,7 @@
 """The shapes of a conversation compacted: a summary joined to its recent messages, a
-computed selection of them, or a call that cuts it (``HistoryAnalysis._compactions`` and
-``_summarized_splits``, and the screen that lets a file through to them)."""
+computed selection of them, a call that cuts it, or a fetch of only its newest messages
+(``HistoryAnalysis._compactions``, ``_summarized_splits`` and ``_fetched_windows``, and the
+screen that lets a file through to them)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ CUT_CALL_WORDS = frozenset({"split", "trim", "truncate"})
 # Words naming a summary of older messages, and a selection of messages to keep.
 _SUMMARY_NAMES = frozenset({"summary", "summaries", "summarized", "summarised", "condensed"})
 _KEEP_WORDS = frozenset({"keep", "kept", "retain", "retained", "preserve", "preserved", "selected"})
+# Words of a callee that fetches a stored conversation, and of a keyword that caps how many of
+# its newest messages come back (``get_messages(limit=20)``, ``load_history(last_n=5)``).
+_FETCHED_WORDS = frozenset({"messages", "msgs", "history", "conversation", "turns"})
+_COUNT_WORDS = frozenset({"limit", "last", "num", "n", "k", "recent", "max", "window"})
 
 
 def added(node: ast.BinOp) -> list[ast.expr]:
@@ -56,3 +61,20 @@ def cuts_conversation(call: ast.expr) -> bool:
     name = leaf(call.func)
     words = set(split_words(name)) if name else set()
     return bool(words & (SUMMARY_CALL_WORDS | CUT_CALL_WORDS))
+
+
+def fetch_cap(call: ast.expr) -> str | None:
+    """The keyword that caps a fetch of a stored conversation's newest messages
+    (``session.get_messages(limit=n)``: ``"limit"``), if ``call`` (awaited or not) is one."""
+    if isinstance(call, ast.Await):
+        call = call.value
+    if not isinstance(call, ast.Call):
+        return None
+    name = leaf(call.func)
+    if not name or not _FETCHED_WORDS.intersection(split_words(name)):
+        return None
+    for keyword in call.keywords:
+        given = not (isinstance(keyword.value, ast.Constant) and keyword.value.value is None)
+        if keyword.arg and given and _COUNT_WORDS.intersection(split_words(keyword.arg)):
+            return keyword.arg
+    return None

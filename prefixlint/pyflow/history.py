@@ -24,6 +24,7 @@ from prefixlint.pyflow.compaction import (
     CUT_CALL_WORDS,
     SUMMARY_CALL_WORDS,
     added,
+    fetch_cap,
     names_summary,
     selects,
 )
@@ -349,6 +350,7 @@ class HistoryAnalysis:
 
     def edits(self) -> list[HistoryEdit]:
         found = self._framework_windows() + self._summarized_splits() + self._refilled()
+        found += self._fetched_windows()
         compactions = self._compactions()
         if self.collector.empty and not self.analysis.message_lists:
             return found + compactions
@@ -739,6 +741,79 @@ class HistoryAnalysis:
                 )
             )
         return out
+
+    def _fetched_windows(self) -> list[HistoryEdit]:
+        """``history = session.get_messages(limit=n)`` whose messages (or a copy of them) are
+        added to a message list: the stored conversation fetched with a cap on how many of its
+        newest messages come back, a window whose start moves once the cap is reached."""
+        out = []
+        for node in self.document.nodes(ast.Assign, ast.AnnAssign):
+            target = node.targets[0] if isinstance(node, ast.Assign) else node.target
+            cap = fetch_cap(node.value) if node.value is not None else None
+            if cap is None or not isinstance(target, ast.Name):
+                continue
+            if not self._added_to_messages(target, node):
+                continue
+            call = node.value.value if isinstance(node.value, ast.Await) else node.value
+            assert isinstance(call, ast.Call)
+            out.append(
+                HistoryEdit(
+                    SLIDING_WINDOW,
+                    call,
+                    f"`{leaf(call.func)}({cap}=...)` fetches only the newest messages of the "
+                    "stored conversation; once it holds more, the first message sent moves "
+                    "every turn, so no request reuses the previous one's cached messages",
+                )
+            )
+        return out
+
+    def _added_to_messages(self, target: ast.Name, statement: ast.stmt) -> bool:
+        """Whether ``target``, or a copy of it made in the same function (``[deepcopy(m) for m
+        in target]``, ``list(target)``), is later added to a message list (``+=``,
+        ``extend``) or spread into one (``[system, *target]``)."""
+        function = self.document.enclosing_function(statement)
+        names = {target.id}
+        for copy in self.document.nodes(ast.Assign):
+            if (
+                self.document.enclosing_function(copy) is not function
+                or copy.lineno <= statement.lineno
+            ):
+                continue
+            value = copy.value
+            source = value.generators[0].iter if isinstance(value, ast.ListComp) else value
+            if isinstance(source, ast.Call) and source.args:
+                source = source.args[0]
+            if isinstance(source, ast.Name) and source.id in names:
+                names.update(t.id for t in copy.targets if isinstance(t, ast.Name))
+
+        def named(node: ast.AST) -> bool:
+            node = node.value if isinstance(node, ast.Starred) else node
+            return isinstance(node, ast.Name) and node.id in names
+
+        for added_to in self.document.nodes(ast.AugAssign):
+            if (
+                self.document.enclosing_function(added_to) is function
+                and isinstance(added_to.op, ast.Add)
+                and named(added_to.value)
+                and self._conversation(added_to.target)
+            ):
+                return True
+        for call in self.collector.method_calls:
+            method = _method_of(call)
+            if (
+                method.attr == "extend"
+                and self.document.enclosing_function(call) is function
+                and call.args
+                and named(call.args[0])
+                and self._conversation(method.value)
+            ):
+                return True
+        return any(
+            self.document.enclosing_function(node) is function
+            and any(isinstance(e, ast.Starred) and named(e) for e in node.elts)
+            and any(_builds_message(e) for e in node.elts if not isinstance(e, ast.Starred))
+            for node in self.document.nodes(ast.List)
+        )
 
     def _imported_from(self, func: ast.expr, package: str) -> bool:
         """``func`` is spelled from an import of ``package`` (``langchain_core`` for

@@ -277,6 +277,11 @@ _HISTORY_EDITS = (
     re.compile(r"\.content\s*=(?!=)"),
     re.compile(r"""return\s*\{[^}]*?["'](?:messages|conversation|transcript)["']\s*:"""),
     *_COMPACTIONS,
+    # A stored conversation fetched with a cap on its newest messages (get_messages(limit=20)).
+    *(
+        re.compile(word + r"\w*\s*\([^()]*?(?:limit|last_n|max_|num_)\w*\s*=(?!=)")
+        for word in ("messages", "history", "turns")
+    ),
 )
 # Edits of a list that holds messages by its type (``memory: list[Message]``) or a copy of it.
 _MESSAGE_ANNOTATIONS = tuple(

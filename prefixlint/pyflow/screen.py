@@ -28,7 +28,13 @@ from prefixlint.context import RuleContext
 from prefixlint.lines import python_lines
 from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
-from prefixlint.pyflow.compaction import added, cuts_conversation, names_summary, selects
+from prefixlint.pyflow.compaction import (
+    added,
+    cuts_conversation,
+    fetch_cap,
+    names_summary,
+    selects,
+)
 from prefixlint.pyflow.importers import sending_importers
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
@@ -516,7 +522,9 @@ class _Screen:
         """Whether a list that may hold messages meets a statement that may change it."""
         if self._messages_sent or self._messages_added():
             return True  # any list may be known to hold messages: leave it to the analysis
-        if any(syntax.leaf(call.func) in WINDOW_MEMORIES for call in self._calls()):
+        if any(
+            syntax.leaf(call.func) in WINDOW_MEMORIES or fetch_cap(call) for call in self._calls()
+        ):
             return True
         if self.nodes.get(ast.Slice) and self._conversation_returned():
             return True
