@@ -280,6 +280,26 @@ FOUND = (
         [(3, "PFX502")],
         id="a capped fetch spread into a request's messages",
     ),
+    pytest.param(
+        """
+        def build(session, agent, run):
+            history = [dict(m) for m in session.messages]
+            prune_history(history, agent.max_turns_from_history)
+            run.messages += history
+        """,
+        [(4, "PFX502")],
+        id="a conversation cut in place by a call",
+    ),
+    pytest.param(
+        """
+        def respond(messages, max_tokens):
+            messages = [{"role": "system", "content": "Be brief."}, *messages]
+            used, messages = message_fit_in(messages, int(max_tokens * 0.95))
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(4, "PFX502")],
+        id="a conversation fitted to a budget",
+    ),
 )
 
 QUIET = (
@@ -455,6 +475,23 @@ QUIET = (
             run.messages += history
         """,
         id="a capped fetch shown to a user, and a fetch without a cap",
+    ),
+    pytest.param(
+        """
+        def build(messages, run):
+            summarize(messages)
+            filter_empty(messages)
+            run.messages += messages
+        """,
+        id="calls on a conversation that name no size",
+    ),
+    pytest.param(
+        """
+        def respond(messages):
+            messages = [{"role": "system", "content": "Be brief."}, *messages]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="a conversation rebound to itself after a system message",
     ),
 )
 

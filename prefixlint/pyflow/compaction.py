@@ -12,7 +12,7 @@ from prefixlint.vocabulary import split_words
 
 # Callees that summarise a conversation, or cut it by a size given with it.
 SUMMARY_CALL_WORDS = frozenset({"compress", "summarize", "summarise", "condense", "compact"})
-CUT_CALL_WORDS = frozenset({"split", "trim", "truncate"})
+CUT_CALL_WORDS = frozenset({"split", "trim", "truncate", "fit", "prune", "filter"})
 # Words naming a summary of older messages, and a selection of messages to keep.
 _SUMMARY_NAMES = frozenset({"summary", "summaries", "summarized", "summarised", "condensed"})
 _KEEP_WORDS = frozenset({"keep", "kept", "retain", "retained", "preserve", "preserved", "selected"})

@@ -65,7 +65,7 @@ _NOT_CHAT_WORDS = frozenset(
         "unread",
     }
 )
-_BUDGET_WORDS = frozenset({"token", "tokens", "limit", "budget"})
+_BUDGET_WORDS = frozenset({"token", "tokens", "limit", "budget", "max"})
 # Names of a conversation's parts, besides the message lists.
 _CONVERSATION_WORDS = frozenset({"messages", "msgs", "history", "conversation", "rounds", "turns"})
 # Messages at the end of a conversation that belong to the turn being answered.
@@ -552,36 +552,35 @@ class HistoryAnalysis:
 
     def _summarized_splits(self) -> list[HistoryEdit]:
         """``older, recent = split_history(history, token_limit)``, ``summary, rounds =
-        compress_rounds(rounds)`` or ``messages = trim(messages, max_tokens=n)``: a call cuts
-        the conversation in two, or to a budget, and the older part is dropped or summarised;
-        the verbatim part starts later as the conversation grows."""
+        compress_rounds(rounds)``, ``messages = trim(messages, max_tokens=n)`` or, its result
+        left unused, ``prune_history(messages, max_turns)`` (a cut in place): a call cuts the
+        conversation in two, or to a budget, and the older part is dropped or summarised; the
+        verbatim part starts later as the conversation grows."""
         out = []
-        for node in self.document.nodes(ast.Assign):
-            if len(node.targets) != 1:
+        for node in self.document.nodes(ast.Assign, ast.Expr):
+            target = node.targets[0] if isinstance(node, ast.Assign) else None
+            if isinstance(node, ast.Assign) and len(node.targets) != 1:
                 continue
-            target = node.targets[0]
             if isinstance(target, ast.Tuple):
                 if len(target.elts) != 2 or not all(isinstance(e, ast.Name) for e in target.elts):
                     continue
-            elif not isinstance(target, (ast.Name, ast.Attribute)):
+            elif target is not None and not isinstance(target, (ast.Name, ast.Attribute)):
                 continue
             call = node.value.value if isinstance(node.value, ast.Await) else node.value
             if not isinstance(call, ast.Call) or not call.args:
                 continue
-            func = call.func
-            callee = func.attr if isinstance(func, ast.Attribute) else ""
-            callee = func.id if isinstance(func, ast.Name) else callee
+            callee = leaf(call.func) or ""
             words = set(split_words(callee))
             if not words & (SUMMARY_CALL_WORDS | CUT_CALL_WORDS):
                 continue
-            if not words & SUMMARY_CALL_WORDS and not self._budgeted(call):
+            if (target is None or not words & SUMMARY_CALL_WORDS) and not self._budgeted(call):
                 continue
             history = arguments(call)[0].value
             if not self._conversation(history):
                 continue
-            if not isinstance(target, ast.Tuple) and self._identity(target) != self._identity(
-                history
-            ):
+            if isinstance(target, (ast.Name, ast.Attribute)) and self._identity(
+                target
+            ) != self._identity(history):
                 continue  # one target: the conversation cut, ``messages = trim(messages, ...)``
             out.append(
                 HistoryEdit(
@@ -990,27 +989,34 @@ class HistoryAnalysis:
                     return "Annotated" in self.document.code(statement.annotation)
         return False
 
-    def _sent_slices(self, expr: ast.AST) -> list[ast.Subscript]:
+    def _sent_slices(
+        self, expr: ast.AST, seen: frozenset[int] = frozenset()
+    ) -> list[ast.Subscript]:
+        """The slices ``expr`` is made of, through names and local functions' returns (each
+        value once: ``messages = [system, *messages]`` reads its own earlier binding)."""
+        if id(expr) in seen:
+            return []
+        seen |= {id(expr)}
         if isinstance(expr, ast.Subscript):
             return [expr]
         if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-            return self._sent_slices(expr.left) + self._sent_slices(expr.right)
+            return self._sent_slices(expr.left, seen) + self._sent_slices(expr.right, seen)
         if isinstance(expr, ast.List):
-            return [s for e in expr.elts for s in self._sent_slices(e)]
+            return [s for e in expr.elts for s in self._sent_slices(e, seen)]
         if isinstance(expr, ast.Starred):
-            return self._sent_slices(expr.value)
+            return self._sent_slices(expr.value, seen)
         if isinstance(expr, ast.Call):
             function = self.analysis.bindings.local_function(expr.func)
             if function is None:
                 return []
             returns = self.analysis.bindings.returns_of(function)
-            return [s for value in returns for s in self._sent_slices(value)]
+            return [s for value in returns for s in self._sent_slices(value, seen)]
         if isinstance(expr, ast.Name):
             out = []
             for assignment in self.document.assignments(expr):
                 for binding in self.analysis.bindings.values_of(assignment):
                     if not isinstance(binding.value, ast.Name):
-                        out += self._sent_slices(binding.value)
+                        out += self._sent_slices(binding.value, seen)
             return out
         return []
 

@@ -268,8 +268,10 @@ _HISTORY_TAIL = r"""\s*
       | \s*=\s*(?:\[|[\w.]*(?:messages|conversation|transcript)\s*\[)  # rebuilt or sliced
       | \[\s*-[^\]\n]*:\s*\]                            # a tail window
       | \[\s*[a-z_]\w*\s*:\s*\]                           # a moving start
-      | \s*=\s*(?:await\s+)?[\w.]*(?:trim|truncat|split|compress|summar|condens|compact)
-        \w*\s*\( )                                        # cut by a call"""
+      | \s*=\s*(?:await\s+)?[\w.]*(?:trim|truncat|split|compress|summar|condens|compact
+        |fit|prune|filter)\w*\s*\( )                       # cut by a call"""
+# The verbs of a call that cuts a conversation (``pyflow.compaction``).
+_CUT_VERBS = ("trim", "truncat", "split", "fit", "prune", "filter")
 _HISTORY_EDITS = (
     *(re.compile(word + _HISTORY_TAIL, re.VERBOSE) for word in _HISTORY_WORDS),
     re.compile(r"del(?<!\wdel)\s+[\w.]*(?:messages|conversation|transcript)"),
@@ -277,6 +279,11 @@ _HISTORY_EDITS = (
     re.compile(r"\.content\s*=(?!=)"),
     re.compile(r"""return\s*\{[^}]*?["'](?:messages|conversation|transcript)["']\s*:"""),
     *_COMPACTIONS,
+    # A conversation cut in place by a call (prune_history(messages, max_turns)).
+    *(
+        re.compile(verb + r"\w*\(\s*[\w.]*(?:messages|history|conversation|transcript)")
+        for verb in _CUT_VERBS
+    ),
     # A stored conversation fetched with a cap on its newest messages (get_messages(limit=20)).
     *(
         re.compile(word + r"\w*\s*\([^()]*?(?:limit|last_n|max_|num_)\w*\s*=(?!=)")

@@ -63,6 +63,9 @@ from prefixlint.pyflow.whitespace import shape
 
 _NAME_CODES = frozenset({codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT})
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
+# Names of a list that a cutting call may be given as a conversation (``history`` too: the call
+# says what it does).
+_CUT_LIST_WORDS = _LIST_WORDS | {"history", "turns"}
 # The words that keep a name from reading as a conversation (``history._NOT_CHAT_WORDS``).
 _NOT_CHAT_WORDS = frozenset(
     {
@@ -528,13 +531,26 @@ class _Screen:
             return True
         if self.nodes.get(ast.Slice) and self._conversation_returned():
             return True
-        if self._compaction_possible():
+        if self._compaction_possible() or self._cut_in_place():
             return True
         bases = self._edited_bases()
         if defines_message_list(self.text):
             # A list typed as messages (or copied from one) may have any name: any edit counts.
             return next(bases, None) is not None or self._split_possible()
         return any(_list_named(base) for base in bases)
+
+    def _cut_in_place(self) -> bool:
+        """A call that cuts, its result unused, given a conversation first
+        (``prune_history(history, max_turns)``: ``HistoryAnalysis._summarized_splits``)."""
+        for node in self.of(ast.Expr):
+            assert isinstance(node, ast.Expr)
+            call = node.value.value if isinstance(node.value, ast.Await) else node.value
+            if not isinstance(call, ast.Call) or not call.args or not cuts_conversation(call):
+                continue
+            name = syntax.leaf(call.args[0])
+            if name and _CUT_LIST_WORDS.intersection(_words(name)):
+                return True
+        return False
 
     def _conversation_returned(self) -> bool:
         """``return {"messages": ...}``: a state update that may replace a conversation."""
