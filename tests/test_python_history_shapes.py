@@ -300,6 +300,17 @@ FOUND = (
         [(4, "PFX502")],
         id="a conversation fitted to a budget",
     ),
+    pytest.param(
+        """
+        class Bot:
+            def ask(self, text):
+                self.messages.append({"role": "user", "content": text})
+                self.messages = self.messages[-10:] if len(self.messages) > 10 else self.messages
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        [(5, "PFX502")],
+        id="a window taken in a conditional expression",
+    ),
 )
 
 QUIET = (
@@ -492,6 +503,16 @@ QUIET = (
             return client.chat.completions.create(model="m", messages=messages)
         """,
         id="a conversation rebound to itself after a system message",
+    ),
+    pytest.param(
+        """
+        class Bot:
+            def ask(self, text):
+                self.messages.append({"role": "user", "content": text})
+                self.messages = self.messages[-10:] if len(self.messages) > 40 else self.messages
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        id="a conditional expression that cuts at a high-water mark",
     ),
 )
 

@@ -68,6 +68,8 @@ _NOT_CHAT_WORDS = frozenset(
 _BUDGET_WORDS = frozenset({"token", "tokens", "limit", "budget", "max"})
 # Names of a conversation's parts, besides the message lists.
 _CONVERSATION_WORDS = frozenset({"messages", "msgs", "history", "conversation", "rounds", "turns"})
+# Names of a method whose result is a request's conversation (``get_messages``, ``buffer``).
+_HANDED_ON_WORDS = _CONVERSATION_WORDS | {"context", "buffer", "chat"}
 # Messages at the end of a conversation that belong to the turn being answered.
 _CURRENT_EXCHANGE = 3
 # Fields of a message that hold what the model reads.
@@ -844,14 +846,17 @@ class HistoryAnalysis:
         out = []
         seen: set[int] = set()
         candidates = []
-        for target, value in self.collector.reassignments:
-            if (
-                isinstance(value, ast.Subscript)
-                and self._is_tail_slice(value)
-                and self.document.code(target) == self.document.code(value.value)
-                and self._identity(target) == self._identity(value.value)
-            ):
-                candidates.append(value)
+        for target, assigned in self.collector.reassignments:
+            # ``m = m[-k:] if len(m) > k else m``: either branch may be the window.
+            branches = [assigned.body, assigned.orelse] if isinstance(assigned, ast.IfExp) else []
+            for value in branches or [assigned]:
+                if (
+                    isinstance(value, ast.Subscript)
+                    and self._is_tail_slice(value)
+                    and self.document.code(target) == self.document.code(value.value)
+                    and self._identity(target) == self._identity(value.value)
+                ):
+                    candidates.append(value)
         # A slice spliced into the messages of a request holds messages, whatever its name.
         sent: set[int] = set()
         for target, value in self.collector.reassignments:
@@ -1077,12 +1082,16 @@ class HistoryAnalysis:
         return False
 
     def _instance_window(self, subscript: ast.Subscript) -> bool:
-        """``return self._messages[-self.size:]``: a method handing on the recent part of the
-        conversation its object keeps (a memory's or a context's view of its buffer)."""
+        """``return self._messages[-self.size:]`` in a method named for what a request is sent
+        (``get_messages``, ``buffer``): the recent part of the conversation its object keeps,
+        handed on as the conversation (``recent_for_display`` hands on something else)."""
         base = subscript.value
+        function = self.document.enclosing_function(subscript)
         return (
             isinstance(base, ast.Attribute)
             and leaf(base.value) == "self"
+            and function is not None
+            and bool(_HANDED_ON_WORDS.intersection(split_words(function.name)))
             and self._handed_on(subscript)
         )
 
@@ -1121,14 +1130,19 @@ class HistoryAnalysis:
         return -number if negate else number
 
     def _cuts_in_blocks(self, subscript: ast.Subscript, base: ast.AST) -> bool:
-        """``if len(m) > N: m = m[-k:]`` with N well above k cuts many messages at once."""
+        """``if len(m) > N: m = m[-k:]`` (or ``m[-k:] if len(m) > N else m``) with N well above
+        k cuts many messages at once."""
         lower = cast(ast.Slice, subscript.slice).lower  # a tail or rest slice
         kept = self._constant(lower)
+        child: ast.AST = subscript
         for ancestor in self.document.ancestors(subscript):
+            guarded = isinstance(ancestor, ast.IfExp) and ancestor.body is child
+            child = ancestor
             if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 break
-            if not isinstance(ancestor, (ast.If, ast.While)):
+            if not isinstance(ancestor, (ast.If, ast.While)) and not guarded:
                 continue
+            assert isinstance(ancestor, (ast.If, ast.While, ast.IfExp))
             bound = self._guard_bound(ancestor.test, base)
             if bound is None:
                 continue
