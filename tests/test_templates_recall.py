@@ -606,6 +606,27 @@ def test_a_label_before_a_placeholder_names_what_it_holds(text, expected):
     assert findings("p.md", text) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "# Assistant\n\n## The person you are talking to\n\nRole: **{{ role }}**\n\n"
+            "## Rules\n\n" + RULES,
+            [("PFX103", 5, 9)],
+        ),
+        ("## User profile\n\nLevel: {level}\n\n## Rules\n\n" + RULES, [("PFX103", 3, 8)]),
+        # the request's input under such a heading, headings about something else, or rules
+        # for people in general
+        ("## User question\n\n{{ role }}\n\n## Rules\n\n" + RULES, []),
+        ("## The user\n\n{{ question }}\n\n## Rules\n\n" + RULES, []),
+        ("## Product\n\n{{ role }}\n\n## Rules\n\n" + RULES, []),
+        ("## Customer support guidelines\n\n{{ tier }}\n\n## Rules\n\n" + RULES, []),
+    ],
+)
+def test_a_heading_about_the_person_addressed_names_what_its_values_hold(text, expected):
+    assert findings("p.md", text) == expected
+
+
 def test_a_value_after_fixed_text_named_like_input_is_still_in_the_stable_part():
     text = "{{ welcome_message }}\nSession {{ session_id }}\n" + GUIDANCE
     assert findings("a.j2", text) == [("PFX102", 2, 9)]

@@ -60,3 +60,12 @@ def last_section_start(text: str, limit: int) -> int:
         after_blank = False
     starts = headings or paragraphs
     return starts[-1] if starts else 0
+
+
+def headings(text: str) -> list[tuple[int, str]]:
+    """``(start, title)`` of each Markdown heading (outside fenced code), in order."""
+    return [
+        (start, text[start:end].lstrip("#").strip())
+        for start, end, kind in section_lines(text)
+        if kind is not None and kind.startswith("#")
+    ]

@@ -39,7 +39,7 @@ from prefixlint.context import RuleContext
 from prefixlint.linting.noqa import find_directives
 from prefixlint.prose_language import prose_language
 from prefixlint.rules.templates.pasted_memory import pasted_memories
-from prefixlint.rules.templates.sections import last_section_start
+from prefixlint.rules.templates.sections import headings, last_section_start
 from prefixlint.sources.templates import (
     BLOCK,
     Placeholder,
@@ -54,8 +54,10 @@ from prefixlint.vocabulary import (
     classify_command,
     classify_filter,
     classify_name,
+    is_request_input,
     local_names,
     names_other_owner,
+    split_words,
 )
 
 VOLATILE_CODES = (codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT)
@@ -241,6 +243,32 @@ def _labelled_code(
     return code if code in (codes.TIMESTAMP, codes.ENVIRONMENT) else None
 
 
+def _heading_code(document: TemplateDocument, placeholder: Placeholder) -> str | None:
+    """A per-user value for a placeholder whose name says nothing, in a section whose heading
+    is about the person the prompt addresses (``## The person you are talking to``, ``## User
+    profile``: ``Role: {{ role }}``); the request's input there (``## User question``) is not."""
+    found = document.shared("headings", lambda: headings(document.text))
+    titles = [title for start, title in found if start < placeholder.start]
+    if not titles or any(is_request_input(path) for path in placeholder.paths):
+        return None
+    words = set(split_words(titles[-1]))
+    if words & _ADDRESSED and not words & _NOT_ABOUT_THEM:
+        return codes.PER_USER
+    return None
+
+
+# Heading words for the person a prompt addresses, and for what is not about them (their
+# request, or rules for handling people in general).
+_ADDRESSED = frozenset({"user", "person", "customer", "human"})
+_NOT_ABOUT_THEM = frozenset(
+    {
+        "input", "question", "questions", "message", "messages", "request", "requests",
+        "query", "task", "prompt", "guidelines", "rules", "instructions", "policy", "handling",
+        "support", "types", "roles", "interaction", "interactions", "data", "privacy",
+    }
+)  # fmt: skip
+
+
 # A short label and a colon or ``is`` before a placeholder, at the start of its line.
 _LINE_LABEL = re.compile(
     r"[ \t>*_#-]*(?:the[ \t]+)?(?P<words>[A-Za-z][A-Za-z \t]{0,40}?)[ \t]*(?::|[ \t]is:?)[ \t]*",
@@ -257,7 +285,11 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
     extra = extra_names(ctx, document)
     places = []
     for placeholder in document.placeholders:
-        code = placeholder_code(placeholder, extra) or _labelled_code(document, placeholder, extra)
+        code = (
+            placeholder_code(placeholder, extra)
+            or _labelled_code(document, placeholder, extra)
+            or _heading_code(document, placeholder)
+        )
         if code:
             shown = document.text[placeholder.start : placeholder.end]
             places.append(Volatile(placeholder.start, placeholder.end, code, shown))
