@@ -158,7 +158,7 @@ FOUND = (
     ),
     pytest.param(
         """
-        class Summarizer:
+        class ChatSummarizer:
             def compact(self, messages, split_index):
                 tail = messages[split_index:]
                 summary = self.summarize_all(messages[:split_index])
@@ -249,7 +249,7 @@ FOUND = (
     pytest.param(
         """
         class BufferedContext:
-            async def get_messages(self):
+            async def get_messages(self) -> list[LLMMessage]:
                 messages = self._messages[-self._buffer_size :]
                 if messages and messages[0].kind == "tool":
                     messages = messages[1:]
@@ -513,6 +513,17 @@ QUIET = (
                 return client.chat.completions.create(model="m", messages=self.messages)
         """,
         id="a conditional expression that cuts at a high-water mark",
+    ),
+    pytest.param(
+        """
+        class Server:
+            def report(self, messages, summary):
+                messages = messages + [summary]
+                del self.throttled_messages[0]
+                self.errors.messages.remove(summary)
+                return messages
+        """,
+        id="lists named messages in code that never speaks of chats",
     ),
 )
 

@@ -263,6 +263,7 @@ FOUND = (
     pytest.param(
         """
         def retrieve(records, window_size):
+            """The chat history to send: the system message and the newest records."""
             preserved_messages = records[:1]
             sliding_messages = records[1:]
             kept = [] if window_size == 0 else sliding_messages[-window_size:]

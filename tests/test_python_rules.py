@@ -224,7 +224,7 @@ def _send(system: str, user: str = "question") -> str:
             id="pop(0) under a length guard",
         ),
         pytest.param(
-            "def forget(messages):\n    del messages[1]\n",
+            "def forget(chat):\n    del chat.messages[1]\n",
             [(2, 9, "PFX501")],
             id="delete an earlier message of a parameter",
         ),

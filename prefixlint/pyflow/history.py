@@ -30,7 +30,7 @@ from prefixlint.pyflow.compaction import (
 )
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
-from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list
+from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list, mentions_chat
 from prefixlint.pyflow.scopes import MODULE, Assignment
 from prefixlint.pyflow.syntax import (
     arguments,
@@ -1461,5 +1461,9 @@ def history_edits(document: PythonDocument) -> list[HistoryEdit]:
     if found is None:
         fraction = document.ctx.option(SLIDING_WINDOW, "min-cut-fraction")
         analysis = Analysis.of(document)
-        found = document.derived["history"] = HistoryAnalysis(document, analysis, fraction).edits()
+        if analysis.message_lists or mentions_chat(document.text):
+            found = HistoryAnalysis(document, analysis, fraction).edits()
+        else:
+            found = []  # lists named ``messages`` in code that never speaks of chats
+        document.derived["history"] = found
     return found

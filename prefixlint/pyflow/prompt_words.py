@@ -154,6 +154,21 @@ _COPIED_BY_CALL = re.compile(
 )
 
 
+# Words without which a module says nothing of models or chats: a list it names ``messages``
+# holds something else (a compiler's error messages, an event log's).
+_CHAT_WORDS = (
+    *("role", "assistant", "llm", "chat", "completion", "openai", "anthropic", "prompt"),
+    *("agent", "conversation", "transcript", "tool_result", "tool_use", "tool_call"),
+)
+
+
+def mentions_chat(text: str) -> bool:
+    """Whether ``text`` has a word of chat messages, models or prompts (any case), or a list
+    annotated as messages."""
+    lowered = text.lower()
+    return any(word in lowered for word in _CHAT_WORDS) or bool(_MESSAGE_ANNOTATION.search(text))
+
+
 def defines_message_list(text: str) -> bool:
     """Whether ``text`` has a message annotation, or a copy of a list named like a
     conversation.
