@@ -263,13 +263,13 @@ FOUND = (
     pytest.param(
         """
         def retrieve(records, window_size):
-            """The chat history to send: the system message and the newest records."""
+            # the chat history to send: the system message and the newest records
             preserved_messages = records[:1]
             sliding_messages = records[1:]
             kept = [] if window_size == 0 else sliding_messages[-window_size:]
             return preserved_messages + kept
         """,
-        [(5, "PFX502")],
+        [(6, "PFX502")],
         id="a configured window joined to the system message",
     ),
     pytest.param(

@@ -224,7 +224,7 @@ def _send(system: str, user: str = "question") -> str:
             id="pop(0) under a length guard",
         ),
         pytest.param(
-            "def forget(chat):\n    del chat.messages[1]\n",
+            "def forget(chat_messages):\n    del chat_messages[1]\n",
             [(2, 9, "PFX501")],
             id="delete an earlier message of a parameter",
         ),
