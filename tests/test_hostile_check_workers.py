@@ -84,6 +84,18 @@ def test_worker_path_drops_the_current_folder_and_the_avoided_ones(tmp_path, mon
     assert any(Path(entry, "prefixlint").is_dir() for entry in path)
 
 
+def test_worker_path_keeps_an_avoided_folder_of_installed_packages(tmp_path, monkeypatch):
+    # checking site-packages itself: its packages are the workers' dependencies
+    monkeypatch.chdir(tmp_path)
+    stdlib = sysconfig.get_path("stdlib")
+    installed = tmp_path / "site-packages"
+    installed.mkdir()
+    monkeypatch.setattr(sys, "path", ["", str(installed), stdlib, str(installed)])
+    path = worker_sys_path([str(installed)])
+    assert path.index(stdlib) < path.index(str(installed))
+    assert path.count(str(installed)) == 1
+
+
 def test_worker_path_keeps_this_prefixlint_ahead_of_installed_packages(tmp_path, monkeypatch):
     home = str(Path(prefixlint.__file__).resolve().parent.parent)
     monkeypatch.chdir(home)

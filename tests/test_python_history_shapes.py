@@ -302,6 +302,17 @@ FOUND = (
     ),
     pytest.param(
         """
+        def chat(history, max_tokens):
+            msg = [{"role": "system", "content": SYSTEM}]
+            msg.extend([{"role": m["role"], "content": m["content"]} for m in history])
+            used, msg = message_fit_in(msg, max_tokens)
+            return llm.chat(msg)
+        """,
+        [(5, "PFX502")],
+        id="a list made of role dicts, whatever its name, fitted to a budget",
+    ),
+    pytest.param(
+        """
         class Bot:
             def ask(self, text):
                 self.messages.append({"role": "user", "content": text})

@@ -81,14 +81,24 @@ def _is_standard_library(entry: str) -> bool:
 
 
 def worker_sys_path(avoid: Iterable[str]) -> list[str]:
-    """The parent's ``sys.path`` without '', the current folder, the script's folder and
-    ``avoid``. If that drops the folder prefixlint is imported from, it comes back right
-    after the standard library: before other packages (so that workers import this same
-    prefixlint), never before the standard library."""
+    """The parent's ``sys.path`` without '', and without the current folder, the script's
+    folder and ``avoid`` where they come before the standard library (where they would shadow
+    it); after it, such a folder is where installed packages, prefixlint's own dependencies
+    among them, are imported from (``check .venv/lib/python3.11/site-packages``). If that drops
+    the folder prefixlint is imported from, it comes back right after the standard library:
+    before other packages (so that workers import this same prefixlint), never before the
+    standard library."""
     unsafe = {_resolved(os.curdir), *(_resolved(folder) for folder in avoid)}
     if sys.path and not getattr(sys.flags, "safe_path", False):  # -P (Python 3.11+)
         unsafe.add(_resolved(sys.path[0]))
-    kept = [entry for entry in sys.path if entry and _resolved(entry) not in unsafe]
+    first_standard = next(
+        (i for i, entry in enumerate(sys.path) if _is_standard_library(entry)), len(sys.path)
+    )
+    kept = [
+        entry
+        for i, entry in enumerate(sys.path)
+        if entry and (i > first_standard or _resolved(entry) not in unsafe)
+    ]
     home = Path(prefixlint.__file__).resolve().parent.parent
     if all(_resolved(entry) != home for entry in kept):
         after = max((i + 1 for i, e in enumerate(kept) if _is_standard_library(e)), default=0)

@@ -29,7 +29,13 @@ from prefixlint.pyflow.compaction import (
     selects,
 )
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
-from prefixlint.pyflow.message_types import copied_list, holds_messages, is_message_class
+from prefixlint.pyflow.message_types import (
+    builds_message,
+    builds_messages,
+    copied_list,
+    holds_messages,
+    is_message_class,
+)
 from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list, mentions_chat
 from prefixlint.pyflow.scopes import MODULE, Assignment
 from prefixlint.pyflow.syntax import (
@@ -211,6 +217,9 @@ class HistoryAnalysis:
             method = _method_of(call)
             if method.attr in ("append", "extend", "insert") and self._adds_messages(call):
                 found.add(self._identity(method.value))
+        for target, value in self.collector.reassignments:
+            if isinstance(value, ast.List) and builds_messages(value):
+                found.add(self._identity(target))  # msg = [{"role": "system", ...}]
         found.discard(None)
         return found
 
@@ -238,7 +247,7 @@ class HistoryAnalysis:
         return [expr]
 
     def _adds_messages(self, call: ast.Call) -> bool:
-        return any(_builds_message(arg.value) for arg in arguments(call))
+        return any(builds_messages(arg.value) for arg in arguments(call))
 
     def is_message_list(self, node: ast.AST) -> bool:
         if not isinstance(node, (ast.Name, ast.Attribute)):
@@ -301,10 +310,19 @@ class HistoryAnalysis:
 
     @cached_property
     def _typed_lists_possible(self) -> bool:
-        """Whether any list is sent as messages or gets messages appended (no scopes needed)."""
-        return bool(self.message_lists) or any(
-            _method_of(call).attr in ("append", "extend", "insert") and self._adds_messages(call)
-            for call in self.collector.method_calls
+        """Whether any list is sent as messages, gets messages appended or is made of them (no
+        scopes needed)."""
+        return (
+            bool(self.message_lists)
+            or any(
+                _method_of(call).attr in ("append", "extend", "insert")
+                and self._adds_messages(call)
+                for call in self.collector.method_calls
+            )
+            or any(
+                isinstance(value, ast.List) and builds_messages(value)
+                for _, value in self.collector.reassignments
+            )
         )
 
     def outlives_request(self, node: ast.AST, at: ast.AST) -> bool:
@@ -812,7 +830,7 @@ class HistoryAnalysis:
         return any(
             self.document.enclosing_function(node) is function
             and any(isinstance(e, ast.Starred) and named(e) for e in node.elts)
-            and any(_builds_message(e) for e in node.elts if not isinstance(e, ast.Starred))
+            and any(builds_message(e) for e in node.elts if not isinstance(e, ast.Starred))
             for node in self.document.nodes(ast.List)
         )
 
@@ -1211,7 +1229,7 @@ class HistoryAnalysis:
         """``for m in history: if old(m): m = Message(...)``, the copy kept in its place."""
         out = []
         for target, value in self.collector.reassignments:
-            if not isinstance(target, ast.Name) or not _builds_message(value):
+            if not isinstance(target, ast.Name) or not builds_message(value):
                 continue
             loop = self._loop_over_messages(target, value)
             if loop is None or not self._conditional_in(value, loop):
@@ -1412,15 +1430,6 @@ def _loop_source(loop: ast.For | ast.AsyncFor) -> ast.expr:
     if isinstance(source, ast.Subscript):
         source = source.value
     return source
-
-
-def _builds_message(value: ast.expr) -> bool:
-    """A message object or role dict: ``Message(...)``, ``make(role=...)``, ``{"role": ...}``."""
-    if isinstance(value, ast.Call):
-        return is_message_class(value.func) or any(k.arg == "role" for k in value.keywords)
-    return isinstance(value, ast.Dict) and any(
-        key is not None and string_value(key) == "role" for key in value.keys
-    )
 
 
 def _holds(value: ast.expr | None, name: str) -> bool:

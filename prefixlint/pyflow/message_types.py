@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 
-from prefixlint.pyflow.syntax import leaf
+from prefixlint.pyflow.syntax import leaf, string_value
 
 _CONTAINERS = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "deque"})
 _MESSAGE_SUFFIXES = ("Message", "MessageParam", "MessageDict")
@@ -20,6 +20,25 @@ def is_message_class(node: ast.expr) -> bool:
     """A class spelled like a chat message (``UserMessage``, ``llm.ChatMessage``)."""
     name = leaf(node)
     return name is not None and name.endswith(_MESSAGE_SUFFIXES)
+
+
+def builds_message(value: ast.AST) -> bool:
+    """A message object or role dict: ``Message(...)``, ``make(role=...)``, ``{"role": ...}``."""
+    if isinstance(value, ast.Call):
+        return is_message_class(value.func) or any(k.arg == "role" for k in value.keywords)
+    return isinstance(value, ast.Dict) and any(
+        key is not None and string_value(key) == "role" for key in value.keys
+    )
+
+
+def builds_messages(value: ast.AST) -> bool:
+    """A message, or a list display or comprehension that makes messages (``[{"role": ...}]``,
+    ``[{"role": m["role"], ...} for m in messages]``)."""
+    if isinstance(value, ast.List):
+        return any(builds_message(e) for e in value.elts)
+    if isinstance(value, ast.ListComp):
+        return builds_message(value.elt)
+    return builds_message(value)
 
 
 def holds_messages(annotation: ast.expr | None) -> bool:

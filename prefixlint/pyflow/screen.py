@@ -36,6 +36,7 @@ from prefixlint.pyflow.compaction import (
     selects,
 )
 from prefixlint.pyflow.importers import sending_importers
+from prefixlint.pyflow.message_types import builds_messages
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
     API_METHODS,
@@ -73,7 +74,6 @@ _NOT_CHAT_WORDS = frozenset(
         "commit", "git", "debug", "email", "queue", "kafka", "flash", "pending", "unread",
     }
 )  # fmt: skip
-_MESSAGE_SUFFIXES = ("Message", "MessageParam", "MessageDict")
 _SPACE = re.compile(r"\s+")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -135,20 +135,6 @@ def _role(element: ast.AST) -> str | None:
 
 def _unstarred(node: ast.expr) -> ast.expr:
     return node.value if isinstance(node, ast.Starred) else node
-
-
-def _is_message_class(node: ast.AST) -> bool:
-    name = syntax.leaf(node)
-    return name is not None and name.endswith(_MESSAGE_SUFFIXES)
-
-
-def _builds_message(node: ast.AST) -> bool:
-    """A role dict, a message class, or a call given ``role=``."""
-    if isinstance(node, ast.Dict):
-        return any(key is not None and syntax.string_value(key) == "role" for key in node.keys)
-    if isinstance(node, ast.Call):
-        return _is_message_class(node.func) or any(k.arg == "role" for k in node.keywords)
-    return False
 
 
 def _list_named(node: ast.AST) -> bool:
@@ -603,7 +589,7 @@ class _Screen:
             func = call.func
             if isinstance(func, ast.Attribute) and func.attr in ("append", "extend", "insert"):
                 values = [*call.args, *(k.value for k in call.keywords)]
-                if any(_builds_message(v) for v in values):
+                if any(builds_messages(v) for v in values):
                     return True
         return False
 
