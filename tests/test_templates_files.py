@@ -81,6 +81,10 @@ def relative(found, root):
         ("tests/prompts/system.md", True),
         ("tests/fixtures/agent.j2", True),
         ("website/prompts/system.md", True),
+        ("widgets/templates/context_table.html.j2", False),
+        ("deploy/nginx.conf.jinja", False),
+        ("prompts/answer.html.j2", True),
+        ("templates/answer.md.j2", True),
     ],
 )
 def test_default_prompt_files(path, expected):

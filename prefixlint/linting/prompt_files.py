@@ -11,7 +11,9 @@ YAML, Markdown or text under ``tests/`` or ``snapshots/``: recorded responses an
 output). A file whose folder or name says prompt (``prompts/``, ``system_prompts/``,
 ``*prompt*``, ``system*.md``, ``*instructions*.md``, ``AGENTS.md``, ``SKILL.md``) or that has
 a template suffix is a prompt wherever it is, unless its name is one of the documents
-(``prompts/README.md`` explains the prompts; it is not one).
+(``prompts/README.md`` explains the prompts; it is not one) or, outside such a folder, the
+template renders a web page, a script or a configuration file (``page.html.j2``,
+``nginx.conf.jinja``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,14 @@ TEMPLATE_ONLY_SUFFIXES = frozenset(
     {".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars"}
 )
 _DOCUMENT_SUFFIXES = frozenset({".md", ".txt"})
+# What a template renders, by the suffix before its template suffix, when that is a page, a
+# stylesheet, a script or a configuration file (``context_table.html.j2``), not a prompt.
+_RENDERS_NOT_PROMPT = frozenset(
+    {
+        ".html", ".htm", ".xml", ".svg", ".css", ".js", ".ts", ".sh", ".bash", ".ps1", ".py",
+        ".sql", ".ini", ".cfg", ".conf", ".toml", ".tf", ".service", ".nginx", ".dockerfile",
+    }
+)  # fmt: skip
 
 # Documents about a project, by the name's stem (``README``, ``README.zh``, ``LICENSE-MIT``).
 _DOCUMENT_STEMS = re.compile(
@@ -83,8 +93,10 @@ def is_prompt_file(path: str) -> bool:
     if suffix in _DOCUMENT_SUFFIXES and _DOCUMENT_STEMS.fullmatch(stem_of(name)):
         return False
     named_folders = folders_of(path)
-    if suffix in TEMPLATE_ONLY_SUFFIXES or _says_prompt(name, named_folders):
+    if _says_prompt(name, named_folders):
         return True
+    if suffix in TEMPLATE_ONLY_SUFFIXES:
+        return suffix_of(stem_of(name)) not in _RENDERS_NOT_PROMPT
     if suffix in _DOCUMENT_SUFFIXES and _UPPER_CASE_STEM.fullmatch(stem_of(name_of(path))):
         return False  # ``CREDITS.md``, ``FAQ.md``: named as a project's documents are
     folders = [folder.lower() for folder in named_folders]
