@@ -92,6 +92,38 @@ FOUND = (
     ),
     pytest.param(
         """
+        import sys
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            if sys.platform == "win32":
+                name = "Windows"
+            elif sys.platform == "darwin":
+                name = "macOS"
+            else:
+                name = "Linux"
+            return SystemMessage(content=f"You run on {name}. Use its shell.")
+        """,
+        [(6, "PFX104")],
+        id="fixed texts chosen by a test of the machine: one finding, at the first test",
+    ),
+    pytest.param(
+        """
+        from datetime import datetime
+        from langchain_core.messages import SystemMessage
+
+        def prompt():
+            if datetime.now().hour < 12:
+                greeting = "Good morning"
+            else:
+                greeting = "Good evening"
+            return SystemMessage(content=f"{greeting}! You answer billing questions.")
+        """,
+        [(6, "PFX101")],
+        id="fixed texts chosen by the time of day",
+    ),
+    pytest.param(
+        """
         import datetime
         from openai import OpenAI
 
@@ -735,6 +767,23 @@ FOUND = (
 
 
 QUIET = (
+    pytest.param(
+        """
+        from langchain_core.messages import SystemMessage
+
+        def prompt(mode, user_id):
+            if mode == "fast":
+                style = "brief"
+            else:
+                style = "thorough"
+            if user_id:
+                tone = "warm"
+            else:
+                tone = "neutral"
+            return SystemMessage(content=f"Be {style} and {tone}. You answer billing questions.")
+        """,
+        id="fixed texts chosen by a setting, or by a test of a value only named like a user's",
+    ),
     pytest.param(
         """
         from agents import Agent

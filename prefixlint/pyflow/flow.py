@@ -445,7 +445,34 @@ class Flow:
                 resolved = True
         if not resolved:
             return ()
-        return merge(*found, self._drifting_assignments(node))
+        volatile = any(o.code in _CHOOSING_CODES for group in found for o in group)
+        chosen = () if volatile else self._chosen_by(node, env)
+        return merge(*found, self._drifting_assignments(node), chosen)
+
+    def _chosen_by(self, node: ast.Name, env: Env) -> tuple[Origin, ...]:
+        """``os = "Windows"`` under ``if sys.platform == "win32":`` and another value on another
+        branch: which value the name holds says what the tests read (the machine, the date,
+        the user), though each value is fixed text (values that are volatile themselves are
+        their own findings). Only values made by what the tests call
+        or read count, not ones guessed from a name; one finding per choice."""
+        targets = [a.node for a in self.bindings.reaching(node) if isinstance(a.node, ast.Name)]
+        if len(targets) < 2:
+            return ()
+        tests: dict[int, ast.expr] = {}
+        for target in targets:
+            for ancestor in self.document.ancestors(target):
+                if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
+                    break
+                if isinstance(ancestor, ast.If):
+                    tests.setdefault(id(ancestor.test), ancestor.test)
+        found = [
+            origin
+            for test in sorted(tests.values(), key=self.document.order)
+            for operand in _tested(test)
+            for origin in self.origins(operand, env)
+            if origin.code in _CHOOSING_CODES and not origin.guessed
+        ]
+        return tuple(found[:1])  # the first test that chooses stands for the others
 
     def _drifting_assignments(self, node: ast.Name) -> tuple[Origin, ...]:
         """``sep = "\\n\\n"`` on one path and ``sep = "\\n"`` on another, read here."""
@@ -1317,3 +1344,19 @@ def _set_typed(node: ast.expr, name: str, annotation: ast.expr | None) -> tuple[
     plain = inner is not None and _spelling(inner)[0] in ("str", "int")
     label = f"`{name}` (a set)"
     return (Origin(codes.UNORDERED, node, label, sort_by="plain" if plain else ""),)
+
+
+# What a branch's test may read that makes the value it chooses differ between runs.
+_CHOOSING_CODES = frozenset({codes.TIMESTAMP, codes.UNIQUE_ID, codes.PER_USER, codes.ENVIRONMENT})
+
+
+def _tested(test: ast.expr) -> list[ast.expr]:
+    """The values a branch's test reads: the operands of its comparisons, and the operands of
+    ``and``/``or``/``not``."""
+    if isinstance(test, ast.BoolOp):
+        return [operand for value in test.values for operand in _tested(value)]
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return _tested(test.operand)
+    if isinstance(test, ast.Compare):
+        return [test.left, *test.comparators]
+    return [test]
