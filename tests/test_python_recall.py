@@ -576,9 +576,14 @@ _ENV_READ = (
         ),
         pytest.param('{os.getenv("MODELS_DIR")}', [(5, 25, "PFX104")], id="a folder of models"),
         pytest.param('{os.environ["AGENT_ROLE"]}', [(5, 25, "PFX104")], id="another variable"),
+        pytest.param('{os.getenv("SYSTEM_PROMPT")}', [], id="a configured system prompt"),
+        pytest.param('{os.environ["BOT_PERSONA"]}', [], id="a configured persona"),
+        pytest.param('{os.environ["USER"]}', [(5, 25, "PFX104")], id="the user of the machine"),
     ),
 )
-def test_model_named_by_environment(read: str, expected: list[tuple[int, int, str]]) -> None:
+def test_model_or_prompt_named_by_environment(
+    read: str, expected: list[tuple[int, int, str]]
+) -> None:
     assert _findings(_ENV_READ.format(read=read)) == expected
 
 

@@ -717,7 +717,7 @@ class Flow:
         code: str | None
         key = string_value(index_of(node))
         for name in self._names(node.value):
-            if name == "os.environ" and _names_model(key):
+            if name == "os.environ" and _configures_requests(key):
                 return ()
             if name in t.VOLATILE_ATTRIBUTES:
                 code, granularity = t.VOLATILE_ATTRIBUTES[name]
@@ -773,7 +773,7 @@ class Flow:
 
     def _known_call(self, name: str, node: ast.Call, env: Env) -> tuple[Origin, ...] | None:
         given = positional(node)
-        if name in _ENVIRONMENT_READS and given and _names_model(string_value(given[0])):
+        if name in _ENVIRONMENT_READS and given and _configures_requests(string_value(given[0])):
             return self._all(given[1:], env)
         if name in t.VOLATILE_CALLS:
             code, granularity = t.VOLATILE_CALLS[name]
@@ -1213,13 +1213,22 @@ _RUNNABLE_CALLS = frozenset({"invoke", "ainvoke", "stream", "astream"})
 _ENVIRONMENT_READS = frozenset({"os.getenv", "os.environ.get"})
 
 
-def _names_model(key: str | None) -> bool:
-    """Whether an environment variable names the model (``OPENAI_MODEL``, ``MODEL_NAME``):
-    prompt caches are kept per model, so a value that picks the model splits none."""
+def _configures_requests(key: str | None) -> bool:
+    """Whether an environment variable names the model (``OPENAI_MODEL``, ``MODEL_NAME``) or
+    holds prompt text (``SYSTEM_PROMPT``, ``BOT_PERSONA``): prompt caches are kept per model,
+    so a value that picks the model splits none, and a deployment's configured prompt is the
+    same for every request its processes send."""
     words = vocabulary.split_words(key or "")
     return bool(words) and (
-        words[-1] == "model" or words[-2:] in (("model", "name"), ("model", "id"))
+        words[-1] == "model"
+        or words[-2:] in (("model", "name"), ("model", "id"))
+        or not _PROMPT_SETTING_WORDS.isdisjoint(words)
     )
+
+
+_PROMPT_SETTING_WORDS = frozenset(
+    {"prompt", "prompts", "system", "instructions", "instruction", "persona", "preamble"}
+)
 
 
 _PER_PROCESS_SEEDS = frozenset({"hash", "time", "time_ns", "getpid", "urandom", "now"})
