@@ -57,6 +57,8 @@ ASSIGNED = (
     ("x = 1\nclass C:\n    x = 2\n    def m(self):\n        return x\n", "x", 0, [1]),
     ("x = 1\nclass C:\n    x = 2\n    y = x\n", "x", 0, [3]),
     ("def f():\n    global x\n    x = 2\nx = 1\nprint(x)\n", "x", 0, [3, 4]),
+    # ``global`` at module level (in an ``if __name__ == "__main__":`` block) changes nothing
+    ("if main:\n    global x\n    x = 2\nprint(x)\n", "x", 0, [3]),
     (
         "def f():\n    x = 1\n    def g():\n        nonlocal x\n        x = 2\n    return x\n",
         "x",

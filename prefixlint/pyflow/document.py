@@ -214,8 +214,10 @@ class _Walk:
                 if alias.name != "*":
                     scope.record(alias.asname or alias.name, node)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            for name in node.names:
-                scope.overwrites[name] = self._declared_scope(node, scope)
+            declared = self._declared_scope(node, scope)
+            if declared is not scope:  # ``global x`` at module level changes nothing
+                for name in node.names:
+                    scope.overwrites[name] = declared
         elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
             if node.name:
                 scope.record(node.name, node)
