@@ -37,6 +37,64 @@ def common_suffix_length(a: Sequence[object], b: Sequence[object]) -> int:
     )
 
 
+def differing_lines(a: str, b: str) -> tuple[list[str], list[str]]:
+    """The lines (``split("\\n")``) of ``a`` and of ``b`` left once the leading lines both
+    share, then the trailing lines both share after those, are set aside: what
+    ``common_prefix_length`` and ``common_suffix_length`` of the two line lists leave.
+
+    Found from where the texts stop and start agreeing, so only the lines between are
+    split: two versions of a long prompt that differ in a line cost that line's work.
+    """
+    rest_a, rest_b = _after_shared_lines(a, b)
+    if rest_a is None or rest_b is None:
+        return ([] if rest_a is None else rest_a.split("\n")), (
+            [] if rest_b is None else rest_b.split("\n")
+        )
+    end_a, end_b = _before_shared_lines(rest_a, rest_b)
+    return rest_a[:end_a].split("\n") if end_a >= 0 else [], (
+        rest_b[:end_b].split("\n") if end_b >= 0 else []
+    )
+
+
+def _after_shared_lines(a: str, b: str) -> tuple[str | None, str | None]:
+    """The text of each after the leading lines both share (``None``: no line left).
+
+    The lines before the one where the texts first differ are shared; that line too when
+    each text ends there or breaks the line there (it is then the last line of one).
+    """
+    prefix = common_prefix_length(a, b)
+    if _line_ends(a, prefix) and _line_ends(b, prefix):
+        return _after(a, prefix), _after(b, prefix)
+    start = a.rfind("\n", 0, prefix) + 1
+    return a[start:], b[start:]
+
+
+def _line_ends(text: str, position: int) -> bool:
+    return position == len(text) or text[position] == "\n"
+
+
+def _after(text: str, position: int) -> str | None:
+    """The text after the line break at ``position`` (``None`` at the end: no line)."""
+    return None if position == len(text) else text[position + 1 :]
+
+
+def _before_shared_lines(a: str, b: str) -> tuple[int, int]:
+    """Where in each text the trailing lines both share begin, less the line break before
+    them (-1: the whole text is shared lines); mirrors :func:`_after_shared_lines`."""
+    suffix = common_suffix_length(a, b)
+    start_a, start_b = len(a) - suffix, len(b) - suffix
+    if _line_starts(a, start_a) and _line_starts(b, start_b):
+        return start_a - 1, start_b - 1
+    end = a.find("\n", start_a)
+    if end < 0:
+        return len(a), len(b)
+    return end, end - start_a + start_b
+
+
+def _line_starts(text: str, position: int) -> bool:
+    return position == 0 or text[position - 1] == "\n"
+
+
 def _agreeing(n: int, low: int, same: Callable[[int, int], bool]) -> int:
     """The largest length up to ``n`` whose elements from ``low`` on all agree, where
     ``same(start, end)`` says whether elements ``start`` to ``end`` do (``low`` do)."""

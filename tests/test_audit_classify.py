@@ -1,6 +1,8 @@
 """Miss classification: each cause only when the comparison proves it."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from prefixlint.auditing import classify
 from prefixlint.auditing.diff import escape, window
@@ -280,3 +282,58 @@ def request(**fields):
 )
 def test_classify(before, after, component, expected):
     assert classify.classify(before, after, component, same_conversation=True) == expected
+
+
+def whitespace_code_of_whole_rests(a: str, b: str, offset: int) -> str | None:
+    """``classify.whitespace_code`` normalising both texts to their ends."""
+    start = offset
+    while start > 0 and classify._is_blank(a[start - 1]):
+        start -= 1
+    start = max(0, min(start, offset - 1))
+    blank = any(classify._is_blank(c) for c in (a[offset : offset + 1] + b[offset : offset + 1]))
+    rest_a, rest_b = a[start:], b[start:]
+    for code, normalise in classify._WHITESPACE_STEPS:
+        if code != classify.INVISIBLE and not blank:
+            return None
+        rest_a, rest_b = normalise(rest_a), normalise(rest_b)
+        if rest_a[: classify.RESYNC_CHARS] == rest_b[: classify.RESYNC_CHARS]:
+            return code
+    return None
+
+
+# Words, blanks, line endings, invisible characters, a combining mark and what it composes
+# with: the characters each whitespace normalisation acts on or across.
+PIECES = st.sampled_from(
+    [
+        *("ab", "abcdefghij", "a" * 30, ".", " ", "  ", "\t", "\n", "\r\n"),
+        *("\u200b", "\u00a0", "e\u0301", "\u00e9", "\u0301"),
+    ]
+)
+
+
+@st.composite
+def drifted(draw):
+    """A text of pieces and the same text with a few pieces replaced, inserted or removed."""
+    pieces = draw(st.lists(PIECES, max_size=40))
+    changed = list(pieces)
+    for _ in range(draw(st.integers(1, 3))):
+        at = draw(st.integers(0, len(changed)))
+        changed[at : at + draw(st.integers(0, 1))] = draw(st.lists(PIECES, max_size=2))
+    return "".join(pieces), "".join(changed)
+
+
+@settings(max_examples=2000, deadline=None)
+@given(drifted())
+def test_whitespace_code_compares_a_front_as_it_would_whole_texts(pair):
+    a, b = pair
+    offset = common_prefix_length(a, b)
+    expected = whitespace_code_of_whole_rests(a, b, offset)
+    assert classify.whitespace_code(a, b, offset) == expected
+    assert classify.whitespace_code(b, a, offset) == whitespace_code_of_whole_rests(b, a, offset)
+
+
+def test_whitespace_code_normalises_a_front_of_a_long_text():
+    text = "Rules:  keep it short. " * 20
+    front = classify._resync_front(text + "\u00a0x" * 1000, 0)
+    assert len(front) < 100 and (text + "\u00a0x" * 1000).startswith(front)
+    assert classify._resync_front("é" * 30 + "a" * 10, 0) == "é" * 30 + "a" * 10  # too few

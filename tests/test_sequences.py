@@ -1,5 +1,5 @@
 """common_prefix_length and common_suffix_length against element-by-element loops, for every
-sequence type."""
+sequence type; differing_lines against the split line lists."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from prefixlint.sequences import (
     SameItemsMemo,
     common_prefix_length,
     common_suffix_length,
+    differing_lines,
     same_items,
 )
 
@@ -86,6 +87,52 @@ def test_common_suffix_length_is_the_loop(pair):
 def test_common_suffix_length_edges(a, b, length):
     assert common_suffix_length(a, b) == length
     assert common_suffix_length(b, a) == length
+
+
+def split_differing_lines(a: str, b: str) -> tuple[list[str], list[str]]:
+    """What is left of both line lists past their common head, then their common tail."""
+    lines_a, lines_b = a.split("\n"), b.split("\n")
+    head = loop_prefix_length(lines_a, lines_b)
+    rest_a, rest_b = lines_a[head:], lines_b[head:]
+    tail = loop_prefix_length(rest_a[::-1], rest_b[::-1])
+    return rest_a[: len(rest_a) - tail], rest_b[: len(rest_b) - tail]
+
+
+# Lines over a small alphabet, so that texts share lines, line starts and line ends often.
+LINES = st.lists(st.text("ab\n", max_size=4), max_size=6).map("\n".join)
+
+
+@st.composite
+def texts_alike(draw):
+    """Two texts that share a head and a tail (of whole lines or not)."""
+    head, tail = draw(LINES), draw(LINES)
+    return head + draw(LINES) + tail, head + draw(LINES) + tail
+
+
+@settings(max_examples=1000, deadline=None)
+@given(texts_alike())
+def test_differing_lines_is_what_the_line_lists_leave(pair):
+    a, b = pair
+    assert differing_lines(a, b) == split_differing_lines(a, b)
+    assert differing_lines(b, a) == split_differing_lines(b, a)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "middle"),
+    [
+        ("", "", ([], [])),
+        ("x", "x", ([], [])),
+        ("x\n", "x", ([""], [])),  # a last, empty line
+        ("x", "x\ny", ([], ["y"])),
+        ("q\nx", "r\nx", (["q"], ["r"])),
+        ("a\nDate: 1\nb", "a\nDate: 2\nb", (["Date: 1"], ["Date: 2"])),
+        ("a\nb\nc", "a\nc", (["b"], [])),  # a line removed
+        ("ab\nc", "a\nc", (["ab"], ["a"])),  # lines that differ in their end only
+    ],
+)
+def test_differing_lines_edges(a, b, middle):
+    assert differing_lines(a, b) == middle
+    assert split_differing_lines(a, b) == middle
 
 
 ONE, TWO = {"name": "a"}, {"name": "a"}

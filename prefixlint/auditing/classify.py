@@ -40,7 +40,7 @@ from prefixlint.codes import (
     WHITESPACE_DRIFT,
 )
 from prefixlint.request import ChatRequest
-from prefixlint.sequences import common_prefix_length, common_suffix_length
+from prefixlint.sequences import common_prefix_length, differing_lines
 
 RESYNC_CHARS = 40
 # The most text, besides its volatile value, of a line that holds one labelled value.
@@ -48,6 +48,12 @@ MAX_LABEL_CHARS = 48
 # The most text of a labelled value inserted into a line (label, value and punctuation).
 MAX_INSERTED_CHARS = 160
 _WHITESPACE_RUN = re.compile(r"\s+")
+# The front of a text holding RESYNC_CHARS printable ASCII characters other than a space:
+# every normalisation below leaves each of them one character at least.
+_RESYNC_FRONT = re.compile(rf"(?:[^!-~]*[!-~]){{{RESYNC_CHARS}}}")
+# Between two such characters: no normalisation below acts across the place (none composes,
+# joins or strips them), so it maps the text before it to a front of what the whole becomes.
+_STABLE_CUT = re.compile(r"(?<=[!-~])(?=[!-~])")
 # What may separate two values that change together (a date and its time).
 _VALUE_GAP = re.compile(r"[ \t,]{1,2}(?:(?:at|on)[ \t])?")
 
@@ -91,7 +97,7 @@ def whitespace_code(a: str, b: str, offset: int) -> str | None:
         start -= 1
     start = max(0, min(start, offset - 1))
     blank = any(_is_blank(c) for c in (a[offset : offset + 1] + b[offset : offset + 1]))
-    rest_a, rest_b = a[start:], b[start:]
+    rest_a, rest_b = _resync_front(a, start), _resync_front(b, start)
     for code, normalise in _WHITESPACE_STEPS:
         if code != INVISIBLE and not blank:
             return None
@@ -99,6 +105,16 @@ def whitespace_code(a: str, b: str, offset: int) -> str | None:
         if rest_a[:RESYNC_CHARS] == rest_b[:RESYNC_CHARS]:
             return code
     return None
+
+
+def _resync_front(text: str, start: int) -> str:
+    """``text[start:]``, or as much of it as :func:`whitespace_code` compares: cut at a
+    :data:`_STABLE_CUT` past :data:`RESYNC_CHARS` printable characters, so that each
+    normalisation gives the first ``RESYNC_CHARS`` characters it gives of the whole (a long
+    prompt is normalised for a line, not to its end)."""
+    front = _RESYNC_FRONT.match(text, start)
+    cut = _STABLE_CUT.search(text, front.end()) if front else None
+    return text[start:] if cut is None else text[start : cut.start()]
 
 
 def volatile_code(a: str, b: str, offset: int) -> str | None:
@@ -200,11 +216,7 @@ def environment_lines_code(a: str, b: str) -> str | None:
     status block, a directory listing: :mod:`prefixlint.auditing.environment`) and
     volatile-value lines (equal once those lines are dropped), and the first line that
     differs, ``b``'s before ``a``'s, is a snapshot's."""
-    lines_a, lines_b = a.split("\n"), b.split("\n")
-    head = common_prefix_length(lines_a, lines_b)
-    rest_a, rest_b = lines_a[head:], lines_b[head:]
-    tail = common_suffix_length(rest_a, rest_b)
-    middle_a, middle_b = rest_a[: len(rest_a) - tail], rest_b[: len(rest_b) - tail]
+    middle_a, middle_b = differing_lines(a, b)
     first = next((line for line in middle_b + middle_a if line.strip()), None)
     if first is None or not is_environment_line(first):
         return None
