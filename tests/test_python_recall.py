@@ -516,6 +516,12 @@ _SCHEMA = (
         pytest.param("source.tools()", [(11, 47, "PFX202")], id="a method of a value"),
         pytest.param("describe()", [(11, 47, "PFX202")], id="a function given nothing"),
         pytest.param("describe(MAX)", [(11, 47, "PFX202")], id="a function given a constant"),
+        pytest.param(
+            "db.collection_schema('reply')", [(11, 47, "PFX202")], id="a schema a database gives"
+        ),
+        pytest.param("json.load(open('reply.json'))", [], id="a JSON file read"),
+        pytest.param("Answer.model_json_schema()['properties']", [], id="a part of a schema"),
+        pytest.param("source.tools()['web']", [(11, 47, "PFX202")], id="a part of a value"),
     ),
 )
 def test_fixed_order_payloads(payload: str, expected: list[tuple[int, int, str]]) -> None:

@@ -905,15 +905,18 @@ class Flow:
             return all(self._fixed_value(_unstarred(e), depth) for e in node.elts)
         if isinstance(node, (ast.DictComp, ast.ListComp)):
             return True
+        if isinstance(node, ast.Subscript):  # a part of a fixed value: ``schema["properties"]``
+            return self._fixed_literal(node.value, depth)
         return isinstance(node, ast.Call) and self._fixed_call(node, depth)
 
     def _fixed_call(self, node: ast.Call, depth: int) -> bool:
-        """A call whose dict comes from code, in one order: ``json.loads``, a dump or schema of
-        declared fields (:data:`~prefixlint.pyflow.tables.FIXED_ORDER_CALLS`), a function
+        """A call whose dict comes from code, in one order: ``json.loads`` or ``json.load`` (a
+        text's or a file's order), a dump or schema of declared fields
+        (:data:`~prefixlint.pyflow.tables.FIXED_ORDER_CALLS`), a function
         defined here whose every return is fixed, or one given only classes and fixed values
         (``describe(Report)``, ``serialize_for_json({f.name: v for f, v in fields})``)."""
         names = self._names(node.func)
-        if "json.loads" in names or names & t.FIXED_ORDER_CALLS:
+        if names & {"json.loads", "json.load"} or names & t.FIXED_ORDER_CALLS:
             return True
         if isinstance(node.func, ast.Attribute) and node.func.attr in t.FIXED_ORDER_METHODS:
             return True
