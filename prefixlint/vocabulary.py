@@ -185,10 +185,11 @@ _OBJECT_ENV_OWNERS = frozenset({"jinja", "jinja2", "template", "templates", "tpl
 
 # The people a product serves: a record named after one (``traveller``, ``patient``) holds
 # that person's details, so each of its fields differs per user (``traveller.home_airport``).
+# ``member`` is not one: in code it is mostly a team's member agent or an enum's member.
 _PERSON_RECORDS = frozenset(
     _listed(
         """
-        user, customer, member, person, employee, traveller, traveler, reviewer, patient,
+        user, customer, person, employee, traveller, traveler, reviewer, patient,
         student, learner, guest, passenger, shopper, buyer, subscriber, visitor, player,
         reader, viewer, applicant, recipient, requester, participant, attendee, tenant,
         utilisateur, usager, benutzer, nutzer, kunde, kundin, usuario, cliente, utente

@@ -126,6 +126,8 @@ def test_volatile_names(name, code):
     "name",
     [
         "produit.email",
+        "member.description",  # a team's member agent
+        "member.value",  # an enum's member
         "branch_protection",
         "update",
         "validate",
