@@ -725,6 +725,7 @@ def test_fields_of_code_shown_without_a_fence(text, expected):
         ("## User Profile\n\nWrite a concise snapshot of the user.\n" + RULES, []),
         ("User preferences: summarize them in one line.\n" + RULES, []),
         ("Agent memory: the tool stores facts between runs.\n" + RULES, []),
+        ("### User memory\n- Long-lived knowledge tied to a person or account\n" + RULES, []),
     ],
 )
 def test_a_pasted_user_memory_is_a_per_user_value(text, expected):

@@ -55,6 +55,13 @@ _ADDRESSED = re.compile(
     r"|keep|capture|record|provide|extract|infer|focus|avoid|mention|prioriti[sz]e)\b",
     re.IGNORECASE,
 )
+# A verb that states something about a person (``Ana is a nurse``, ``User collects caps``,
+# ``Prefers short answers``): a heading's label counts only over such a line.
+_STATES_FACT = re.compile(
+    r"(?i:\b(?:is|are|was|were|has|have|had|prefers?|likes?|loves?|lives?|works?|wants?|uses?"
+    r"|speaks?|needs?|enjoys?|dislikes?|hates?|studies|owns?)\b)"
+    r"|\b(?:user|he|she|they|[A-Z][a-z]+)\s+[a-z]+s\b",
+)
 _ABOUT_USER = re.compile(r"(?:\[[^\]\n]*\][ \t]*)?(?:the[ \t]+)?user\b", re.IGNORECASE)
 _EXAMPLE_TAG = re.compile(r"<(/?)[\w-]*example[\w-]*>", re.IGNORECASE)
 _HEADING = re.compile(r"#{1,6}[ \t]|</?[\w-]+>|`{3}|~{3}")
@@ -76,6 +83,8 @@ def pasted_memories(text: str) -> Iterator[tuple[int, int, str]]:
                 continue
             start, end = following.span("value")
             shown = following.group("value")
+            if match.group(0).lstrip(" \t-*").startswith("#") and not _STATES_FACT.search(shown):
+                continue  # ``### User memory`` over what such memory is, in a document
         value = text[start:end]
         if match.group("bare") and not _ABOUT_USER.match(value):
             continue  # ``## Memory`` over how the memory tool works
