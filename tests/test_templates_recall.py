@@ -450,6 +450,20 @@ def test_question_before_static_guidance(path, text, expected):
         ),
         # a name that only looks volatile after the question stays quiet
         ("a.j2", "Question: {{ question }}\nFormat: {{ date_format }}\n\n" + GUIDANCE, []),
+        # just before the question, in the last section of what is stable until it: cheap
+        # there, but not once the question moves after the guidance
+        (
+            "a.md",
+            RULES
+            + "\nInputs:\n- message_id: {{ messageId }}\n- question: {{ question }}\n\n"
+            + GUIDANCE,
+            [("PFX102", 4, 15, "warning")],
+        ),
+        (
+            "a.md",
+            RULES + "\nInputs:\n- message_id: {{ messageId }}\n- question: {{ question }}\n",
+            [],
+        ),
     ],
 )
 def test_a_volatile_value_after_the_input_is_a_warning(path, text, expected):

@@ -415,21 +415,25 @@ def _costly_places(document: TemplateDocument, ctx: RuleContext) -> list[Costly]
             continue
         region = _line_region(document, place)
         tail = document.static_between(place.end, region[1])
-        if not (follows[region] or following) and len(_WORDS.findall(tail)) < _TAIL_WORDS:
-            continue
         before = document.static_tokens(0, place.start, ctx) + preceding
         after = document.static_tokens(place.end, limit, ctx) + following
-        if place.start >= final_start and after < _FINAL_SECTION_TOKENS:
+        quiet = not (follows[region] or following) and len(_WORDS.findall(tail)) < _TAIL_WORDS
+        if quiet or (place.start >= final_start and after < _FINAL_SECTION_TOKENS):
+            # Cheap where the stable part now ends, at the input, but not once the input
+            # moves after the static text that follows it.
+            if item := _after_input(document, ctx, place):
+                costly.append(item)
             continue
         costly.append(Costly(document, place, region, before, after, following, follows[region]))
     return costly
 
 
 def _after_input(document: TemplateDocument, ctx: RuleContext, place: Volatile) -> Costly | None:
-    """A place after the template's first per-request input, before its user section, that
-    as much static text follows as PFX301 reports after an input: the input already changes
-    the prompt there, but once it moves after the static text (PFX301's advice), this value
-    breaks the cache where it stands."""
+    """A place after the template's first per-request input (or just before it, in the final
+    section of what is stable until the input), before its user section, that as much static
+    text follows as PFX301 reports after an input: the input already changes the prompt there,
+    but once it moves after the static text (PFX301's advice), this value breaks the cache
+    where it stands."""
     first_input = document.first_input(ctx.option(codes.LAYOUT, "input-names"))
     if first_input is None or place.start >= document.prefix_end:
         return None
