@@ -41,6 +41,8 @@ def relative(found, root):
         ("package-lock.json", False),
         ("pnpm-lock.yaml", False),
         ("notes.md", True),
+        (".cursor/rules/python.mdc", True),
+        ("website/pages/intro.mdx", False),
         ("system_prompt.md", True),
         ("prompts/guide.md", True),
         ("docs/prompts/guide.md", True),

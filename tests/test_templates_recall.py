@@ -299,6 +299,8 @@ def test_placeholder_glued_through_a_mark(text, expected):
         ("p.md", "Name: Ada \nRules.\n", [("PFX402", 1, 10)]),
         ("p.md", "Name: Ada \t\nRules.\n", [("PFX402", 1, 10)]),
         ("p.md", "Name.\n   \nRules.\n", [("PFX402", 2, 1)]),
+        # a Cursor rule file is Markdown (with front matter)
+        ("r.mdc", "---\nalwaysApply: true\n---\nName: Ada  \nRules. \n", [("PFX402", 5, 7)]),
         # outside Markdown, two spaces are trailing whitespace
         ("p.txt", "Name: Ada  \nRules.\n", [("PFX402", 1, 10)]),
         # a missing blank line before one heading where all others have one

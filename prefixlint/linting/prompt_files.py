@@ -23,13 +23,13 @@ import functools
 import re
 
 from prefixlint.paths import folders_of, name_of, stem_of, suffix_of
-from prefixlint.sources import PYTHON_SUFFIXES
+from prefixlint.sources import MARKDOWN_SUFFIXES, PYTHON_SUFFIXES
 from prefixlint.vocabulary import split_words
 
 TEMPLATE_ONLY_SUFFIXES = frozenset(
     {".prompt", ".prompty", ".j2", ".jinja", ".jinja2", ".mustache", ".hbs", ".handlebars"}
 )
-_DOCUMENT_SUFFIXES = frozenset({".md", ".txt"})
+_DOCUMENT_SUFFIXES = MARKDOWN_SUFFIXES | {".txt"}
 # What a template renders, by the suffix before its template suffix, when that is a page, a
 # stylesheet, a script or a configuration file (``context_table.html.j2``), not a prompt.
 _RENDERS_NOT_PROMPT = frozenset(

@@ -18,8 +18,11 @@ if TYPE_CHECKING:
     from prefixlint.types import Diagnostic
 
 MUSTACHE_SUFFIXES = frozenset({".mustache", ".hbs", ".handlebars"})
+# Markdown, MDX and Cursor's rule files (``.mdc``: Markdown with front matter); of these, MDX
+# and ``.markdown`` (a website's pages) are not checked.
+MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx", ".mdc"})
 TEMPLATE_SUFFIXES = (
-    frozenset({".txt", ".md", ".prompt", ".prompty", ".j2", ".jinja", ".jinja2"})
+    frozenset({".txt", ".md", ".mdc", ".prompt", ".prompty", ".j2", ".jinja", ".jinja2"})
     | MUSTACHE_SUFFIXES
 )
 STRUCTURED_SUFFIXES = frozenset({".yaml", ".yml", ".json", ".toml"})

@@ -46,7 +46,7 @@ from prefixlint.codes import LINE_ENDINGS
 from prefixlint.context import RuleContext, SourceError
 from prefixlint.lines import LineIndex
 from prefixlint.sourcemap import SourceMap, SourceMapBuilder
-from prefixlint.sources import JINJA_SUFFIXES, MUSTACHE_SUFFIXES
+from prefixlint.sources import JINJA_SUFFIXES, MARKDOWN_SUFFIXES, MUSTACHE_SUFFIXES
 from prefixlint.sources.code_lines import in_unfenced_code
 from prefixlint.sources.nesting import guard_jinja
 from prefixlint.sources.syntax_examples import example_spans
@@ -984,7 +984,7 @@ def user_section_start(text: str) -> int:
 # YAML front matter at the top of a file (Prompty's and Dotprompt's settings, a Markdown page's
 # metadata): read by the tool that loads the file, never rendered into the prompt.
 _FRONT_MATTER = re.compile(r"---[ \t]*\r?\n(?:.*?\r?\n)?---[ \t]*(?:\r?\n|\Z)", re.DOTALL)
-_FRONT_MATTER_SUFFIXES = frozenset({".prompty", ".prompt", ".md", ".mdx", ".markdown", ".mdc"})
+_FRONT_MATTER_SUFFIXES = frozenset({".prompty", ".prompt"}) | MARKDOWN_SUFFIXES
 
 
 def check(text: str, ctx: RuleContext) -> list[Diagnostic]:

@@ -26,6 +26,7 @@ from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.rules.templates.folding import fold_sites, folded_fix, folded_lines_text
 from prefixlint.rules.templates.sections import lines, section_lines
+from prefixlint.sources import MARKDOWN_SUFFIXES
 from prefixlint.sources.templates import TemplateDocument
 from prefixlint.types import Applicability, Diagnostic
 
@@ -35,7 +36,6 @@ _PARAGRAPH = "paragraph"
 _MIN_STYLED_LINES = 6  # fewer lines, all with trailing spaces, are a careless paste
 _TITLE = re.compile(r"[ \t]*(?:\*\*)?([^\W\d_][\w '’/&-]*?)(?:\*\*)?[ \t]*:?(?:\*\*)?[ \t]*\r?")
 _TITLE_WORDS = 5
-_MARKDOWN_SUFFIXES = frozenset({".md", ".markdown", ".mdx"})
 
 
 @registry.register(CODE, "template")
@@ -68,7 +68,7 @@ def _trailing_sites(document: TemplateDocument) -> Iterator[tuple[int, int]]:
     left out)."""
     text = document.text
     static = document.parsed.static
-    markdown = PurePath(document.path).suffix.lower() in _MARKDOWN_SUFFIXES
+    markdown = PurePath(document.path).suffix.lower() in MARKDOWN_SUFFIXES
     for start, end in lines(text):
         stripped = len(text[start:end].rstrip(" \t"))
         if start + stripped == end or not static.is_literal(start + stripped, end):
