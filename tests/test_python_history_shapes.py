@@ -322,6 +322,22 @@ FOUND = (
         [(5, "PFX502")],
         id="a window taken in a conditional expression",
     ),
+    pytest.param(
+        """
+        class Worker:
+            def flush(self):
+                if len(self.generator_agent.messages) > 2 * self.max_rounds + 1:
+                    self.generator_agent.messages.pop(1)
+                    self.generator_agent.messages.pop(1)
+            def step(self, text):
+                self.generator_agent.messages.append({"role": "user", "content": text})
+                return client.chat.completions.create(
+                    model="m", messages=self.generator_agent.messages
+                )
+        """,
+        [(5, "PFX502")],
+        id="another object's conversation that this one keeps, cut at a bound",
+    ),
 )
 
 QUIET = (

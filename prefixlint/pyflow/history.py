@@ -226,15 +226,18 @@ class HistoryAnalysis:
     # -- identity of a list -----------------------------------------------------------------
 
     def _identity(self, node: ast.AST) -> _Identity | None:
+        """A name's assignments, or the class and path of an attribute of ``self`` or ``cls``
+        (``self.messages``, ``self.generator_agent.messages``: another object's list that
+        this one keeps)."""
         if isinstance(node, ast.Name):
             return frozenset(id(a) for a in self.document.assignments(node)) or None
-        if (
-            isinstance(node, ast.Attribute)
-            and isinstance(node.value, ast.Name)
-            and node.value.id in ("self", "cls")
-        ):
+        path: list[str] = []
+        while isinstance(node, ast.Attribute):
+            path.append(node.attr)
+            node = node.value
+        if path and isinstance(node, ast.Name) and node.id in ("self", "cls"):
             owner = self.document.enclosing_class(node)
-            return (id(owner), node.attr) if owner is not None else None
+            return (id(owner), ".".join(reversed(path))) if owner is not None else None
         return None
 
     def _list_parts(self, expr: ast.AST) -> list[ast.AST]:
