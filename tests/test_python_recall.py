@@ -522,10 +522,35 @@ _SCHEMA = (
         pytest.param("json.load(open('reply.json'))", [], id="a JSON file read"),
         pytest.param("Answer.model_json_schema()['properties']", [], id="a part of a schema"),
         pytest.param("source.tools()['web']", [(11, 47, "PFX202")], id="a part of a value"),
+        pytest.param("source.tool.args", [], id="a tool's declared parameter schema"),
+        pytest.param("source.tool.config", [(11, 47, "PFX202")], id="another field of a tool"),
     ),
 )
 def test_fixed_order_payloads(payload: str, expected: list[tuple[int, int, str]]) -> None:
     assert _findings(_SCHEMA.format(payload=payload)) == expected
+
+
+@pytest.mark.parametrize(
+    ("added", "expected"),
+    (
+        pytest.param("{'name': key, 'about': AGENTS[key]}", [], id="dict displays appended"),
+        pytest.param("AGENTS[key]", [(9, 30, "PFX202")], id="values of unknown order appended"),
+    ),
+)
+def test_a_list_filled_with_fixed_values(added: str, expected: list[tuple[int, int, str]]) -> None:
+    src = (
+        "import json\n"
+        "from langchain_core.messages import SystemMessage\n"
+        "AGENTS = {'coder': 'writes code', 'tester': 'runs tests'}\n"
+        "def prompt(keys):\n"
+        "    rows = []\n"
+        "    for key in keys:\n"
+        f"        rows.append({added})\n"
+        "    return SystemMessage(\n"
+        "        content='Agents: ' + json.dumps(rows) + ' Pick one of them for each step.'\n"
+        "    )\n"
+    )
+    assert _findings(src) == expected
 
 
 def test_local_function_returning_a_value() -> None:

@@ -889,10 +889,16 @@ class Flow:
         if isinstance(node, ast.Name) and depth == 0:
             values = []
             for assignment in self.bindings.reaching(node):
-                if self.bindings.mutations_of(assignment):
-                    return False
+                for mutation in self.bindings.mutations_of(assignment):
+                    # ``rows.append({"name": ...})``: a list filled with fixed values
+                    added = mutation.call.args if isinstance(mutation.call, ast.Call) else []
+                    if mutation.method not in ("append", "insert") or not added:
+                        return False
+                    values.append(added[-1])
                 values += [b.value for b in self.bindings.values_of(assignment)]
             return bool(values) and all(self._fixed_literal(v, depth + 1) for v in values)
+        if isinstance(node, ast.Attribute) and _declared_tool_schema(node):
+            return True
         if isinstance(node, ast.Attribute) and depth == 0:
             values = [b.value for b in self.bindings.attribute_values(node)]
             return bool(values) and all(self._fixed_literal(v, depth + 1) for v in values)
@@ -1372,3 +1378,20 @@ def _tested(test: ast.expr) -> list[ast.expr]:
     if isinstance(test, ast.Compare):
         return [test.left, *test.comparators]
     return [test]
+
+
+# A tool's declared parameter schema (``tool.args``, ``tool.input_schema``, MCP's
+# ``tool.inputSchema``): made from its declared fields, or parsed from its server's JSON.
+_TOOL_SCHEMA_ATTRIBUTES = frozenset(
+    {"args", "args_schema", "parameters", "input_schema", "inputSchema", "schema"}
+)
+
+
+def _declared_tool_schema(node: ast.Attribute) -> bool:
+    """``tool.args`` and the like: the parameter schema of something named as a tool."""
+    owner = node.value.attr if isinstance(node.value, ast.Attribute) else None
+    owner = node.value.id if isinstance(node.value, ast.Name) else owner
+    words = vocabulary.split_words(owner or "")
+    return (
+        node.attr in _TOOL_SCHEMA_ATTRIBUTES and bool(words) and words[-1] in ("tool", "function")
+    )
