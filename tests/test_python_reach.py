@@ -125,6 +125,22 @@ FOUND = (
     pytest.param(
         """
         import datetime
+        from langchain_core.messages import SystemMessage
+
+        class EnvInfo:
+            def from_dict(self, data):
+                self.date = data["date"]
+            def from_env(self):
+                self.date = datetime.datetime.now().isoformat()
+            def prompt(self):
+                return SystemMessage(content=f"Now: {self.date}. You run shell commands.")
+        """,
+        [(9, "PFX101")],
+        id="one attribute given a value in two methods: one finding, at the made value",
+    ),
+    pytest.param(
+        """
+        import datetime
         from openai import OpenAI
 
         def ask(template, question):

@@ -19,6 +19,7 @@ from prefixlint.pyflow.origins import Origin, merge, substituted
 from prefixlint.pyflow.prompt_words import PREFIX_REGIONS, PROMPT, SYSTEM, TOOLS
 from prefixlint.pyflow.scopes import MODULE
 from prefixlint.pyflow.sinks import Sink, find_sinks
+from prefixlint.pyflow.syntax import leaf
 from prefixlint.pyflow.tables import IMPORTED, PARAMETER, REQUEST_INPUT
 from prefixlint.pyflow.whitespace import whitespace_drift
 
@@ -207,8 +208,9 @@ class Analysis:
 
     def _alternative_key(self, reach: Reach) -> Hashable:
         """The code, request part and name read that a reach shares with the other values
-        assigned to that name (``os_info = ...`` on each branch of an ``if``); the reach
-        itself where its value was not assigned to the name it was read through."""
+        assigned to that name (``os_info = ...`` on each branch of an ``if``, ``self.date =
+        ...`` in two methods); the reach itself where its value was not assigned to the name
+        it was read through."""
         use = reach.origin.use
         statement = next(
             (a for a in self.document.ancestors(reach.origin.node) if isinstance(a, ast.stmt)),
@@ -216,11 +218,18 @@ class Analysis:
         )
         targets: list[ast.expr] = [statement.target] if isinstance(statement, ast.AnnAssign) else []
         targets += statement.targets if isinstance(statement, ast.Assign) else []
-        if not isinstance(use, ast.Name) or not any(
+        if isinstance(use, ast.Name) and any(
             isinstance(t, ast.Name) and t.id == use.id for t in targets
         ):
-            return id(reach)
-        return reach.origin.code, id(reach.sink.expr), id(use)
+            return reach.origin.code, id(reach.sink.expr), id(use)
+        # ``self.date = ...`` in one method and another: the attribute read into the request
+        attributes = [
+            t for t in targets if isinstance(t, ast.Attribute) and leaf(t.value) == "self"
+        ]
+        if use is None and len(attributes) == 1:
+            owner = self.document.enclosing_class(attributes[0])
+            return reach.origin.code, id(reach.sink.expr), id(owner), attributes[0].attr
+        return id(reach)
 
     def _read_together_key(self, reach: Reach) -> Hashable:
         """The code, request part, f-string and line where a reach's name is read into the
