@@ -231,11 +231,21 @@ DEFAULT_SYSTEM_REFUSED = DEFAULT_SYSTEM_CLOCK.replace(
 )
 
 
+# Mistral's way: the default system prompt holds ``{today}`` for mistral-common to fill
+DEFAULT_SYSTEM_SLOT = DEFAULT_SYSTEM_CLOCK.replace(
+    "{%- set today = strftime_now('%Y-%m-%d') %}\n", "{%- set today = '{today}' %}\n"
+)
+# a field that names no date is left alone
+DEFAULT_SYSTEM_NAMED = DEFAULT_SYSTEM_SLOT.replace("{today}", "{model_name}")
+
+
 @pytest.mark.parametrize(
     ("text", "granularity"),
     (
         # the clock is only in the system prompt used when a request sends none
         (DEFAULT_SYSTEM_CLOCK, "day"),
+        (DEFAULT_SYSTEM_SLOT, "day"),
+        (DEFAULT_SYSTEM_NAMED, None),
         (DEFAULT_SYSTEM_FIXED, None),
         # a template that refuses a conversation without a system message never shows it
         (DEFAULT_SYSTEM_REFUSED, None),

@@ -7,15 +7,18 @@ time whose change alters the prompt: that is how often the cached prefix rolls o
 rendered only in the newest turn (after all that the previous request's prompt held) costs no
 cached token and is not reported. A template that stamps the clock only into the system prompt
 it uses when a request sends none (``default_system_message``) is checked on a conversation
-without a system message too.
+without a system message too. A field named for the date left in the rendered prompt
+(``The current date is {today}.``, which mistral-common fills) is the same clock, set by the
+sender.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 from datetime import timedelta
 
-from prefixlint import codes, registry
+from prefixlint import codes, registry, vocabulary
 from prefixlint.context import RuleContext
 from prefixlint.plural import counted
 from prefixlint.sequences import common_prefix_length
@@ -68,13 +71,62 @@ def _previously_cached(document: ChatTemplateDocument, convo: Conversation, text
 def check_clock(document: ChatTemplateDocument, ctx: RuleContext) -> list[Diagnostic]:
     """Report the clock in the prompt once, at the line that calls ``strftime_now``: in the
     conversation with a system message, else in the one without (a default system prompt)."""
-    found = _clock_finding(document, conversation.build(document.features), ctx)
+    convo = conversation.build(document.features)
+    found = _clock_finding(document, convo, ctx) or _date_slot_finding(document, convo, ctx)
     if found or not document.features.system:
         return found
     without = replace(document.features, system=False)
     if not document.renders(without):
         return []
-    return _clock_finding(document, conversation.build(without), ctx, default_system=True)
+    convo = conversation.build(without)
+    return _clock_finding(document, convo, ctx, default_system=True) or _date_slot_finding(
+        document, convo, ctx, default_system=True
+    )
+
+
+# ``{today}`` left in the rendered prompt for the serving side to fill (mistral-common fills
+# ``{today}`` and ``{yesterday}`` in Mistral's default system prompts).
+_FIELD = re.compile(r"\{([A-Za-z_]\w*)\}")
+
+
+def _date_slot_finding(
+    document: ChatTemplateDocument,
+    convo: Conversation,
+    ctx: RuleContext,
+    *,
+    default_system: bool = False,
+) -> list[Diagnostic]:
+    """A field named for the date (``{today}``) in what the previous request's prompt held:
+    the text the template renders has a slot that whoever sends the prompt fills each day."""
+    rendered = document.render(convo, len(convo.messages), add_generation_prompt=True)
+    cached = _previously_cached(document, convo, rendered.text)
+    for match in _FIELD.finditer(rendered.text, 0, cached):
+        if vocabulary.classify_name(match.group(1)) != CODE:
+            continue
+        stable = len(ctx.tokenizer.encode(rendered.text[: match.start()]))
+        total = len(ctx.tokenizer.encode(rendered.text))
+        written = document.source.find(match.group(0))  # where the template writes it
+        line = document.source.count("\n", 0, written) + 1 if written >= 0 else 0
+        line = line or rendered.line_at(match.start())
+        where = ", in the default system prompt used when a request sends none"
+        message = (
+            f"chat template leaves the date slot {match.group(0)!r} in the prompt"
+            f" (at {document.where(line)}{where if default_system else ''}) for the sender to"
+            " fill with the current date; the cached prefix rolls over at midnight;"
+            f" only the first {counted(stable, 'token')} stay cached"
+        )
+        return [
+            registry.diagnostic(
+                CODE,
+                message,
+                document.span(line),
+                stable_prefix_tokens=stable,
+                unstable_tokens=total - stable,
+                granularity="day",
+                template_line=line,
+            )
+        ]
+    return []
 
 
 def _clock_finding(
