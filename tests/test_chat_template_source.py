@@ -25,6 +25,19 @@ CHATML = """\
         ("t.j2", "{% for m in loop_messages %}{{ bos_token }}{{ m.content }}{% endfor %}", True),
         ("t.jinja", "{% set h = messages[1:] %}{{ add_generation_prompt }}", True),
         ("prompt.jinja", "Summarise: {% for m in messages %}{{ m.content }}{% endfor %}", False),
+        # a name set inside the loop is the template's own, not one it is given
+        (
+            "t.jinja",
+            "{%- for m in messages %}{%- if m.role == 'user' %}[INST] {{ m.content }} [/INST]"
+            "{%- else %}{%- set c = m.content or '' %}{{ c }}{%- endif %}{%- endfor %}",
+            True,
+        ),
+        (
+            "t.jinja",
+            "{%- for m in messages %}{%- if m.role == 'user' %}{{ user_name }}: {{ m.content }}"
+            "{%- endif %}{%- endfor %}",
+            False,
+        ),
         ("prompt.jinja", "Explain how messages and add_generation_prompt work.", False),
         ("chat.txt", CHATML, False),
         ("tokenizer_config.json", json.dumps({"chat_template": CHATML}), True),

@@ -84,7 +84,14 @@ def _only_chat_variables(text: str) -> bool:
         tree = jinja2.Environment().parse(text)
     except jinja2.TemplateSyntaxError:
         return False
-    return jinja2.meta.find_undeclared_variables(tree) <= _CHAT_VARIABLES
+    # ``{% set m = ... %}`` inside a loop is still reported as read from outside it
+    assigned = {
+        name.name
+        for assign in tree.find_all((jinja2.nodes.Assign, jinja2.nodes.AssignBlock))
+        for name in (assign.target, *assign.target.find_all(jinja2.nodes.Name))
+        if isinstance(name, jinja2.nodes.Name)
+    }
+    return jinja2.meta.find_undeclared_variables(tree) - assigned <= _CHAT_VARIABLES
 
 
 def template_file_in(folder: str | Path) -> Path:
