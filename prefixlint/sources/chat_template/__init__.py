@@ -85,10 +85,15 @@ def _only_chat_variables(text: str) -> bool:
     except jinja2.TemplateSyntaxError:
         return False
     # ``{% set m = ... %}`` inside a loop is still reported as read from outside it
+    targets = [
+        assign.target
+        for assign in tree.find_all((jinja2.nodes.Assign, jinja2.nodes.AssignBlock))
+        if isinstance(assign, (jinja2.nodes.Assign, jinja2.nodes.AssignBlock))
+    ]
     assigned = {
         name.name
-        for assign in tree.find_all((jinja2.nodes.Assign, jinja2.nodes.AssignBlock))
-        for name in (assign.target, *assign.target.find_all(jinja2.nodes.Name))
+        for target in targets
+        for name in (target, *target.find_all(jinja2.nodes.Name))
         if isinstance(name, jinja2.nodes.Name)
     }
     return jinja2.meta.find_undeclared_variables(tree) - assigned <= _CHAT_VARIABLES
