@@ -192,6 +192,9 @@ def test_volatile_placeholders(path, text, expected):
         ("Effective date: 2026-01-01\n" + RULES, []),
         ("Date: 30-11-2026 is when the policy began.\n" + RULES, []),
         ("```\nDate: 30-11-2026\n```\n" + RULES, []),
+        # a field of a record written out (an order in an example), not the prompt's header
+        ("For instance:\norder_number: 2020230\ndate: 2023-04-23\n" + RULES, []),
+        ("Orders:\ndate: 2023-04-23\nstore_location: Seattle\n" + RULES, []),
         (RULES + "\nDate: 30-11-2026\n", []),
         # a moment to the second: the stamp of the run that wrote the file
         ("Snapshot generated 2026-11-30T23:41:07Z by the sync job.\n" + RULES, [("PFX101", 1, 20)]),

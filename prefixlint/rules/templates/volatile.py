@@ -301,7 +301,8 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
         for m in STAMP_TO_THE_SECOND.finditer(document.text)
         if not _EXAMPLE_WORD.search(document.text, m.start(), m.start("date"))
     ]
-    labels = [*DATE_LABEL_LINE.finditer(document.text), *stamps]
+    dated = [m for m in DATE_LABEL_LINE.finditer(document.text) if not _in_record(document.text, m)]
+    labels = [*dated, *stamps]
     fences = fence_blocks(document.text) if labels else []
     matches += (m for m in labels if fence_at(fences, m.start()) is None)  # not example output
     for match in sorted(matches, key=lambda m: m.start("date")):
@@ -320,6 +321,20 @@ def _find_volatile(document: TemplateDocument, ctx: RuleContext) -> list[Volatil
         if static.is_literal(start, end):
             places.append(Volatile(start, end, codes.PER_USER, shown))
     return sorted(places, key=lambda v: v.start)
+
+
+# A ``key: value`` line of a record, its key in snake case (``order_number: 2020230``).
+_RECORD_FIELD = re.compile(r"[ \t]*(?:[-*][ \t]+)?[a-z][a-z0-9]*_[a-z0-9_]*[ \t]*:[ \t]*\S")
+
+
+def _in_record(text: str, match: re.Match[str]) -> bool:
+    """Whether a ``date: ...`` line is a field of a record written out in full (an order in an
+    example: a snake-case field on the line before or after it), not a header of the prompt."""
+    start = text.rfind("\n", 0, max(match.start() - 1, 0)) + 1
+    before = text[start : max(match.start() - 1, start)]
+    after_start = text.find("\n", match.end())
+    after = text[after_start + 1 : text.find("\n", after_start + 1)] if after_start >= 0 else ""
+    return any(_RECORD_FIELD.match(line) for line in (before, after))
 
 
 def _pasted_values(document: TemplateDocument, extra: dict[str, list[str]]) -> Iterator[Volatile]:
