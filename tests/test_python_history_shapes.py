@@ -260,6 +260,27 @@ FOUND = (
     ),
     pytest.param(
         """
+        class ChatMemory:
+            def get_messages(self, limit=None):
+                limit = self.size if limit is None else limit
+                return [f"{m['role']}: {m['text']}" for m in self._messages[-limit:]]
+        """,
+        [(5, "PFX502")],
+        id="the recent part of an object's conversation rendered message by message",
+    ),
+    pytest.param(
+        """
+        class ConversationMemory:
+            def add_run(self, run):
+                self.runs.append(run)
+                while len(self.runs) > self.max_runs:
+                    self.runs.pop(0)
+        """,
+        [(6, "PFX502")],
+        id="the exchanges a conversation memory keeps, cut at a bound",
+    ),
+    pytest.param(
+        """
         from copy import deepcopy
         def run_messages(agent, session, run):
             history = session.get_messages(last_n_runs=agent.num_runs, limit=agent.limit)
@@ -551,6 +572,16 @@ QUIET = (
                 return messages
         """,
         id="lists named messages in code that never speaks of chats",
+    ),
+    pytest.param(
+        """
+        class JobQueue:
+            def add_run(self, run):
+                self.runs.append(run)
+                while len(self.runs) > self.max_runs:
+                    self.runs.pop(0)
+        """,
+        id="runs kept by something that is not a conversation",
     ),
 )
 

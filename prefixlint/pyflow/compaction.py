@@ -16,6 +16,11 @@ CUT_CALL_WORDS = frozenset({"split", "trim", "truncate", "fit", "prune", "filter
 # Words naming a summary of older messages, and a selection of messages to keep.
 _SUMMARY_NAMES = frozenset({"summary", "summaries", "summarized", "summarised", "condensed"})
 _KEEP_WORDS = frozenset({"keep", "kept", "retain", "retained", "preserve", "preserved", "selected"})
+# The exchanges of a conversation (``self.runs``), and the words of a class that keeps them.
+EXCHANGE_WORDS = frozenset({"runs", "rounds", "turns", "exchanges", "interactions"})
+CONVERSATION_CLASS_WORDS = frozenset(
+    {"conversation", "chat", "memory", "history", "dialog", "dialogue"}
+)
 # Words of a callee that fetches a stored conversation, and of a keyword that caps how many of
 # its newest messages come back (``get_messages(limit=20)``, ``load_history(last_n=5)``).
 _FETCHED_WORDS = frozenset({"messages", "msgs", "history", "conversation", "turns"})

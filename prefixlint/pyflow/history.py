@@ -21,7 +21,9 @@ from typing import TypeAlias, cast
 from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.compaction import (
+    CONVERSATION_CLASS_WORDS,
     CUT_CALL_WORDS,
+    EXCHANGE_WORDS,
     SUMMARY_CALL_WORDS,
     added,
     fetch_cap,
@@ -275,10 +277,18 @@ class HistoryAnalysis:
         return defines_message_list(self.document.text)
 
     def _named_messages(self, node: ast.Name | ast.Attribute) -> bool:
+        """Named like a conversation (``messages``), or like its exchanges (``self.runs``,
+        ``self.turns``) in a class named for one (``ConversationMemory``, ``ChatHistory``)."""
         name = node.id if isinstance(node, ast.Name) else node.attr
         words = split_words(name)
         if words and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words):
             return self._identity(node) is not None
+        if isinstance(node, ast.Attribute) and words and words[-1] in EXCHANGE_WORDS:
+            owner = self.document.enclosing_class(node)
+            named = split_words(owner.name) if owner is not None else ()
+            return bool(CONVERSATION_CLASS_WORDS.intersection(named)) and (
+                self._identity(node) is not None
+            )
         return False
 
     def _definitions(self, node: ast.Name) -> list[Assignment]:
@@ -1091,21 +1101,29 @@ class HistoryAnalysis:
             if isinstance(parent, ast.IfExp) and node is not parent.test:
                 node = parent
                 continue
+            # ``[render(m) for m in self._messages[-k:]]``: the window, message by message
+            if isinstance(parent, ast.comprehension) and parent.iter is node:
+                node = parent
+                continue
+            if isinstance(parent, ast.ListComp) and node in parent.generators:
+                node = parent
+                continue
             if isinstance(parent, ast.BinOp):
                 return isinstance(parent.op, ast.Add)
             if isinstance(parent, ast.Return):
-                return self._instance_window(subscript)
+                return self._instance_window(subscript, node)
             if isinstance(parent, ast.Assign) and len(parent.targets) == 1:
                 return self._joined_later(parent.targets[0], parent) or self._instance_window(
-                    subscript
+                    subscript, node
                 )
             return False
         return False
 
-    def _instance_window(self, subscript: ast.Subscript) -> bool:
-        """``return self._messages[-self.size:]`` in a method named for what a request is sent
-        (``get_messages``, ``buffer``): the recent part of the conversation its object keeps,
-        handed on as the conversation (``recent_for_display`` hands on something else)."""
+    def _instance_window(self, subscript: ast.Subscript, handed: ast.AST) -> bool:
+        """``return self._messages[-self.size:]`` (or a comprehension over it: ``handed`` is
+        what is returned) in a method named for what a request is sent (``get_messages``,
+        ``buffer``): the recent part of the conversation its object keeps, handed on as the
+        conversation (``recent_for_display`` hands on something else)."""
         base = subscript.value
         function = self.document.enclosing_function(subscript)
         return (
@@ -1113,7 +1131,8 @@ class HistoryAnalysis:
             and leaf(base.value) == "self"
             and function is not None
             and bool(_HANDED_ON_WORDS.intersection(split_words(function.name)))
-            and self._handed_on(subscript)
+            and isinstance(handed, ast.expr)
+            and self._handed_on(handed)
         )
 
     def _joined_later(self, target: ast.expr, statement: ast.Assign) -> bool:

@@ -294,6 +294,11 @@ _HISTORY_EDITS = (
     re.compile(r"\.content\s*=(?!=)"),
     re.compile(r"""return\s*\{[^}]*?["'](?:messages|conversation|transcript)["']\s*:"""),
     *_COMPACTIONS,
+    # The exchanges a conversation memory keeps, edited (self.runs.pop(0)).
+    *(
+        re.compile(word + r"\.(?:pop|insert|remove)\s*\(")
+        for word in ("runs", "rounds", "turns", "exchanges", "interactions")
+    ),
     # A conversation cut in place by a call (prune_history(messages, max_turns)).
     *(
         re.compile(verb + r"\w*\(\s*[\w.]*(?:messages|history|conversation|transcript)")

@@ -29,6 +29,8 @@ from prefixlint.lines import python_lines
 from prefixlint.pyflow import syntax
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.compaction import (
+    CONVERSATION_CLASS_WORDS,
+    EXCHANGE_WORDS,
     added,
     cuts_conversation,
     fetch_cap,
@@ -523,7 +525,20 @@ class _Screen:
         if defines_message_list(self.text):
             # A list typed as messages (or copied from one) may have any name: any edit counts.
             return next(bases, None) is not None or self._split_possible()
-        return any(_list_named(base) for base in bases)
+        return any(_list_named(base) or self._exchanges_kept(base) for base in bases)
+
+    def _exchanges_kept(self, base: ast.AST) -> bool:
+        """``self.runs`` in a module with a class named for a conversation (``ConversationMemory``):
+        the exchanges it keeps (``HistoryAnalysis._named_messages``)."""
+        name = syntax.leaf(base) if isinstance(base, ast.Attribute) else None
+        words = _words(name) if name else ()
+        if not words or words[-1] not in EXCHANGE_WORDS:
+            return False
+        return any(
+            CONVERSATION_CLASS_WORDS.intersection(_words(node.name))
+            for node in self.of(ast.ClassDef)
+            if isinstance(node, ast.ClassDef)
+        )
 
     def _cut_in_place(self) -> bool:
         """A call that cuts, its result unused, given a conversation first
