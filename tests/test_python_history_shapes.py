@@ -281,6 +281,23 @@ FOUND = (
     ),
     pytest.param(
         """
+        def build(history, question, count, limit):
+            kept, used = [], 0
+            for message in reversed(history[1:]):
+                n = count(message["content"])
+                if used + n > limit - 1000:
+                    break
+                kept.insert(0, message)
+                used += n
+            return client.chat.completions.create(
+                model="m", messages=[history[0], *kept, {"role": "user", "content": question}]
+            )
+        """,
+        [(4, "PFX502")],
+        id="the newest messages kept while a token budget lasts",
+    ),
+    pytest.param(
+        """
         from copy import deepcopy
         def run_messages(agent, session, run):
             history = session.get_messages(last_n_runs=agent.num_runs, limit=agent.limit)
@@ -582,6 +599,20 @@ QUIET = (
                     self.runs.pop(0)
         """,
         id="runs kept by something that is not a conversation",
+    ),
+    pytest.param(
+        """
+        def last_question(history, count, limit):
+            used = 0
+            for message in reversed(history):
+                used += count(message["content"])
+                if used > limit:
+                    raise ValueError("the chat history is too long to send")
+            for message in reversed(history):
+                if message["role"] == "user":
+                    return message
+        """,
+        id="a conversation walked from its end to measure it, or to find its last question",
     ),
 )
 

@@ -74,6 +74,11 @@ _NOT_CHAT_WORDS = frozenset(
     }
 )
 _BUDGET_WORDS = frozenset({"token", "tokens", "limit", "budget", "max"})
+# The subject of a selection of messages to keep (a budget loop, the list it is taken as):
+# one finding per function.
+_SELECTION = "selection kept"
+# Words of what a loop that keeps messages measures them against.
+_LOOP_BUDGET_WORDS = _BUDGET_WORDS | {"remaining", "left"}
 # Names of a conversation's parts, besides the message lists.
 _CONVERSATION_WORDS = frozenset({"messages", "msgs", "history", "conversation", "rounds", "turns"})
 # Names of a method whose result is a request's conversation (``get_messages``, ``buffer``).
@@ -383,7 +388,7 @@ class HistoryAnalysis:
 
     def edits(self) -> list[HistoryEdit]:
         found = self._framework_windows() + self._summarized_splits() + self._refilled()
-        found += self._fetched_windows()
+        found += self._fetched_windows() + self._budget_loops()
         compactions = self._compactions()
         if self.collector.empty and not self.analysis.message_lists:
             return found + compactions
@@ -656,12 +661,14 @@ class HistoryAnalysis:
                 if not selected or not self._derived(conversation, 2):
                     continue
                 what = f"only a selection of `{self.document.code(conversation)}` is kept"
+            subject = _SELECTION if isinstance(node, ast.ListComp) else ""
             out.append(
                 HistoryEdit(
                     SLIDING_WINDOW,
                     node,
                     f"{what}; the first changed message moves as the conversation grows, "
                     "so no request reuses the previous one's cached messages",
+                    subject,
                 )
             )
         return out
@@ -770,6 +777,33 @@ class HistoryAnalysis:
                     f"`{name}` keeps only the newest messages; once the window is full the "
                     "first message sent moves every turn, so no request reuses the previous "
                     "one's cached messages",
+                )
+            )
+        return out
+
+    def _budget_loops(self) -> list[HistoryEdit]:
+        """``for m in reversed(messages):`` that keeps each message while a token budget
+        lasts (``if used + n > limit: break``, then ``kept.insert(0, m)``): the newest messages
+        that fit, a window whose start moves once the conversation outgrows the budget."""
+        out = []
+        for loop in self.document.nodes(ast.For):
+            source = _newest_first(loop.iter)
+            if source is None or not isinstance(loop.target, ast.Name):
+                continue
+            if not (self._conversation(source) or self._derived(source, 2)):
+                continue
+            inside = [n for statement in loop.body for n in ast.walk(statement)]
+            budgeted = any(isinstance(n, ast.If) and _names_budget(n.test) for n in inside)
+            if not budgeted or not _collects(inside, loop.target.id):
+                continue
+            out.append(
+                HistoryEdit(
+                    SLIDING_WINDOW,
+                    loop,
+                    f"the newest messages of `{self._owner(source)}` are kept while a token "
+                    "budget lasts; once the conversation outgrows it, the first message sent "
+                    "moves every turn, so no request reuses the previous one's cached messages",
+                    _SELECTION,
                 )
             )
         return out
@@ -1452,6 +1486,46 @@ def _loop_source(loop: ast.For | ast.AsyncFor) -> ast.expr:
     if isinstance(source, ast.Subscript):
         source = source.value
     return source
+
+
+def _newest_first(iterated: ast.expr) -> ast.expr | None:
+    """The list a loop walks from its end: ``reversed(m)``, ``m[::-1]``, ``m[-k:][::-1]``,
+    ``reversed(m[1:])`` (the list itself, without its slices)."""
+    if isinstance(iterated, ast.Call) and leaf(iterated.func) == "reversed" and iterated.args:
+        source = iterated.args[0]
+    elif isinstance(iterated, ast.Subscript) and _is_minus_one(
+        getattr(slice_of(iterated), "step", None)
+    ):
+        source = iterated.value
+    else:
+        return None
+    while isinstance(source, ast.Subscript) and slice_of(source) is not None:
+        source = source.value
+    return source
+
+
+def _names_budget(test: ast.expr) -> bool:
+    """A test that reads a size budget (``used + n > self.token_limit``, ``n <= remaining``)."""
+    names = [leaf(n) for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute))]
+    return any(
+        _LOOP_BUDGET_WORDS.intersection(split_words(name)) for name in names if name is not None
+    )
+
+
+def _collects(nodes: list[ast.AST], element: str) -> bool:
+    """Whether the loop body adds its element to a list (``kept.append(m)``,
+    ``kept.insert(0, m)``, ``kept = [m] + kept``)."""
+    for node in nodes:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr in ("append", "insert") and any(
+                isinstance(a, ast.Name) and a.id == element for a in node.args
+            ):
+                return True
+        if isinstance(node, ast.List) and any(
+            isinstance(e, ast.Name) and e.id == element for e in node.elts
+        ):
+            return True
+    return False
 
 
 def _holds(value: ast.expr | None, name: str) -> bool:
