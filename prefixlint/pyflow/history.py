@@ -1517,13 +1517,10 @@ def _collects(nodes: list[ast.AST], element: str) -> bool:
     ``kept.insert(0, m)``, ``kept = [m] + kept``)."""
     for node in nodes:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            if node.func.attr in ("append", "insert") and any(
-                isinstance(a, ast.Name) and a.id == element for a in node.args
-            ):
-                return True
-        if isinstance(node, ast.List) and any(
-            isinstance(e, ast.Name) and e.id == element for e in node.elts
-        ):
+            given = node.args if node.func.attr in ("append", "insert") else []
+        else:
+            given = node.elts if isinstance(node, ast.List) else []
+        if any(isinstance(a, ast.Name) and a.id == element for a in given):
             return True
     return False
 
