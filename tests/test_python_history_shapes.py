@@ -298,6 +298,18 @@ FOUND = (
     ),
     pytest.param(
         """
+        def condense(history, question, llm):
+            prompt = TEMPLATE.format(chat_history=history, question=question)
+            while llm.num_tokens(prompt) >= 4096 - 256:
+                history = history[2:]
+                prompt = TEMPLATE.format(chat_history=history, question=question)
+            return llm.chat(prompt)
+        """,
+        [(5, "PFX502")],
+        id="the oldest messages dropped until the prompt fits",
+    ),
+    pytest.param(
+        """
         from copy import deepcopy
         def run_messages(agent, session, run):
             history = session.get_messages(last_n_runs=agent.num_runs, limit=agent.limit)
@@ -613,6 +625,15 @@ QUIET = (
                     return message
         """,
         id="a conversation walked from its end to measure it, or to find its last question",
+    ),
+    pytest.param(
+        """
+        def from_first_question(history):
+            while history and history[0]["role"] != "user":
+                history = history[1:]
+            return client.chat.completions.create(model="m", messages=history)
+        """,
+        id="the same leading messages dropped on every request",
     ),
 )
 

@@ -388,7 +388,7 @@ class HistoryAnalysis:
 
     def edits(self) -> list[HistoryEdit]:
         found = self._framework_windows() + self._summarized_splits() + self._refilled()
-        found += self._fetched_windows() + self._budget_loops()
+        found += self._fetched_windows() + self._budget_loops() + self._dropped_heads()
         compactions = self._compactions()
         if self.collector.empty and not self.analysis.message_lists:
             return found + compactions
@@ -804,6 +804,44 @@ class HistoryAnalysis:
                     "budget lasts; once the conversation outgrows it, the first message sent "
                     "moves every turn, so no request reuses the previous one's cached messages",
                     _SELECTION,
+                )
+            )
+        return out
+
+    def _dropped_heads(self) -> list[HistoryEdit]:
+        """``while count(prompt) > limit: history = history[2:]``: the oldest messages dropped
+        until the rest fits, so the conversation sent starts later as it grows."""
+        out = []
+        for target, value in self.collector.reassignments:
+            window = slice_of(value) if isinstance(value, ast.Subscript) else None
+            if window is None or window.upper is not None or window.step is not None:
+                continue
+            if window.lower is None or _negative(window.lower) or _int(window.lower) == 0:
+                continue
+            assert isinstance(value, ast.Subscript)
+            if self.document.code(target) != self.document.code(value.value):
+                continue
+            if not self._conversation(value.value):
+                continue
+            loop = next(
+                (
+                    a
+                    for a in self.document.ancestors(value)
+                    if isinstance(a, (ast.While, *FUNCTIONS))
+                ),
+                None,
+            )
+            if not isinstance(loop, ast.While) or not _measures(loop.test):
+                continue  # ``while history[0]["role"] != "user"``: the same head dropped
+            out.append(
+                HistoryEdit(
+                    SLIDING_WINDOW,
+                    value,
+                    f"`{self.document.code(value)}` drops the oldest messages of "
+                    f"`{self._owner(value.value)}` until the rest fits; the first message sent "
+                    "moves as the conversation grows, so no request reuses the previous one's "
+                    "cached messages",
+                    f"{self._owner(value.value)} cut",
                 )
             )
         return out
@@ -1510,6 +1548,15 @@ def _names_budget(test: ast.expr) -> bool:
     return any(
         _LOOP_BUDGET_WORDS.intersection(split_words(name)) for name in names if name is not None
     )
+
+
+def _measures(test: ast.expr) -> bool:
+    """A test of a size: a budget's name, a token count or ``len(...)``."""
+    counted = any(
+        isinstance(n, ast.Call) and (leaf(n.func) or "").startswith(("len", "num_tokens", "count"))
+        for n in ast.walk(test)
+    )
+    return counted or _names_budget(test)
 
 
 def _collects(nodes: list[ast.AST], element: str) -> bool:

@@ -519,7 +519,7 @@ class _Screen:
             return True
         if self.nodes.get(ast.Slice) and self._conversation_returned():
             return True
-        if self._compaction_possible() or self._cut_in_place():
+        if self._compaction_possible() or self._cut_in_place() or self._head_dropped():
             return True
         bases = self._edited_bases()
         if defines_message_list(self.text):
@@ -539,6 +539,18 @@ class _Screen:
             for node in self.of(ast.ClassDef)
             if isinstance(node, ast.ClassDef)
         )
+
+    def _head_dropped(self) -> bool:
+        """``history = history[2:]`` in a ``while`` loop (``HistoryAnalysis._dropped_heads``)."""
+        for loop in self.of(ast.While):
+            for node in ast.walk(loop):
+                if not isinstance(node, ast.Assign) or not isinstance(node.value, ast.Subscript):
+                    continue
+                name = syntax.leaf(node.value.value)
+                sliced = isinstance(node.value.slice, ast.Slice)
+                if sliced and name and _CUT_LIST_WORDS.intersection(_words(name)):
+                    return True
+        return False
 
     def _cut_in_place(self) -> bool:
         """A call that cuts, its result unused, given a conversation first
