@@ -310,6 +310,24 @@ FOUND = (
     ),
     pytest.param(
         """
+        class Agent:
+            def trim(self):
+                for i in range(len(self.messages) - 2):
+                    msg = self.messages[i]
+                    content = msg.get("content", [])
+                    for block in content:
+                        if block.get("type") != "tool_result":
+                            continue
+                        block["content"] = "[truncated]"
+            def ask(self, text):
+                self.messages.append({"role": "user", "content": text})
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        [(10, "PFX504")],
+        id="older tool results rewritten through an index loop and a content name",
+    ),
+    pytest.param(
+        """
         from copy import deepcopy
         def run_messages(agent, session, run):
             history = session.get_messages(last_n_runs=agent.num_runs, limit=agent.limit)

@@ -1288,7 +1288,7 @@ class HistoryAnalysis:
                 if (
                     outer is not None
                     and self._tool_condition(statement, element)
-                    and self.outlives_request(_loop_source(outer), statement)
+                    and self.outlives_request(self._walked(outer, statement), statement)
                 ):
                     out.append(self._tool_rewrite(target))
                 continue
@@ -1371,11 +1371,18 @@ class HistoryAnalysis:
         return None
 
     def _loop_over_messages(self, element: ast.Name, at: ast.AST) -> ast.For | ast.AsyncFor | None:
+        """The loop around ``at`` that walks a message list as ``element``: ``for element in
+        messages``, or ``for i in range(n): element = messages[i]``."""
         for ancestor in self.document.ancestors(at):
             if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 return None
-            if isinstance(ancestor, (ast.For, ast.AsyncFor)) and _binds(ancestor, element):
+            if not isinstance(ancestor, (ast.For, ast.AsyncFor)):
+                continue
+            if _binds(ancestor, element):
                 return ancestor if self.is_message_list(_loop_source(ancestor)) else None
+            indexed = _indexed_element(ancestor, element)
+            if indexed is not None:
+                return ancestor if self.is_message_list(indexed) else None
         return None
 
     def _loop_over_blocks(self, element: ast.Name, at: ast.AST) -> ast.For | ast.AsyncFor | None:
@@ -1384,11 +1391,34 @@ class HistoryAnalysis:
             if isinstance(ancestor, (*FUNCTIONS, ast.ClassDef)):
                 return None
             if isinstance(ancestor, (ast.For, ast.AsyncFor)) and _binds(ancestor, element):
-                message = _content_of(ancestor.iter)
+                message = _content_of(self._bound_content(ancestor.iter))
                 if message is None:
                     return None
                 return self._loop_over_messages(message, ancestor)
         return None
+
+    def _walked(self, loop: ast.For | ast.AsyncFor, at: ast.AST) -> ast.expr:
+        """The message list ``loop`` walks: its source, or ``messages`` of ``for i in
+        range(n): m = messages[i]`` (the message whose blocks ``at`` is in)."""
+        if isinstance(loop.iter, ast.Call) and leaf(loop.iter.func) == "range":
+            for statement in loop.body:
+                if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
+                    indexed = _indexed_element(loop, statement.targets[0])
+                    if indexed is not None:
+                        return indexed
+        return _loop_source(loop)
+
+    def _bound_content(self, iterated: ast.expr) -> ast.expr:
+        """What ``for block in content`` walks where ``content = m.get("content", [])`` is the
+        one value the name has there; else ``iterated`` itself."""
+        if not isinstance(iterated, ast.Name):
+            return iterated
+        values = [
+            b.value
+            for a in self._definitions(iterated)
+            for b in self.analysis.bindings.values_of(a)
+        ]
+        return values[0] if len(values) == 1 else iterated
 
     def _tool_condition(self, at: ast.AST, element: ast.Name) -> bool:
         """``at`` runs only for tool output: under ``if <tool test>``, or after ``if not
@@ -1514,6 +1544,28 @@ def _without_offset(node: ast.expr) -> ast.expr:
     ):
         return node.left
     return node
+
+
+def _indexed_element(loop: ast.For | ast.AsyncFor, element: ast.Name) -> ast.expr | None:
+    """``messages`` where ``loop`` is ``for i in range(...)`` and its body reads ``element =
+    messages[i]``."""
+    iterated = loop.iter
+    if not (isinstance(iterated, ast.Call) and leaf(iterated.func) == "range"):
+        return None
+    if not isinstance(loop.target, ast.Name):
+        return None
+    for statement in loop.body:
+        if (
+            isinstance(statement, ast.Assign)
+            and len(statement.targets) == 1
+            and isinstance(statement.targets[0], ast.Name)
+            and statement.targets[0].id == element.id
+            and isinstance(statement.value, ast.Subscript)
+            and isinstance(statement.value.slice, ast.Name)
+            and statement.value.slice.id == loop.target.id
+        ):
+            return statement.value.value
+    return None
 
 
 def _loop_source(loop: ast.For | ast.AsyncFor) -> ast.expr:
