@@ -108,25 +108,32 @@ def _date_slot_finding(
         written = document.source.find(match.group(0))  # where the template writes it
         line = document.source.count("\n", 0, written) + 1 if written >= 0 else 0
         line = line or rendered.line_at(match.start())
-        where = ", in the default system prompt used when a request sends none"
         message = (
             f"chat template leaves the date slot {match.group(0)!r} in the prompt"
-            f" (at {document.where(line)}{where if default_system else ''}) for the sender to"
-            " fill with the current date; the cached prefix rolls over at midnight;"
+            f" (at {document.where(line)}{_DEFAULT_SYSTEM if default_system else ''}) for the"
+            " sender to fill with the current date; the cached prefix rolls over at midnight;"
             f" only the first {counted(stable, 'token')} stay cached"
         )
-        return [
-            registry.diagnostic(
-                CODE,
-                message,
-                document.span(line),
-                stable_prefix_tokens=stable,
-                unstable_tokens=total - stable,
-                granularity="day",
-                template_line=line,
-            )
-        ]
+        return [_finding(document, message, line, stable, total, "day")]
     return []
+
+
+_DEFAULT_SYSTEM = ", in the default system prompt used when a request sends none"
+
+
+def _finding(
+    document: ChatTemplateDocument, message: str, line: int, stable: int, total: int, unit: str
+) -> Diagnostic:
+    """The PFX101 finding at template ``line``: ``stable`` of ``total`` tokens stay cached."""
+    return registry.diagnostic(
+        CODE,
+        message,
+        document.span(line),
+        stable_prefix_tokens=stable,
+        unstable_tokens=total - stable,
+        granularity=unit,
+        template_line=line,
+    )
 
 
 def _clock_finding(
@@ -154,24 +161,10 @@ def _clock_finding(
         message = (
             f"chat template stamps the current {unit} into the prompt"
             f" (strftime_now at {document.where(line)}, rendered as {shown!r}"
-            + (
-                ", in the default system prompt used when a request sends none"
-                if default_system
-                else ""
-            )
+            + (_DEFAULT_SYSTEM if default_system else "")
             + ");"
             f" the cached prefix rolls over {cost};"
             f" only the first {counted(stable, 'token')} stay cached"
         )
-        return [
-            registry.diagnostic(
-                CODE,
-                message,
-                document.span(line),
-                stable_prefix_tokens=stable,
-                unstable_tokens=len(tokens) - stable,
-                granularity=unit,
-                template_line=line,
-            )
-        ]
+        return [_finding(document, message, line, stable, len(tokens), unit)]
     return []
