@@ -39,7 +39,7 @@ from prefixlint.pyflow.prompt_words import SYSTEM_DECORATORS
 from prefixlint.pyflow.scopes import Assignment
 from prefixlint.pyflow.sinks import Sink
 from prefixlint.pyflow.sql import is_unordered_query
-from prefixlint.pyflow.syntax import Arg, arguments, index_of, positional, string_value
+from prefixlint.pyflow.syntax import Arg, arguments, index_of, leaf, positional, string_value
 from prefixlint.pyflow.templates import template_fields, written_as_sent
 from prefixlint.pyflow.whitespace import whitespace_drift
 
@@ -1389,9 +1389,7 @@ _TOOL_SCHEMA_ATTRIBUTES = frozenset(
 
 def _declared_tool_schema(node: ast.Attribute) -> bool:
     """``tool.args`` and the like: the parameter schema of something named as a tool."""
-    owner = node.value.attr if isinstance(node.value, ast.Attribute) else None
-    owner = node.value.id if isinstance(node.value, ast.Name) else owner
-    words = vocabulary.split_words(owner or "")
+    words = vocabulary.split_words(leaf(node.value) or "")
     return (
         node.attr in _TOOL_SCHEMA_ATTRIBUTES and bool(words) and words[-1] in ("tool", "function")
     )

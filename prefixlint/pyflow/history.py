@@ -1288,7 +1288,7 @@ class HistoryAnalysis:
                 if (
                     outer is not None
                     and self._tool_condition(statement, element)
-                    and self.outlives_request(self._walked(outer, statement), statement)
+                    and self.outlives_request(_walked(outer), statement)
                 ):
                     out.append(self._tool_rewrite(target))
                 continue
@@ -1380,7 +1380,7 @@ class HistoryAnalysis:
                 continue
             if _binds(ancestor, element):
                 return ancestor if self.is_message_list(_loop_source(ancestor)) else None
-            indexed = _indexed_element(ancestor, element)
+            indexed = _indexed_list(ancestor, element.id)
             if indexed is not None:
                 return ancestor if self.is_message_list(indexed) else None
         return None
@@ -1396,17 +1396,6 @@ class HistoryAnalysis:
                     return None
                 return self._loop_over_messages(message, ancestor)
         return None
-
-    def _walked(self, loop: ast.For | ast.AsyncFor, at: ast.AST) -> ast.expr:
-        """The message list ``loop`` walks: its source, or ``messages`` of ``for i in
-        range(n): m = messages[i]`` (the message whose blocks ``at`` is in)."""
-        if isinstance(loop.iter, ast.Call) and leaf(loop.iter.func) == "range":
-            for statement in loop.body:
-                if isinstance(statement, ast.Assign) and isinstance(statement.targets[0], ast.Name):
-                    indexed = _indexed_element(loop, statement.targets[0])
-                    if indexed is not None:
-                        return indexed
-        return _loop_source(loop)
 
     def _bound_content(self, iterated: ast.expr) -> ast.expr:
         """What ``for block in content`` walks where ``content = m.get("content", [])`` is the
@@ -1546,9 +1535,9 @@ def _without_offset(node: ast.expr) -> ast.expr:
     return node
 
 
-def _indexed_element(loop: ast.For | ast.AsyncFor, element: ast.Name) -> ast.expr | None:
+def _indexed_list(loop: ast.For | ast.AsyncFor, element: str | None = None) -> ast.expr | None:
     """``messages`` where ``loop`` is ``for i in range(...)`` and its body reads ``element =
-    messages[i]``."""
+    messages[i]`` (any name, without ``element``)."""
     iterated = loop.iter
     if not (isinstance(iterated, ast.Call) and leaf(iterated.func) == "range"):
         return None
@@ -1559,13 +1548,19 @@ def _indexed_element(loop: ast.For | ast.AsyncFor, element: ast.Name) -> ast.exp
             isinstance(statement, ast.Assign)
             and len(statement.targets) == 1
             and isinstance(statement.targets[0], ast.Name)
-            and statement.targets[0].id == element.id
+            and element in (None, statement.targets[0].id)
             and isinstance(statement.value, ast.Subscript)
             and isinstance(statement.value.slice, ast.Name)
             and statement.value.slice.id == loop.target.id
         ):
             return statement.value.value
     return None
+
+
+def _walked(loop: ast.For | ast.AsyncFor) -> ast.expr:
+    """The message list ``loop`` walks: ``messages`` of ``for i in range(n): m = messages[i]``,
+    else its source."""
+    return _indexed_list(loop) or _loop_source(loop)
 
 
 def _loop_source(loop: ast.For | ast.AsyncFor) -> ast.expr:
