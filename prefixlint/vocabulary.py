@@ -159,6 +159,17 @@ _REQUEST_INPUTS = _listed(
     """
 )
 
+# The part of the input that is new on every turn of a conversation.
+_TURN_INPUTS = _listed(
+    """
+    question, query, user input, input, user message, user query, user question, utterance,
+    user prompt, latest message, new message, current message
+    """
+)
+
+# Words that name the result of a retrieval made for the current question.
+_LOOKUP_WORDS = frozenset({"rag", "retrieved", "retrieval", "relevant", "reranked"})
+
 # Qualifiers that make an input-named value fixed text (``tool.inputs``, ``system_message``,
 # ``welcome_message``, ``tool_call.arguments``) or the deployment's (``project_context``: the
 # project's instructions), not the request.
@@ -505,10 +516,26 @@ def is_request_input(name: str, extra: Iterable[str] = ()) -> bool:
     of a tool, an agent or an example (``agent.inputs``, ``example.question``: the
     word just before names the owner) describes it, and is not the request's input.
     """
+    return _names_input(name, _input_phrases(tuple(extra)))
+
+
+def is_turn_input(name: str) -> bool:
+    """Whether ``name`` holds what the user sends in this turn (``question``, ``user_input``),
+    new on every turn of a conversation, unlike its ``task`` or ``problem_statement``."""
+    return _names_input(name, _turn_phrases())
+
+
+def names_lookup(name: str) -> bool:
+    """Whether ``name`` holds what was looked up for this request (``rag_context``,
+    ``retrieved_docs``, ``relevant_chunks``, ``search_results``): new with every question."""
+    words = split_words(name.split("(", 1)[0])
+    return bool(_LOOKUP_WORDS.intersection(words)) or words[-2:] == ("search", "results")
+
+
+def _names_input(name: str, phrases: frozenset[tuple[str, ...]]) -> bool:
     words = split_words(name.split("(", 1)[0])
     if classify_words(words) == ENVIRONMENT:
         return False  # ``git_diff``: a snapshot of the repository, not what the user sent
-    phrases = _input_phrases(tuple(extra))
     # The name as written, then without a trailing formatting word: ``contract_text`` is the
     # contract's text, ``question_str`` the question.
     for candidate in dict.fromkeys((words, _head(words))):
@@ -517,6 +544,11 @@ def is_request_input(name: str, extra: Iterable[str] = ()) -> bool:
                 owner = candidate[-length - 1] if len(candidate) > length else ""
                 return owner not in _DESCRIBED_OWNERS
     return False
+
+
+@lru_cache(maxsize=1)
+def _turn_phrases() -> frozenset[tuple[str, ...]]:
+    return frozenset(split_words(p) for p in _TURN_INPUTS)
 
 
 @lru_cache(maxsize=64)

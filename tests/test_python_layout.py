@@ -104,6 +104,51 @@ FOUND = (
         [(5, "PFX301")],
         id="a template field before a joined static block",
     ),
+    pytest.param(
+        """
+        BASE = "You answer questions about the product."
+        def respond(history, question, retriever):
+            docs = "\\n".join(d.text for d in retriever.search(question))
+            system = f"{BASE}\\nRelevant documents:\\n{docs}"
+            messages = [
+                {"role": "system", "content": system},
+                *history,
+                {"role": "user", "content": question},
+            ]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(5, "PFX301")],
+        id="documents looked up with this turn's question before the conversation",
+    ),
+    pytest.param(
+        """
+        def respond(chat_history, user_input):
+            system = {"role": "system", "content": f"The user now asks: {user_input}"}
+            user = {"role": "user", "content": user_input}
+            return client.chat.completions.create(
+                model="m", messages=[system] + chat_history + [user]
+            )
+        """,
+        [(3, "PFX301")],
+        id="this turn's input in the system message of a concatenated conversation",
+    ),
+    pytest.param(
+        """
+        class Chat:
+            async def reply(self, role_prompt, history, query, rag_context=None):
+                system_prompt = role_prompt
+                if rag_context:
+                    system_prompt = f"{role_prompt}\\nRelevant context:\\n{rag_context}"
+                messages = [
+                    {"role": "system", "content": system_prompt},
+                    *history,
+                    {"role": "user", "content": query},
+                ]
+                return await self.client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(6, "PFX301")],
+        id="retrieved context on one path before the conversation",
+    ),
 )
 
 QUIET = (
@@ -204,6 +249,67 @@ QUIET = (
             return chain.invoke({"question": question, "policy": POLICY})
         """,
         id="a template field before a field filled with a short text",
+    ),
+    pytest.param(
+        """
+        def step(history, task, observation):
+            messages = [
+                {"role": "system", "content": f"Solve this task: {task}"},
+                *history,
+                {"role": "user", "content": observation},
+            ]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="the conversation's task before its history is the same every turn",
+    ),
+    pytest.param(
+        """
+        def respond(history, question):
+            messages = [
+                {"role": "system", "content": "You answer questions."},
+                *history,
+                {"role": "user", "content": question},
+            ]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="a static system message before the conversation",
+    ),
+    pytest.param(
+        """
+        def respond(question, retriever):
+            docs = "\\n".join(d.text for d in retriever.search(question))
+            messages = [
+                {"role": "system", "content": f"You answer questions.\\n{docs}"},
+                {"role": "user", "content": question},
+            ]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="documents for the question with no conversation after them",
+    ),
+    pytest.param(
+        """
+        def respond(question, memory):
+            recalled = memory.search(question)
+            messages = [
+                {"role": "system", "content": f"Question: {question}"},
+                *recalled,
+                {"role": "user", "content": question},
+            ]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="messages looked up with the question are new every turn as well",
+    ),
+    pytest.param(
+        """
+        def respond(history, question, profile):
+            messages = [
+                {"role": "system", "content": f"The customer: {profile}"},
+                *history,
+                {"role": "user", "content": question},
+            ]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="a per-conversation value before the conversation",
     ),
 )
 

@@ -26,14 +26,16 @@ from prefixlint.pyflow.templates import (
     written_as_sent,
 )
 from prefixlint.types import Span
-from prefixlint.vocabulary import is_request_input
+from prefixlint.vocabulary import is_request_input, is_turn_input, names_lookup
 
 
 @dataclass(frozen=True)
 class Misplaced:
     """The per-request value ``node`` (or its ``field`` inside a template literal) comes before
     ``static``, the fixed text after it, and ``document``, the code reading a fixed file's text
-    there (of a size known only when the program runs)."""
+    there (of a size known only when the program runs), or ``conversation``, the code of the
+    earlier messages spliced in after it, when ``node`` is made from ``turn``, this turn's
+    input."""
 
     node: ast.AST
     label: str
@@ -42,6 +44,8 @@ class Misplaced:
     sink: Sink
     field: str = ""
     document: str = ""
+    conversation: str = ""
+    turn: str = ""
 
     def span(self, document: PythonDocument) -> Span:
         """Where the finding points (positions are resolved only for a finding)."""
@@ -166,6 +170,102 @@ class Layout:
                 found = self._across(display, min_chars)
                 if found is not None:
                     yield found
+
+    def ahead_of_history(self) -> Iterator[Misplaced]:
+        """This turn's input, or what is looked up with it, in a message placed before the
+        conversation spliced into the same list (``[system(docs), *history, user(question)]``):
+        every earlier turn then follows text that changes every turn, and none is reused."""
+        if not self.analysis.flow.roots:
+            return
+        seen: set[int] = set()
+        for sent in self.analysis.message_lists:
+            for parts in self._sequences(sent):
+                if id(parts[0][1]) in seen:
+                    continue
+                seen.add(id(parts[0][1]))
+                found = self._before_conversation(parts)
+                if found is not None:
+                    yield found
+
+    def _sequences(self, node: ast.AST) -> list[list[tuple[bool, ast.expr]]]:
+        """The messages of each list ``node`` is built as, in order, each marked whether it
+        splices in a whole list (``*history``, ``[system] + history``)."""
+        if isinstance(node, ast.Name):
+            bindings = self.analysis.bindings
+            values = [b.value for a in bindings.reaching(node) for b in bindings.values_of(a)]
+            return [
+                s
+                for v in values
+                if isinstance(v, (ast.List, ast.BinOp))
+                for s in self._sequences(v)
+            ]
+        parts = list(self._parts(node))
+        return [parts] if parts and any(spliced for spliced, _ in parts) else []
+
+    def _parts(self, node: ast.AST) -> Iterator[tuple[bool, ast.expr]]:
+        if isinstance(node, ast.List):
+            for element in node.elts:
+                if isinstance(element, ast.Starred):
+                    yield True, element.value
+                else:
+                    yield False, element
+        elif _is_concatenation(node):
+            assert isinstance(node, ast.BinOp)
+            yield from self._parts(node.left)
+            yield from self._parts(node.right)
+        elif isinstance(node, ast.expr):
+            yield True, node
+
+    def _before_conversation(self, parts: list[tuple[bool, ast.expr]]) -> Misplaced | None:
+        for index, (spliced, conversation) in enumerate(parts):
+            if not spliced:
+                continue
+            after = [_content(self._written(m)[0]) for s, m in parts[index + 1 :] if not s]
+            turn = {label for c in after if c is not None for label in self._inputs(c)}
+            turn = {label for label in turn if is_turn_input(label)}
+            if not turn or turn & self._inputs(conversation):
+                continue  # no turn after it, or the spliced list is made from this turn
+            messages = [self._written(m)[0] for s, m in parts[:index] if not s]
+            contents = [c for m in messages if (c := _content(m)) is not None]
+            for content in [text for c in contents for text in self._written(c)]:
+                before: list[str] = []
+                for _kind, piece in self._segments(content):
+                    if isinstance(piece, str):
+                        before.append(piece)
+                        continue
+                    inputs = self._inputs(piece)
+                    if not inputs & turn and not any(map(names_lookup, inputs)):
+                        continue
+                    sink = self.analysis.sink_of(piece)
+                    if sink is None:
+                        return None
+                    code = self.document.code
+                    return Misplaced(
+                        piece,
+                        " ".join(code(piece).split()),
+                        "".join(before),
+                        "",
+                        sink,
+                        conversation=" ".join(code(conversation).split()),
+                        turn=min(inputs & turn, default=""),
+                    )
+            return None
+        return None
+
+    def _written(self, node: ast.expr, depth: int = 0) -> list[ast.expr]:
+        """What a name holds where it is written (``system = f"..."`` read as ``system``), so
+        that a finding points at the value inside it; ``node`` itself when that is not known."""
+        if not isinstance(node, ast.Name) or depth > 2:
+            return [node]
+        bindings = self.analysis.bindings
+        values = [b.value for a in bindings.reaching(node) for b in bindings.values_of(a)]
+        if not values or any(v is None for v in values):
+            return [node]
+        return [w for v in values for w in self._written(v, depth + 1)]
+
+    def _inputs(self, node: ast.AST) -> set[str]:
+        """The per-request inputs ``node`` is made from."""
+        return {o.label for o in self.analysis.flow.origins(node) if o.code == t.REQUEST_INPUT}
 
     def _displays(self, node: ast.AST) -> list[ast.List]:
         if isinstance(node, ast.List):

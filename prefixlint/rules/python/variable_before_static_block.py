@@ -5,7 +5,9 @@ system-side text to at most ``TEMPLATE_STATIC_TOKENS``, the size from which real
 builders' fixed instruction blocks after a question were judged worth caching (about 500
 characters; smaller tails, such as an answer-format line, are not reported). The whole text
 of a fixed file (a manual, a handbook read from disk) counts as such a block whatever its size
-here, which only the running program knows.
+here, which only the running program knows. This turn's input (or documents looked up with
+it) before the conversation's earlier turns is reported whatever its size: every turn
+recomputes the whole conversation after it.
 """
 
 from __future__ import annotations
@@ -30,10 +32,27 @@ def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     layout = Layout(document, ctx.option(CODE, "input-names"))
     min_chars = min(turn_tokens, template_tokens)
     reported: set[int] = set()
+    tokenizer = ctx.tokenizer
+    for found in layout.ahead_of_history():
+        reported.add(id(found.node))
+        what = (
+            f"is made from this turn's `{found.turn}`"
+            if found.turn
+            else "is looked up for this turn"
+        )
+        if found.turn == found.label:
+            what = "is this turn's input"
+        yield registry.diagnostic(
+            CODE,
+            f"`{found.label}` {what} and comes before the messages of "
+            f"`{found.conversation}` in {found.sink.description}; every turn recomputes them. "
+            "Put it in the last user message",
+            found.span(document),
+            stable_prefix_tokens=len(tokenizer.encode(found.before)),
+        )
     for found in [*layout.misplaced(min_chars), *layout.misplaced_across(min_chars)]:
         if id(found.node) in reported:
             continue
-        tokenizer = ctx.tokenizer
         static = len(tokenizer.encode(found.static))
         template = found.field or found.sink.region != LAST
         if static < (template_tokens if template else turn_tokens) and not found.document:
