@@ -149,6 +149,29 @@ FOUND = (
         [(6, "PFX301")],
         id="retrieved context on one path before the conversation",
     ),
+    pytest.param(
+        """
+        from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+        SYSTEM = "Answer with the retrieved context below.\\n\\n{context}"
+        qa_prompt = ChatPromptTemplate.from_messages(
+            [("system", SYSTEM), MessagesPlaceholder("chat_history"), ("human", "{input}")]
+        )
+        """,
+        [(3, "PFX301")],
+        id="a stuff-documents chain's context field before the history placeholder",
+    ),
+    pytest.param(
+        """
+        from langchain_core.prompts import ChatPromptTemplate
+        prompt = ChatPromptTemplate.from_messages([
+            ("system", "The user is asking: {question}. Be brief."),
+            ("placeholder", "{chat_history}"),
+            ("human", "{question}"),
+        ])
+        """,
+        [(4, "PFX301")],
+        id="the question field before a placeholder role",
+    ),
 )
 
 QUIET = (
@@ -310,6 +333,38 @@ QUIET = (
             return client.chat.completions.create(model="m", messages=messages)
         """,
         id="a per-conversation value before the conversation",
+    ),
+    pytest.param(
+        """
+        from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+        prompt = ChatPromptTemplate.from_messages([
+            ("system", "Use the context: {context}"),
+            ("human", "{input}"),
+            MessagesPlaceholder("agent_scratchpad"),
+        ])
+        """,
+        id="a placeholder after this turn's input is its own scratchpad",
+    ),
+    pytest.param(
+        """
+        from langchain_core.prompts import ChatPromptTemplate, MessagesPlaceholder
+        prompt = ChatPromptTemplate.from_messages([
+            ("system", "You are {persona}. Answer in {language}."),
+            MessagesPlaceholder("chat_history"),
+            ("human", "{input}"),
+        ])
+        """,
+        id="per-conversation fields before the history placeholder",
+    ),
+    pytest.param(
+        """
+        from langchain_core.prompts import ChatPromptTemplate
+        prompt = ChatPromptTemplate.from_messages([
+            ("system", "Answer from the context.\\n\\n{context}"),
+            ("human", "{input}"),
+        ])
+        """,
+        id="retrieved context with no conversation after it",
     ),
 )
 

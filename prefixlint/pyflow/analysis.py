@@ -90,6 +90,7 @@ class Analysis:
         if not importer:
             self.sinks += self._sent_by_importers()
         self.message_lists = found.message_lists
+        self.template_lists = found.template_lists
         self.reaches: list[Reach] = []
         for sink in self.sinks:
             self._follow(sink)

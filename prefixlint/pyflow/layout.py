@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.analysis import Analysis
@@ -23,6 +23,7 @@ from prefixlint.pyflow.templates import (
     masked,
     span_within,
     static_part,
+    template_fields,
     written_as_sent,
 )
 from prefixlint.types import Span
@@ -64,6 +65,17 @@ def _content(message: ast.expr) -> ast.expr | None:
         given = [k.value for k in message.keywords if k.arg == "content"] + message.args[:1]
         return given[0] if given else None
     return None
+
+
+def _history_placeholder(element: ast.expr) -> bool:
+    """``MessagesPlaceholder("chat_history")`` or ``("placeholder", "{chat_history}")``."""
+    if isinstance(element, ast.Call):
+        return leaf(element.func) == "MessagesPlaceholder"
+    return (
+        isinstance(element, ast.Tuple)
+        and len(element.elts) == 2
+        and string_value(element.elts[0]) == "placeholder"
+    )
 
 
 def _is_concatenation(node: ast.AST) -> bool:
@@ -186,6 +198,49 @@ class Layout:
                 found = self._before_conversation(parts)
                 if found is not None:
                     yield found
+
+    def template_ahead_of_history(self) -> Iterator[Misplaced]:
+        """A chat prompt template's field for this turn's input or the documents found for it
+        in a message before a placeholder for the conversation (``MessagesPlaceholder(...)``,
+        ``("placeholder", "{chat_history}")``) that this turn's input follows."""
+        for messages in self.analysis.template_lists:
+            elements = self._written(messages)[0]
+            if not isinstance(elements, (ast.List, ast.Tuple)):
+                continue
+            texts = [self._template_text(e) for e in elements.elts]
+            holders = [i for i, e in enumerate(elements.elts) if _history_placeholder(e)]
+            if not holders:
+                continue
+            later = [t for t in texts[holders[0] + 1 :] if t is not None]
+            if not any(is_turn_input(f) for _, text in later for f in template_fields(text)):
+                continue
+            for element, found in zip(elements.elts[: holders[0]], texts, strict=False):
+                misplaced = found and self._field_for_turn(found[0], found[1], element)
+                if misplaced:
+                    holder = self.document.code(elements.elts[holders[0]])
+                    yield replace(misplaced, conversation=" ".join(holder.split()))
+                    break
+
+    def _template_text(self, element: ast.expr) -> tuple[ast.expr, str] | None:
+        """The text node of a ``(role, text)`` message of a template and its text."""
+        if not (isinstance(element, ast.Tuple) and len(element.elts) == 2):
+            return None
+        node = self._written(element.elts[1])[0]
+        text = self.static_text(node)
+        return (node, text) if text is not None else None
+
+    def _field_for_turn(self, node: ast.expr, text: str, element: ast.expr) -> Misplaced | None:
+        template = masked(text)
+        for field in FIELD.finditer(template):
+            name = field.group(1)
+            if is_turn_input(name) or names_lookup(name) or name in t.RETRIEVED_FIELDS:
+                sink = self.analysis.sink_of(node) or self.analysis.sink_of(element)
+                if sink is None:
+                    return None
+                before = static_part(template[: field.start()])
+                turn = name if is_turn_input(name) else ""
+                return Misplaced(node, field.group(0), before, "", sink, field.group(0), turn=turn)
+        return None
 
     def _sequences(self, node: ast.AST) -> list[list[tuple[bool, ast.expr]]]:
         """The messages of each list ``node`` is built as, in order, each marked whether it

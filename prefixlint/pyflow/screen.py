@@ -78,6 +78,8 @@ _NOT_CHAT_WORDS = frozenset(
 )  # fmt: skip
 _SPACE = re.compile(r"\s+")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
+# The role LangChain templates give a conversation spliced in: ``("placeholder", "{history}")``.
+_PLACEHOLDER_ROLE = re.compile(r"['\"]placeholder['\"]")
 _FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -342,6 +344,8 @@ class _Screen:
                 return True
         if any(syntax.leaf(call.func) in ("read", "read_text") for call in self._calls()):
             return True  # a file's text, of any size
+        if self._splices_messages():
+            return True  # this turn's input before a conversation, of any size
         alone = {id(n.value) for n in self.of(ast.Expr) if isinstance(n, ast.Expr)}
         total = 0
         for node in self.of(ast.Constant):
@@ -351,6 +355,19 @@ class _Screen:
                 if total >= needed:
                     return True
         return False
+
+    def _splices_messages(self) -> bool:
+        """A list that splices another in (``[system, *history, user]``, ``[system] + history``)
+        or a template's placeholder for the conversation (``MessagesPlaceholder``)."""
+        if any(isinstance(n, ast.Starred) for n in self.of(ast.Starred)) and self.nodes.get(
+            ast.List
+        ):
+            return True
+        for node in self.of(ast.BinOp):
+            assert isinstance(node, ast.BinOp)
+            if isinstance(node.op, ast.Add) and ast.List in (type(node.left), type(node.right)):
+                return True
+        return "MessagesPlaceholder" in self.text or _PLACEHOLDER_ROLE.search(self.text) is not None
 
     def _option(self, code: str, key: str) -> list[str]:
         """A list option of a rule (``()`` where the rule has none)."""

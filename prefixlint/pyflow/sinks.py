@@ -113,6 +113,7 @@ class _Finder:
         self._agents = any(name in document.text for name in AGENT_PACKAGES)
         self._dspy = "dspy" in document.text
         self.message_lists: list[ast.expr] = []
+        self.template_lists: list[ast.expr] = []
 
     def _add(
         self,
@@ -280,6 +281,7 @@ class _Finder:
         elif name.endswith(".from_messages"):
             messages = _keyword(node, "messages") or _positional(node, 0)
             if messages is not None:
+                self.template_lists.append(messages)
                 self._message_list(messages, name, None)
         elif name == "ChatMessage" and self._role(node) in SYSTEM_ROLES:
             self._add(self._content(node), SYSTEM, "a system ChatMessage")
@@ -608,12 +610,14 @@ class Sinks:
     """The request parts of a document.
 
     ``concrete`` are seen at a call or a role; ``named`` are known only by a name that says
-    prompt; ``message_lists`` are the ``messages`` arguments of requests.
+    prompt; ``message_lists`` are the ``messages`` arguments of requests, ``template_lists``
+    those of chat prompt templates (``ChatPromptTemplate.from_messages``).
     """
 
     concrete: list[Sink]
     named: list[Sink]
     message_lists: list[ast.expr]
+    template_lists: list[ast.expr]
 
 
 def find_sinks(document: PythonDocument) -> Sinks:
@@ -627,4 +631,4 @@ def find_sinks(document: PythonDocument) -> Sinks:
             finder.function(node)
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             finder.assignment(node)
-    return Sinks(finder.sinks, finder.named, finder.message_lists)
+    return Sinks(finder.sinks, finder.named, finder.message_lists, finder.template_lists)

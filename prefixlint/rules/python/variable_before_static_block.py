@@ -18,7 +18,7 @@ from prefixlint import registry
 from prefixlint.codes import LAYOUT
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.document import PythonDocument
-from prefixlint.pyflow.layout import Layout
+from prefixlint.pyflow.layout import Layout, Misplaced
 from prefixlint.pyflow.prompt_words import LAST, TEMPLATE_STATIC_TOKENS
 from prefixlint.types import Diagnostic
 
@@ -33,15 +33,9 @@ def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
     min_chars = min(turn_tokens, template_tokens)
     reported: set[int] = set()
     tokenizer = ctx.tokenizer
-    for found in layout.ahead_of_history():
+    for found in [*layout.ahead_of_history(), *layout.template_ahead_of_history()]:
         reported.add(id(found.node))
-        what = (
-            f"is made from this turn's `{found.turn}`"
-            if found.turn
-            else "is looked up for this turn"
-        )
-        if found.turn == found.label:
-            what = "is this turn's input"
+        what = _made_of(found)
         yield registry.diagnostic(
             CODE,
             f"`{found.label}` {what} and comes before the messages of "
@@ -70,3 +64,14 @@ def check(document: PythonDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
             stable_prefix_tokens=len(tokenizer.encode(found.before)),
             unstable_tokens=static,
         )
+
+
+def _made_of(found: Misplaced) -> str:
+    """What makes a value before the conversation new on every turn, in words."""
+    if found.turn and found.turn == found.label.strip("{}"):
+        return "is this turn's input"
+    if found.turn:
+        return f"is made from this turn's `{found.turn}`"
+    return (
+        "holds the documents found for this turn" if found.field else "is looked up for this turn"
+    )
