@@ -366,6 +366,17 @@ QUIET = (
         """,
         id="retrieved context with no conversation after it",
     ),
+    pytest.param(
+        f"""
+        SHELL_PROMPTS = {{"bash": \"\"\"case ${{ZSH_EVAL_CONTEXT:-}} in
+        {BLOCK}
+        esac\"\"\"}}
+        def script(name, content):
+            disable_prompt = SHELL_PROMPTS.get(name, "")
+            return disable_prompt + content
+        """,
+        id="braces of a text known only by its name and never filled are text",
+    ),
 )
 
 

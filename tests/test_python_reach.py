@@ -1161,6 +1161,19 @@ QUIET = (
         """,
         id="a helper given a dict built in its input's order keeps that order",
     ),
+    pytest.param(
+        """
+        import os
+        import sys
+
+        def main(complete_var, prompt=None):
+            instruction = os.environ.get(complete_var)
+            if not instruction:
+                return
+            sys.exit(complete(instruction))
+        """,
+        id="a name that says prompt holding one environment variable whole is a setting",
+    ),
 )
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 
-from prefixlint.codes import UNORDERED, WHITESPACE_DRIFT
+from prefixlint.codes import ENVIRONMENT, UNORDERED, WHITESPACE_DRIFT
 from prefixlint.context import RuleContext
 from prefixlint.pyflow.bindings import Bindings
 from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
@@ -184,6 +184,8 @@ class Analysis:
                     for o in origins
                 )
             )
+        if sink.named is not None and _setting(origins, sink.expr):
+            return
         self.reaches += [Reach(origin, sink) for origin in origins]
 
     def sink_of(self, node: ast.AST) -> Sink | None:
@@ -347,3 +349,10 @@ def _grouped(reaches: list[Reach], key: Callable[[Reach], Hashable]) -> list[Rea
         extra = [o for o in (reach.origin, *reach.also) if id(o.node) not in known]
         out[first[k]] = replace(earlier, also=(*earlier.also, *extra))
     return out
+
+
+def _setting(origins: tuple[Origin, ...], value: ast.expr | None) -> bool:
+    """Whether a text known only by its name is nothing but one environment read
+    (``instruction = os.environ.get(var)``): a setting the name holds whole, not text that a
+    prompt is written with."""
+    return bool(origins) and all(o.code == ENVIRONMENT and o.node is value for o in origins)

@@ -313,6 +313,23 @@ class Flow:
                     found.setdefault(field, []).append(value)
         return found
 
+    def formatted(self, node: ast.expr) -> bool:
+        """Whether the template ``node`` is filled anywhere here: ``node.format(...)``, or
+        ``format``, ``format_map`` or a fill called on a name bound to a value holding it
+        (``TEMPLATES[key].format(...)``), so that its braces are fields, not text."""
+        for call in self.bindings.calls:
+            func = call.func
+            if not isinstance(func, ast.Attribute) or func.attr not in _FILLING:
+                continue
+            receiver = func.value
+            while isinstance(receiver, ast.Subscript):
+                receiver = receiver.value
+            if receiver is node:
+                return True
+            if isinstance(receiver, ast.Name) and self._made_from(receiver, node, depth=2):
+                return True
+        return False
+
     def _made_from(self, name: ast.Name, node: ast.AST, depth: int) -> bool:
         """Whether a value ``name`` is bound to holds ``node``, or (``depth`` more times) a
         name bound to one that does."""
@@ -1215,6 +1232,7 @@ _SET_TYPES = frozenset({"set", "frozenset", "Set", "FrozenSet", "AbstractSet", "
 _FILLS = frozenset({"partial", "format"})
 # Of those, what ``str.format`` fills is explained by the flow through the call itself.
 _FORMATS = frozenset({"format"})
+_FILLING = _FORMATS | _FILLS | {"format_map"}
 # Methods of a LangChain runnable (a prompt, or a pipeline from one) given the fields by a dict.
 _RUNNABLE_CALLS = frozenset({"invoke", "ainvoke", "stream", "astream"})
 

@@ -24,6 +24,7 @@ from prefixlint.pyflow.templates import (
     span_within,
     static_part,
     template_fields,
+    template_maker,
     written_as_sent,
 )
 from prefixlint.types import Span
@@ -460,6 +461,8 @@ class Layout:
         text = self.static_text(node)
         if not text or "{" not in text or written_as_sent(node, self.document.parent):
             return None
+        if self._used_as_text(node, sink):
+            return None
         template = masked(text)
         fields = list(FIELD.finditer(template))
         first = next((f for f in fields if is_request_input(f.group(1), self.input_names)), None)
@@ -473,6 +476,27 @@ class Layout:
         before = static_part(template[: first.start()])
         field = first.group(0)
         return Misplaced(node, field, before, after, sink, field=field, document=document)
+
+    def _used_as_text(self, node: ast.expr, sink: Sink) -> bool:
+        """Whether the braces of ``node`` are text: it is known only by a name that says
+        prompt (``SHELL_PROMPTS = {...}``), used here (``SHELL_PROMPTS.get(name) + content``)
+        but neither made into a template (``TextPrompt("...")``) nor filled. A module's
+        constant this module never reads is given the benefit of the doubt: another module
+        may fill it."""
+        named = sink.named
+        if named is None:
+            return False
+        exported = (
+            isinstance(named, ast.Name)
+            and self.document.enclosing_function(named) is None
+            and not self.document.reads_in(self.document.module, named.id)
+        )
+        if exported:
+            return False
+        parent = self.document.parent(node)
+        if isinstance(parent, ast.Call) and node in parent.args and template_maker(parent.func):
+            return False
+        return not self.analysis.flow.formatted(node)
 
     def _filled_by_file(self, node: ast.Constant | ast.BinOp, fields: list[str]) -> str:
         """The code that fills one of ``fields`` of the template ``node`` with a fixed file's

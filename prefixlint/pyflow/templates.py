@@ -59,7 +59,7 @@ def written_as_sent(node: ast.expr, parent_of: Callable[[ast.AST], ast.AST | Non
     above = parent_of(parent)
     while isinstance(above, (ast.List, ast.Tuple, ast.Starred)):
         above = parent_of(above)
-    return not (isinstance(above, ast.Call) and _template_maker(above.func))
+    return not (isinstance(above, ast.Call) and template_maker(above.func))
 
 
 def _callee_name(func: ast.expr) -> str:
@@ -70,9 +70,9 @@ def _callee_name(func: ast.expr) -> str:
 
 def _message_class(call: ast.Call) -> bool:
     name = _callee_name(call.func)
-    return name.endswith("Message") and not _template_maker(call.func)
+    return name.endswith("Message") and not template_maker(call.func)
 
 
-def _template_maker(func: ast.expr) -> bool:
+def template_maker(func: ast.expr) -> bool:
     name = _callee_name(func).lower()
     return "template" in name or "prompt" in name or name in ("from_messages", "format")
