@@ -1174,6 +1174,24 @@ QUIET = (
         """,
         id="a name that says prompt holding one environment variable whole is a setting",
     ),
+    pytest.param(
+        """
+        import json
+
+        def respond(agent):
+            while True:
+                system = agent.system_message
+                for language in agent.languages:
+                    system += "\\n\\n" + language.system_message
+                reply = client.chat.completions.create(
+                    model="m", messages=[{"role": "system", "content": system}, *agent.messages]
+                )
+                code = json.loads(reply.choices[0].message.content)
+                language = code["language"]
+                agent.run(language, code["code"])
+        """,
+        id="a loop's body reads what the loop bound, not a later assignment of the name",
+    ),
 )
 
 

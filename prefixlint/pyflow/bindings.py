@@ -196,12 +196,16 @@ class Bindings:
             return found
         position = self._position(name)
         ancestors = {id(a) for a in self.document.ancestors(name)}
-        # ``x = x.strip()``: the target comes first in the tree, but the value is read before it.
+        # ``x = x.strip()``: the target comes first in the tree, but the value is read before it
+        # (a loop's body, unlike its iterable, reads what the loop bound).
         earlier = [
             a
             for a in local
             if self._position(a.node) < position
-            and not any(id(b.statement) in ancestors for b in self._targets.get(id(a.node), ()))
+            and not any(
+                b.value is name or id(b.value) in ancestors
+                for b in self._targets.get(id(a.node), ())
+            )
         ]
         if not earlier:
             return found
