@@ -178,9 +178,10 @@ _DESCRIBED_OWNERS = frozenset(
         """
         agent, agents, tool, tools, function, functions, schema, example, examples, sample,
         samples, demo, demos, default, defaults, template, spec, system, welcome, greeting,
-        fallback, intro, introduction, base, static, fixed, format, style, persona, assistant,
-        bot, footer, header, signature, disclaimer, call, project, projects, repo, repos,
-        repository, repositories, workspace, codebase, product, company, organization
+        fallback, intro, introduction, base, static, fixed, format, style, persona, personality,
+        character, assistant, bot, footer, header, signature, disclaimer, call, project,
+        projects, repo, repos, repository, repositories, workspace, codebase, product, company,
+        organization
         """
     )
 )

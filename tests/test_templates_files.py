@@ -87,6 +87,10 @@ def relative(found, root):
         ("deploy/nginx.conf.jinja", False),
         ("prompts/answer.html.j2", True),
         ("templates/answer.md.j2", True),
+        (".vscode/launch.json", False),
+        (".devcontainer/devcontainer.json", False),
+        (".vscode/tools/make_prompt.py", True),
+        (".cursor/rules/style.mdc", True),
     ],
 )
 def test_default_prompt_files(path, expected):

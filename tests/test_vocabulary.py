@@ -6,6 +6,8 @@ from prefixlint.vocabulary import (
     classify_filter,
     classify_name,
     is_request_input,
+    is_turn_input,
+    names_lookup,
     names_other_owner,
     split_words,
 )
@@ -285,10 +287,43 @@ def test_classify_filter(name, code):
         ("projects_context", False),
         ("selection", True),
         ("selected_text", True),
+        # an agent's personality is the agent's, the same for every request it serves
+        ("personality_context", False),
+        ("character_description", False),
     ],
 )
 def test_is_request_input(name, expected):
     assert is_request_input(name) is expected
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("question", True),
+        ("user_input", True),
+        ("latest_message", True),
+        ("task", False),
+        ("problem_statement", False),
+        ("tool_input", False),
+    ],
+)
+def test_is_turn_input(name, expected):
+    assert is_turn_input(name) is expected
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("rag_context", True),
+        ("retrieved_docs", True),
+        ("relevant_chunks", True),
+        ("search_results", True),
+        ("context", False),
+        ("search_engine", False),
+    ],
+)
+def test_names_lookup(name, expected):
+    assert names_lookup(name) is expected
 
 
 def test_is_request_input_extra_names():

@@ -8,9 +8,10 @@ named in capitals (``CREDITS.md``, ``FAQ.md``), or under ``docs/`` (or ``doc/``,
 ``vocab.json``, ``merges.txt``), package manifests and lock files; Markdown and text of a
 website (``website/``, ``blog/``, Jekyll's ``_posts/``); data files of a test suite (JSON,
 YAML, Markdown or text under ``tests/`` or ``snapshots/``: recorded responses and expected
-output). A file whose folder or name says prompt (``prompts/``, ``system_prompts/``,
-``*prompt*``, ``system*.md``, ``*instructions*.md``, ``AGENTS.md``, ``SKILL.md``) or that has
-a template suffix is a prompt wherever it is, unless its name is one of the documents
+output) and the settings of editors (``.vscode/``, ``.idea/``, ``.devcontainer/``). A file
+whose folder or name says prompt (``prompts/``, ``system_prompts/``, ``*prompt*``,
+``system*.md``, ``*instructions*.md``, ``AGENTS.md``, ``SKILL.md``) or that has a template
+suffix is a prompt wherever it is, unless its name is one of the documents
 (``prompts/README.md`` explains the prompts; it is not one) or, outside such a folder, the
 template renders a web page, a script or a configuration file (``page.html.j2``,
 ``nginx.conf.jinja``).
@@ -64,6 +65,9 @@ DOCUMENT_FOLDERS = frozenset(
     }
 )  # fmt: skip
 _DOCUMENT_WORDS = frozenset({"docs", "documentation", "website", "blog", "wiki"})
+# Settings folders of editors and development containers: their JSON (often with comments) and
+# YAML configure a tool, they are not prompts; Python under them is still code.
+CONFIG_FOLDERS = frozenset({".vscode", ".idea", ".devcontainer", ".fleet", ".zed"})
 # Words of the folders of a test suite: their data files are test data, their Python is code.
 TEST_WORDS = frozenset({"tests", "test", "testdata", "testing", "e2e", "snapshots"})
 _PROMPT_NAMES = (
@@ -102,7 +106,7 @@ def is_prompt_file(path: str) -> bool:
     folders = [folder.lower() for folder in named_folders]
     if suffix in PYTHON_SUFFIXES:
         return True
-    if any(map(_test_folder, folders)):
+    if any(map(_test_folder, folders)) or not CONFIG_FOLDERS.isdisjoint(folders):
         return False
     if suffix not in _DOCUMENT_SUFFIXES:
         return True
