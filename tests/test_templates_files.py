@@ -91,6 +91,9 @@ def relative(found, root):
         (".devcontainer/devcontainer.json", False),
         (".vscode/tools/make_prompt.py", True),
         (".cursor/rules/style.mdc", True),
+        ("docs/prompt_tuning/manual_prompt_tuning.md", False),
+        ("docs/prompt_engineering/system_prompts/billing.md", True),
+        ("docs/examples/system_prompt.md", True),
     ],
 )
 def test_default_prompt_files(path, expected):

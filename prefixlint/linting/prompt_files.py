@@ -10,11 +10,11 @@ website (``website/``, ``blog/``, Jekyll's ``_posts/``); data files of a test su
 YAML, Markdown or text under ``tests/`` or ``snapshots/``: recorded responses and expected
 output) and the settings of editors (``.vscode/``, ``.idea/``, ``.devcontainer/``). A file
 whose folder or name says prompt (``prompts/``, ``system_prompts/``, ``*prompt*``,
-``system*.md``, ``*instructions*.md``, ``AGENTS.md``, ``SKILL.md``) or that has a template
-suffix is a prompt wherever it is, unless its name is one of the documents
-(``prompts/README.md`` explains the prompts; it is not one) or, outside such a folder, the
-template renders a web page, a script or a configuration file (``page.html.j2``,
-``nginx.conf.jinja``).
+``system*.md``, ``*instructions*.md``, ``AGENTS.md``, ``SKILL.md``; under ``docs/`` only a
+name or folder that ends so, not ``prompt_tuning/``) or that has a template suffix is a prompt
+wherever it is, unless its name is one of the documents (``prompts/README.md`` explains the
+prompts; it is not one) or, outside such a folder, the template renders a web page, a script
+or a configuration file (``page.html.j2``, ``nginx.conf.jinja``).
 """
 
 from __future__ import annotations
@@ -74,6 +74,12 @@ _PROMPT_NAMES = (
     "*prompt*", "system*.md", "system*.txt", "*instructions*.md", "agents.md", "claude.md",
     "gemini.md", "skill.md",
 )  # fmt: skip
+# Under ``docs/``, pages about prompts (``docs/prompt_tuning/manual_prompt_tuning.md``) are
+# documents: only a name that ends in what it is (``system_prompt.md``) is a prompt there.
+_DOCUMENTED_PROMPT_NAMES = (
+    "*prompt.*", "*prompts.*", "system*.md", "system*.txt", "*instructions.md", "agents.md",
+    "claude.md", "gemini.md", "skill.md",
+)  # fmt: skip
 # A name in capitals (``CREDITS``, ``TRANSPARENCY_FAQS``) is how a project names its documents.
 _UPPER_CASE_STEM = re.compile(r"[A-Z][A-Z0-9_-]*")
 
@@ -86,6 +92,7 @@ def _any_of(patterns: tuple[str, ...]) -> re.Pattern[str]:
 
 _NOT_PROMPT = _any_of(NOT_PROMPT_NAMES)
 _PROMPT = _any_of(_PROMPT_NAMES)
+_DOCUMENTED_PROMPT = _any_of(_DOCUMENTED_PROMPT_NAMES)
 
 
 def is_prompt_file(path: str) -> bool:
@@ -97,20 +104,19 @@ def is_prompt_file(path: str) -> bool:
     if suffix in _DOCUMENT_SUFFIXES and _DOCUMENT_STEMS.fullmatch(stem_of(name)):
         return False
     named_folders = folders_of(path)
-    if _says_prompt(name, named_folders):
+    folders = [folder.lower() for folder in named_folders]
+    in_documents = any(map(_document_folder, folders))
+    if _documented_prompt(name, folders) if in_documents else _says_prompt(name, named_folders):
         return True
     if suffix in TEMPLATE_ONLY_SUFFIXES:
         return suffix_of(stem_of(name)) not in _RENDERS_NOT_PROMPT
     if suffix in _DOCUMENT_SUFFIXES and _UPPER_CASE_STEM.fullmatch(stem_of(name_of(path))):
         return False  # ``CREDITS.md``, ``FAQ.md``: named as a project's documents are
-    folders = [folder.lower() for folder in named_folders]
     if suffix in PYTHON_SUFFIXES:
         return True
     if any(map(_test_folder, folders)) or not CONFIG_FOLDERS.isdisjoint(folders):
         return False
-    if suffix not in _DOCUMENT_SUFFIXES:
-        return True
-    return not any(map(_document_folder, folders))
+    return suffix not in _DOCUMENT_SUFFIXES or not in_documents
 
 
 @functools.cache
@@ -130,6 +136,14 @@ def _says_prompt(name: str, folders: list[str]) -> bool:
     """Whether the file's name or one of its folders says it holds a prompt (a folder by a
     word of its name: ``prompts``, ``system_prompts``, ``SystemPrompts``, not ``teleprompt``)."""
     return bool(_PROMPT.match(name)) or any(map(_folder_says_prompt, folders))
+
+
+def _documented_prompt(name: str, folders: list[str]) -> bool:
+    """Under ``docs/``: whether the name, or a folder's, ends in prompts (``system_prompt.md``,
+    ``docs/prompts/``); pages about them (``prompt_tuning/manual_prompt_tuning.md``) are not."""
+    if _DOCUMENTED_PROMPT.match(name):
+        return True
+    return any(split_words(folder)[-1:] in (("prompt",), ("prompts",)) for folder in folders)
 
 
 @functools.cache
