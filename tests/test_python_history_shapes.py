@@ -653,6 +653,25 @@ QUIET = (
         """,
         id="the same leading messages dropped on every request",
     ),
+    pytest.param(
+        """
+        from langchain_core.messages import AnyMessage
+
+        def ui_message_reducer(
+            left: list[AnyUIMessage] | AnyUIMessage, right: list[AnyUIMessage]
+        ) -> list[AnyUIMessage]:
+            # Merge the interface messages of a chat by id.
+            merged = left.copy()
+            by_id = {m["id"]: i for i, m in enumerate(merged)}
+            for msg in right:
+                if msg["id"] in by_id:
+                    merged[by_id[msg["id"]]] = msg
+                else:
+                    merged.append(msg)
+            return [m for m in merged if m.get("type") != "remove-ui"]
+        """,
+        id="a list of interface messages is no conversation",
+    ),
 )
 
 

@@ -32,6 +32,7 @@ from prefixlint.pyflow.compaction import (
 )
 from prefixlint.pyflow.document import FUNCTIONS, PythonDocument
 from prefixlint.pyflow.message_types import (
+    NOT_CHAT_WORDS,
     builds_message,
     builds_messages,
     copied_list,
@@ -51,28 +52,6 @@ from prefixlint.pyflow.syntax import (
 from prefixlint.vocabulary import split_words
 
 _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
-_NOT_CHAT_WORDS = frozenset(
-    {
-        "by",
-        "error",
-        "errors",
-        "warning",
-        "warnings",
-        "log",
-        "logs",
-        "validation",
-        "status",
-        "commit",
-        "git",
-        "debug",
-        "email",
-        "queue",
-        "kafka",
-        "flash",
-        "pending",
-        "unread",
-    }
-)
 _BUDGET_WORDS = frozenset({"token", "tokens", "limit", "budget", "max"})
 # The subject of a selection of messages to keep (a budget loop, the list it is taken as):
 # one finding per function.
@@ -286,7 +265,7 @@ class HistoryAnalysis:
         ``self.turns``) in a class named for one (``ConversationMemory``, ``ChatHistory``)."""
         name = node.id if isinstance(node, ast.Name) else node.attr
         words = split_words(name)
-        if words and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words):
+        if words and words[-1] in _LIST_WORDS and NOT_CHAT_WORDS.isdisjoint(words):
             return self._identity(node) is not None
         if isinstance(node, ast.Attribute) and words and words[-1] in EXCHANGE_WORDS:
             owner = self.document.enclosing_class(node)

@@ -9,17 +9,29 @@ from __future__ import annotations
 import ast
 
 from prefixlint.pyflow.syntax import leaf, string_value
+from prefixlint.vocabulary import split_words
 
 _CONTAINERS = frozenset({"list", "List", "Sequence", "MutableSequence", "Iterable", "deque"})
+# Words that make a list of messages, or a message class, something other than a conversation
+# with a model (``error_messages``, ``EmailMessage``, ``UIMessage``).
+NOT_CHAT_WORDS = frozenset(
+    {
+        "by", "error", "errors", "warning", "warnings", "log", "logs", "validation", "status",
+        "commit", "git", "debug", "email", "queue", "kafka", "flash", "pending", "unread", "ui",
+    }
+)  # fmt: skip
 _MESSAGE_SUFFIXES = ("Message", "MessageParam", "MessageDict")
 _COPY_METHODS = frozenset({"copy", "deepcopy"})
 _COPY_CALLS = frozenset({"list", "copy", "deepcopy"})
 
 
 def is_message_class(node: ast.expr) -> bool:
-    """A class spelled like a chat message (``UserMessage``, ``llm.ChatMessage``)."""
+    """A class spelled like a chat message (``UserMessage``, ``llm.ChatMessage``), not like
+    another kind (``EmailMessage``, ``UIMessage``)."""
     name = leaf(node)
-    return name is not None and name.endswith(_MESSAGE_SUFFIXES)
+    if name is None or not name.endswith(_MESSAGE_SUFFIXES):
+        return False
+    return NOT_CHAT_WORDS.isdisjoint(split_words(name))
 
 
 def builds_message(value: ast.AST) -> bool:

@@ -38,7 +38,7 @@ from prefixlint.pyflow.compaction import (
     selects,
 )
 from prefixlint.pyflow.importers import sending_importers
-from prefixlint.pyflow.message_types import builds_messages
+from prefixlint.pyflow.message_types import NOT_CHAT_WORDS, builds_messages
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
     API_METHODS,
@@ -69,13 +69,6 @@ _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
 # Names of a list that a cutting call may be given as a conversation (``history`` too: the call
 # says what it does).
 _CUT_LIST_WORDS = _LIST_WORDS | {"history", "turns"}
-# The words that keep a name from reading as a conversation (``history._NOT_CHAT_WORDS``).
-_NOT_CHAT_WORDS = frozenset(
-    {
-        "by", "error", "errors", "warning", "warnings", "log", "logs", "validation", "status",
-        "commit", "git", "debug", "email", "queue", "kafka", "flash", "pending", "unread",
-    }
-)  # fmt: skip
 _SPACE = re.compile(r"\s+")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 # The role LangChain templates give a conversation spliced in: ``("placeholder", "{history}")``.
@@ -149,7 +142,7 @@ def _list_named(node: ast.AST) -> bool:
 
 def _list_named_as(name: str) -> bool:
     words = _words(name)
-    return bool(words) and words[-1] in _LIST_WORDS and not _NOT_CHAT_WORDS.intersection(words)
+    return bool(words) and words[-1] in _LIST_WORDS and NOT_CHAT_WORDS.isdisjoint(words)
 
 
 def _returns_value(function: ast.AST) -> bool:
