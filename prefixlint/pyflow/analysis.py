@@ -188,6 +188,10 @@ class Analysis:
             return
         self.reaches += [Reach(origin, sink) for origin in origins]
 
+    def inputs_of(self, node: ast.AST) -> set[str]:
+        """The names of the per-request inputs ``node`` is made from (``question``)."""
+        return {o.label for o in self.flow.origins(node) if o.code == REQUEST_INPUT}
+
     def sink_of(self, node: ast.AST) -> Sink | None:
         """The first sink whose value was explained through ``node``, if any."""
         return self.flow.roots.get(id(node))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from prefixlint.pyflow import tables as t
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.document import PythonDocument
+from prefixlint.pyflow.message_types import spliced_parts
 from prefixlint.pyflow.scopes import BUILTIN, MODULE
 from prefixlint.pyflow.sinks import Sink
 from prefixlint.pyflow.syntax import arguments, integer, leaf, string_value
@@ -255,31 +256,17 @@ class Layout:
                 if isinstance(v, (ast.List, ast.BinOp))
                 for s in self._sequences(v)
             ]
-        parts = list(self._parts(node))
+        parts = spliced_parts(node)
         return [parts] if parts and any(spliced for spliced, _ in parts) else []
-
-    def _parts(self, node: ast.AST) -> Iterator[tuple[bool, ast.expr]]:
-        if isinstance(node, ast.List):
-            for element in node.elts:
-                if isinstance(element, ast.Starred):
-                    yield True, element.value
-                else:
-                    yield False, element
-        elif _is_concatenation(node):
-            assert isinstance(node, ast.BinOp)
-            yield from self._parts(node.left)
-            yield from self._parts(node.right)
-        elif isinstance(node, ast.expr):
-            yield True, node
 
     def _before_conversation(self, parts: list[tuple[bool, ast.expr]]) -> Misplaced | None:
         for index, (spliced, conversation) in enumerate(parts):
             if not spliced:
                 continue
             after = [_content(self._written(m)[0]) for s, m in parts[index + 1 :] if not s]
-            turn = {label for c in after if c is not None for label in self._inputs(c)}
+            turn = {label for c in after if c is not None for label in self.analysis.inputs_of(c)}
             turn = {label for label in turn if is_turn_input(label)}
-            if not turn or turn & self._inputs(conversation):
+            if not turn or turn & self.analysis.inputs_of(conversation):
                 continue  # no turn after it, or the spliced list is made from this turn
             messages = [self._written(m)[0] for s, m in parts[:index] if not s]
             contents = [c for m in messages if (c := _content(m)) is not None]
@@ -289,7 +276,7 @@ class Layout:
                     if isinstance(piece, str):
                         before.append(piece)
                         continue
-                    inputs = self._inputs(piece)
+                    inputs = self.analysis.inputs_of(piece)
                     if not inputs & turn and not any(map(names_lookup, inputs)):
                         continue
                     sink = self.analysis.sink_of(piece)
@@ -318,10 +305,6 @@ class Layout:
         if not values or any(v is None for v in values):
             return [node]
         return [w for v in values for w in self._written(v, depth + 1)]
-
-    def _inputs(self, node: ast.AST) -> set[str]:
-        """The per-request inputs ``node`` is made from."""
-        return {o.label for o in self.analysis.flow.origins(node) if o.code == t.REQUEST_INPUT}
 
     def _displays(self, node: ast.AST) -> list[ast.List]:
         if isinstance(node, ast.List):

@@ -83,3 +83,13 @@ def copied_list(value: ast.expr) -> ast.expr | None:
         if isinstance(window, ast.Slice) and window.lower is None and window.upper is None:
             return value.value
     return None
+
+
+def spliced_parts(node: ast.AST) -> list[tuple[bool, ast.expr]]:
+    """The items of a list built by a display or ``+`` (``[system, *history, user]``,
+    ``[system] + history``), in order, each marked whether it splices in a whole list."""
+    if isinstance(node, ast.List):
+        return [(True, e.value) if isinstance(e, ast.Starred) else (False, e) for e in node.elts]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return spliced_parts(node.left) + spliced_parts(node.right)
+    return [(True, node)] if isinstance(node, ast.expr) else []
