@@ -170,6 +170,20 @@ _TURN_INPUTS = _listed(
 # Words that name the result of a retrieval made for the current question.
 _LOOKUP_WORDS = frozenset({"rag", "retrieved", "retrieval", "relevant", "reranked"})
 
+# Names of the documents a retrieval step hands a prompt for the current question: LangChain's
+# stuff-documents chains (``create_stuff_documents_chain``, ``create_retrieval_chain``) fill
+# ``{context}`` (``DOCUMENTS_KEY`` in ``langchain.chains.combine_documents.base``), prompt
+# flow's RAG templates ``{{contexts}}``.
+_TURN_CONTEXTS = _listed("context, contexts, retrieved context, documents, search results")
+
+# Names of a conversation's earlier turns, as a template iterates or inlines them.
+_CONVERSATIONS = _listed(
+    """
+    history, chat history, conversation history, message history, messages, chat messages,
+    conversation, dialogue, dialog, turns, previous messages, past messages
+    """
+)
+
 # Qualifiers that make an input-named value fixed text (``tool.inputs``, ``system_message``,
 # ``welcome_message``, ``tool_call.arguments``) or the deployment's (``project_context``: the
 # project's instructions), not the request.
@@ -533,6 +547,18 @@ def names_lookup(name: str) -> bool:
     return bool(_LOOKUP_WORDS.intersection(words)) or words[-2:] == ("search", "results")
 
 
+def names_turn_context(name: str) -> bool:
+    """Whether ``name`` holds what is new with this turn: its input (``question``), or the
+    documents looked up for it (``retrieved_docs``, ``{context}``, ``contexts``)."""
+    return is_turn_input(name) or names_lookup(name) or _names_input(name, _context_phrases())
+
+
+def names_conversation(name: str) -> bool:
+    """Whether ``name`` holds a conversation's earlier turns (``chat_history``,
+    ``messages``), not an example's or a tool's (``example.messages``)."""
+    return _names_input(name, _conversation_phrases())
+
+
 def _names_input(name: str, phrases: frozenset[tuple[str, ...]]) -> bool:
     words = split_words(name.split("(", 1)[0])
     if classify_words(words) == ENVIRONMENT:
@@ -550,6 +576,16 @@ def _names_input(name: str, phrases: frozenset[tuple[str, ...]]) -> bool:
 @lru_cache(maxsize=1)
 def _turn_phrases() -> frozenset[tuple[str, ...]]:
     return frozenset(split_words(p) for p in _TURN_INPUTS)
+
+
+@lru_cache(maxsize=1)
+def _context_phrases() -> frozenset[tuple[str, ...]]:
+    return frozenset(split_words(p) for p in _TURN_CONTEXTS)
+
+
+@lru_cache(maxsize=1)
+def _conversation_phrases() -> frozenset[tuple[str, ...]]:
+    return frozenset(split_words(p) for p in _CONVERSATIONS)
 
 
 @lru_cache(maxsize=64)

@@ -31,8 +31,8 @@ def test_version_is_the_package_metadata_version():
 
 
 def test_check_source_selection():
-    text = "Today is {{ current_date }}.  \n"
-    assert {f.code for f in prefixlint.check_source(text, "a.j2", select=["PFX4"])} == {"PFX402"}
+    text = "Today is {{ current_date }}.\r\n"
+    assert {f.code for f in prefixlint.check_source(text, "a.j2", select=["PFX4"])} == {"PFX401"}
     assert prefixlint.check_source(text, "a.j2", select=["PFX101"], ignore=["PFX1"]) == []
 
 
@@ -42,7 +42,7 @@ def test_check_source_rejects_unknown_kinds():
 
 
 def test_fix_source_applies_safe_fixes_only_unless_asked():
-    assert prefixlint.fix_source("Be brief.  \r\nBe kind.\r\n", "a.txt") == "Be brief.\nBe kind.\n"
+    assert prefixlint.fix_source("Be brief.\r\nBe kind.\r\n", "a.txt") == "Be brief.\nBe kind.\n"
 
 
 def test_check_paths_walks_folders(tmp_path):

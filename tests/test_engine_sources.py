@@ -7,6 +7,8 @@ import pytest
 from prefixlint.linting.config import Settings
 from prefixlint.linting.engine import FixMode, check_file, check_text, fix_text
 
+TRAILING = {"PFX402": {"trailing-whitespace": True}}
+
 
 @pytest.mark.parametrize(
     ("path", "text", "line", "message"),
@@ -55,15 +57,17 @@ def test_syntax_errors_are_pfx902_with_a_line(path, text, line, message):
 def test_real_fixes_keep_the_file_bytes(tmp_path, data, select, expected):
     path = tmp_path / "prompt.txt"
     path.write_bytes(data)
-    result = check_file(str(path), Settings(select=select), FixMode(fix=True))
+    settings = Settings(select=select, options=TRAILING)
+    result = check_file(str(path), settings, FixMode(fix=True))
     assert result.error is None
     assert path.read_bytes() == expected
-    assert check_file(str(path), Settings(select=select)).diagnostics == []
+    assert check_file(str(path), settings).diagnostics == []
 
 
 def test_fixes_after_a_line_ending_fix_write_lf():
     text = "You are helpful.  \r\nToday is {{ current_date }}.\r\nBe brief.\r\n"
-    outcome = fix_text(text, "a.j2", Settings(), FixMode(fix=True, unsafe=True), "\r\n")
+    settings = Settings(options=TRAILING)
+    outcome = fix_text(text, "a.j2", settings, FixMode(fix=True, unsafe=True), "\r\n")
     assert "\r" not in outcome.text
     assert outcome.error is None
     assert set(outcome.fixed) == {"PFX101", "PFX401", "PFX402"}

@@ -25,18 +25,23 @@ def _check(text, path, settings):
 @pytest.mark.parametrize(("code", "example"), list(_examples()))
 def test_example(code, example):
     path = example["path"]
+    options = {code: example.get("options", {})}
     if "good" in example:
-        found = _check(example["good"], path, Settings(preview=True))
+        found = _check(example["good"], path, Settings(preview=True, options=options))
         assert [d for d in found if d.code == code] == []
         return
-    found = _check(example["bad"], path, Settings(preview=True))
+    found = _check(example["bad"], path, Settings(preview=True, options=options))
     lines = sorted({d.span.line for d in found if d.code == code})
     assert lines == sorted(example["lines"]), [d.message for d in found if d.code == code]
     if "fixed" in example:
         mode = FixMode(fix=True, unsafe=example.get("unsafe", False))
         newline = SourceText(example["bad"]).newline
         outcome = fix_text(
-            example["bad"], path, Settings(select=(code,), preview=True), mode, newline
+            example["bad"],
+            path,
+            Settings(select=(code,), preview=True, options=options),
+            mode,
+            newline,
         )
         assert outcome.error is None
         assert outcome.text == example["fixed"]

@@ -60,7 +60,9 @@ def test_rule_documentation_is_complete():
         assert any("bad" in example for example in doc.examples) or code in AUDIT_ONLY_CODES, code
         for example in doc.examples:
             assert {"bad", "good"} & set(example) and "path" in example, code
-            assert set(example) <= {"path", "bad", "good", "lines", "fixed", "unsafe"}, code
+            assert set(example) <= {"path", "bad", "good", "lines", "fixed", "unsafe", "options"}, (
+                code
+            )
 
 
 def _version(text: str) -> tuple[int, ...]:

@@ -45,12 +45,15 @@ EXPECTED = {
     ],
     "pfx404_glued_placeholder.j2": [("PFX404", 2), ("PFX404", 3)],
 }
+# Trailing whitespace is reported only on request; the fixtures are checked with it on.
+TRAILING = {"PFX402": {"trailing-whitespace": True}}
 
 
-def check_fixture(name: str) -> list[tuple[str, int]]:
+def check_fixture(name: str, options=TRAILING) -> list[tuple[str, int]]:
     path = FIXTURES / name
     text = path.read_bytes().decode("utf-8")  # keeps CRLF and the BOM as they are
-    found = source_module(str(path), text).check(text, RuleContext(str(path), CODES))
+    ctx = RuleContext(str(path), CODES, options=options)
+    found = source_module(str(path), text).check(text, ctx)
     return sorted((d.code, d.span.line) for d in found)
 
 
@@ -61,6 +64,10 @@ def test_every_fixture_has_expectations():
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_fixture_findings(name):
     assert check_fixture(name) == sorted(EXPECTED[name])
+
+
+def test_trailing_whitespace_is_quiet_by_default():
+    assert check_fixture("pfx402_fabric_judge_output.md", options={}) == []
 
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("pfx")))

@@ -15,11 +15,12 @@ from prefixlint.sources.templates import apply_changes
 
 VOLATILE = frozenset({"PFX101", "PFX102", "PFX103", "PFX104"})
 WITH_NOQA = Settings(select=(*sorted(VOLATILE), "PFX901"))
+TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}
 RULES = "You are a careful assistant. Follow the rules below in every answer you give.\n"
 
 
 def check(path, text, codes=VOLATILE):
-    ctx = RuleContext(path, frozenset(codes))
+    ctx = RuleContext(path, frozenset(codes), options=TRAILING_ON)
     return source_module(path, text).check(text, ctx)
 
 
@@ -197,6 +198,7 @@ def test_json_and_sarif_carry_the_folded_lines():
 
 
 TRAILING = "Rules: \nBe brief.\t\nBe kind.\nCite sources.  \n"
+ON_REQUEST = Settings(select=("PFX402", "PFX901"), options=TRAILING_ON)
 
 
 @pytest.mark.parametrize(
@@ -223,13 +225,12 @@ def test_the_trailing_whitespace_fix_removes_it_on_every_folded_line():
 def test_a_later_line_that_waives_trailing_whitespace_stands_alone_for_its_directive():
     text = "Rules: \nBe brief. {# prefixlint: noqa: PFX402 #} \nBe kind. \n"
     assert summary("p.j2", text, {"PFX402"}) == [("PFX402", 1, (3,)), ("PFX402", 2, ())]
-    settings = Settings(select=("PFX402", "PFX901"))
-    assert [d.span.line for d in check_text(text, "p.j2", settings)] == [1]
+    assert [d.span.line for d in check_text(text, "p.j2", ON_REQUEST)] == [1]
 
 
 @pytest.mark.parametrize("path", ["p.j2", "p.jinja"])
 def test_add_noqa_output_for_trailing_whitespace_stays_quiet(path):
-    settings = Settings(select=("PFX402", "PFX901"))
+    settings = ON_REQUEST
     found = check_text(TRAILING, path, settings)
     assert len(found) == 1
     edit = add_noqa(TRAILING, path, found)

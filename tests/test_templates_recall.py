@@ -7,12 +7,14 @@ from prefixlint.context import RuleContext
 from prefixlint.sources import source_module
 from prefixlint.vocabulary import classify_name
 
+TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # trailing whitespace is opt-in
+
 VOLATILE = frozenset({"PFX101", "PFX102", "PFX103", "PFX104"})
 RULES = "You are a careful assistant. Follow the rules below in every answer you give.\n"
 
 
 def check(path, text, codes):
-    ctx = RuleContext(path, frozenset(codes))
+    ctx = RuleContext(path, frozenset(codes), options=TRAILING_ON)
     return source_module(path, text).check(text, ctx)
 
 
@@ -824,3 +826,54 @@ def test_front_matter_is_not_prompt_text(path, text, expected):
 def test_line_endings_of_a_file_with_front_matter_are_the_whole_file_s():
     text = "---\r\nname: fixer\r\n---\r\nsystem:\r\n" + RULES.replace("\n", "\r\n")
     assert findings("p.prompty", text, {"PFX401"}) == [("PFX401", 1, 4)]
+
+
+PROMPT_FLOW_CHAT = (
+    "system:\nYou are a helpful assistant. Answer from the context.\n{{contexts}}\n\n"
+    "{% if chat_history %}{% for item in chat_history %}\nuser:\n{{item.inputs.question}}\n"
+    "assistant:\n{{item.outputs.answer}}\n{% endfor %}{% endif %}\n\nuser:\n{{question}}\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # this turn's documents before the conversation that this turn's question follows
+        ("chat.jinja2", PROMPT_FLOW_CHAT, [("PFX301", 3, 1)]),
+        (
+            "qa.txt",
+            "Context:\n{context}\n\nChat history:\n{chat_history}\n\nQuestion: {question}\n",
+            [("PFX301", 2, 1)],
+        ),
+        (
+            "chat.mustache",
+            "Sources: {{retrieved_docs}}\n{{#messages}}{{role}}: {{content}}\n{{/messages}}\n"
+            "User: {{query}}\n",
+            [("PFX301", 1, 10)],
+        ),
+        # after the conversation, with the question, it is where it belongs
+        (
+            "chat.j2",
+            "Be helpful.\n{% for m in chat_history %}{{ m.content }}\n{% endfor %}\n"
+            "{{ contexts }}\n{{ question }}\n",
+            [],
+        ),
+        # no question follows the conversation: a summary of it, not a turn of it
+        ("sum.j2", "{{ context }}\n{% for m in messages %}{{ m.content }}{% endfor %}\n", []),
+        # the fields of earlier turns that the loop prints are not this turn's question
+        (
+            "chat.j2",
+            "{{ context }}\n{% for item in history %}{{ item.question }}{% endfor %}\nBye.\n",
+            [],
+        ),
+        # a value that stays the same for the whole conversation is not this turn's
+        (
+            "chat.j2",
+            "{{ task }}\n{% for m in history %}{{ m.content }}{% endfor %}\n{{ question }}\n",
+            [],
+        ),
+        ("chat.j2", "{{ project_context }}\n{{ chat_history }}\n{{ question }}\n", []),
+    ],
+)
+def test_turn_input_before_the_conversation(path, text, expected):
+    assert findings(path, text, {"PFX301"}) == expected

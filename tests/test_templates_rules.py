@@ -5,9 +5,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from prefixlint.context import RuleContext, SourceError
+from prefixlint.linting.config import Settings
+from prefixlint.linting.engine import check_text
 from prefixlint.linting.fixer import apply_edits
 from prefixlint.sources import source_module
 from prefixlint.types import Applicability
+
+TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # trailing whitespace is opt-in
 
 CODES = frozenset(
     {"PFX101", "PFX102", "PFX103", "PFX104", "PFX301", "PFX401", "PFX402", "PFX403", "PFX404"}
@@ -15,7 +19,7 @@ CODES = frozenset(
 
 
 def check(path, text, codes=CODES, options=None):
-    ctx = RuleContext(path, frozenset(codes), options=options or {})
+    ctx = RuleContext(path, frozenset(codes), options={**TRAILING_ON, **(options or {})})
     return source_module(path, text).check(text, ctx)
 
 
@@ -215,7 +219,7 @@ SECTIONS = "".join(f"\n## S{n}\nText {n}.\n" for n in range(8))
     ],
 )
 def test_separator_drift_folds_one_kind(text, expected):
-    ctx = RuleContext("p.md", frozenset({"PFX402"}))
+    ctx = RuleContext("p.md", frozenset({"PFX402"}), options=TRAILING_ON)
     found = source_module("p.md", text).check(text, ctx)
     assert [
         (d.code, d.span.line, d.span.column, tuple(d.extra["folded_lines"])) for d in found
@@ -423,3 +427,19 @@ def test_yaml_fixes_never_indent_a_blank_line(body, kept_nbsp):
     assert yaml.safe_load(after)["other"] == 1
     assert ("\xa0" in after) == kept_nbsp
     assert after.index("{{ today }}") > after.index("system: |\n") + 12  # the date moved
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "expected"),
+    [
+        # trailing whitespace renders the same on every request: reported only on request
+        ("p.txt", "Rules: \nBe brief.\t\n", []),
+        ("p.yaml", "system: |\n  Rules:  \n  Answer briefly.\n", []),
+        ("p.j2", "{%- if x %} \nRules.\n{%- endif %} \n", []),
+        # a separator that breaks the file's convention is still reported
+        ("p.md", "T.\n\n# A\nx\n\n# B\ny\n# C\nz\n\n# D\nw\n", [("PFX402", 8)]),
+    ],
+)
+def test_whitespace_defaults(path, text, expected):
+    found = check_text(text, path, Settings(select=("PFX402",)))
+    assert [(d.code, d.span.line) for d in found] == expected

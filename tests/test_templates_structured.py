@@ -6,11 +6,13 @@ from prefixlint.context import RuleContext, SourceError
 from prefixlint.linting.engine import check_text
 from prefixlint.sources import structured
 
+TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # trailing whitespace is opt-in
+
 CODES = frozenset({"PFX101", "PFX102", "PFX103", "PFX104", "PFX401", "PFX402", "PFX403"})
 
 
 def findings(path, text):
-    found = structured.check(text, RuleContext(path, CODES))
+    found = structured.check(text, RuleContext(path, CODES, options=TRAILING_ON))
     return sorted((d.code, d.span.line, d.span.column) for d in found)
 
 

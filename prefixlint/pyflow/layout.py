@@ -29,7 +29,7 @@ from prefixlint.pyflow.templates import (
     written_as_sent,
 )
 from prefixlint.types import Span
-from prefixlint.vocabulary import is_request_input, is_turn_input, names_lookup
+from prefixlint.vocabulary import is_request_input, is_turn_input, names_lookup, names_turn_context
 
 
 @dataclass(frozen=True)
@@ -235,7 +235,7 @@ class Layout:
         template = masked(text)
         for field in FIELD.finditer(template):
             name = field.group(1)
-            if is_turn_input(name) or names_lookup(name) or name in t.RETRIEVED_FIELDS:
+            if names_turn_context(name):
                 sink = self.analysis.sink_of(node) or self.analysis.sink_of(element)
                 if sink is None:
                     return None

@@ -16,11 +16,6 @@ REQUEST_INPUT = "input"  # a per-request value (a parameter); only PFX301 report
 PARAMETER = "parameter"  # stands for an argument inside a function summary; never reported
 IMPORTED = "imported"  # the result of a function imported from a module of the same package
 
-# Template fields a framework fills with the documents retrieved for the request: LangChain's
-# stuff-documents chains (``create_stuff_documents_chain``, ``create_retrieval_chain``) put them
-# in ``{context}`` (``DOCUMENTS_KEY`` in ``langchain.chains.combine_documents.base``).
-RETRIEVED_FIELDS = frozenset({"context"})
-
 INSTANT = "instant"
 DAILY = "daily"
 PROCESS = "process"

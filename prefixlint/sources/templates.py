@@ -173,6 +173,10 @@ _SYSTEM_SECTION = re.compile(
 _MAPPING_VIEWS = frozenset({"values", "items", "keys"})
 
 _ENV = SandboxedEnvironment()
+_JINJA_INNER = re.compile(r"\{[{%][-+]?\s*(.*?)\s*[-+]?[}%]\}\Z", re.DOTALL)
+_MUSTACHE_INNER = re.compile(r"\{\{[#^&]?~?\s*(.*?)\s*~?\}\}\Z", re.DOTALL)
+_FOR = re.compile(r"for\s+[\w\s,()]+?\s+in\s+(.+?)(?:\s+if\s+.*|\s+recursive)?\Z", re.DOTALL)
+_SET = re.compile(r"set\s+\w+\s*=\s*(.+)\Z", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -330,6 +334,43 @@ class TemplateDocument:
                 continue
             depths.append(depth)
         return starts, depths
+
+    @cached_property
+    def iterations(self) -> list[tuple[int, int, str, bool]]:
+        """``(start, end, expression, is_loop)`` of each loop, ``set`` tag and placeholder,
+        in order."""
+        found = []
+        mustache = self.parsed.syntax != JINJA
+        for tag in self.parsed.tags:
+            text = self.text[tag.start : tag.end]
+            if tag.kind != BLOCK:
+                continue
+            if mustache:
+                inner = _MUSTACHE_INNER.match(text)
+                if tag.word == "#" and inner:
+                    found.append((tag.start, tag.end, inner.group(1), True))
+                continue
+            inner = _JINJA_INNER.match(text)
+            body = inner.group(1) if inner else ""
+            statement = _FOR.match(body) or _SET.match(body)
+            if statement:
+                found.append((tag.start, tag.end, statement.group(1), body.startswith("for")))
+        found += ((p.start, p.end, p.expression, False) for p in self.placeholders)
+        return sorted(found)
+
+    def iterated(self, expression: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The names an expression of :attr:`iterations` iterates, and the filters, helpers
+        and calls it applies."""
+        if self.parsed.syntax == JINJA:
+            paths, calls, filters = analyse_expression(expression)
+            return paths, (*filters, *calls)
+        helpers, arguments = handlebars_call(expression)
+        if helpers:
+            return arguments, helpers[1:] if helpers[0] in ("each", "with") else helpers
+        words = expression.split()
+        if len(words) == 2 and words[0] == "each":
+            return (words[1],), ()
+        return (words[0],) if len(words) == 1 and _DOTTED.fullmatch(words[0]) else (), ()
 
     def tags_between(self, start: int, end: int) -> list[Tag]:
         return [t for t in self.parsed.tags if start <= t.start < end]

@@ -17,15 +17,7 @@ from dataclasses import dataclass
 from prefixlint import codes, registry
 from prefixlint.context import RuleContext
 from prefixlint.rules.templates.volatile import stable_limit
-from prefixlint.sources.templates import (
-    BLOCK,
-    COMMENT,
-    JINJA,
-    TemplateDocument,
-    analyse_expression,
-    handlebars_call,
-    tokens,
-)
+from prefixlint.sources.templates import COMMENT, TemplateDocument, tokens
 from prefixlint.types import Diagnostic
 from prefixlint.vocabulary import split_words
 
@@ -35,10 +27,6 @@ _RANDOM_WORDS = frozenset(
 )
 # Words of a filter or helper that puts items in a fixed order.
 _SORT_WORDS = frozenset({"sort", "sorted", "dictsort", "sortby", "order", "ordered"})
-_JINJA_INNER = re.compile(r"\{[{%][-+]?\s*(.*?)\s*[-+]?[}%]\}\Z", re.DOTALL)
-_MUSTACHE_INNER = re.compile(r"\{\{[#^&]?~?\s*(.*?)\s*~?\}\}\Z", re.DOTALL)
-_FOR = re.compile(r"for\s+[\w\s,()]+?\s+in\s+(.+?)(?:\s+if\s+.*|\s+recursive)?\Z", re.DOTALL)
-_SET = re.compile(r"set\s+\w+\s*=\s*(.+)\Z", re.DOTALL)
 # A comment that says a collection has no fixed order: a Python set, a registry filled by
 # discovery, a directory listing.
 _UNORDERED_NOTE = re.compile(
@@ -71,10 +59,10 @@ def order_sites(document: TemplateDocument, ctx: RuleContext) -> list[OrderSite]
 def _find(document: TemplateDocument, ctx: RuleContext) -> list[OrderSite]:
     limit = stable_limit(document, ctx)
     sites = []
-    for start, end, expression, is_loop in _iterations(document):
+    for start, end, expression, is_loop in document.iterations:
         if start >= limit:
             break
-        names, operations = _read(document, expression)
+        names, operations = document.iterated(expression)
         words = {w for name in operations for w in split_words(name)}
         shown = document.text[start:end].strip()
         if words & _RANDOM_WORDS:
@@ -87,40 +75,6 @@ def _find(document: TemplateDocument, ctx: RuleContext) -> list[OrderSite]:
         ):
             sites.append(OrderSite(start, end, codes.UNORDERED, shown, names[0]))
     return sites
-
-
-def _iterations(document: TemplateDocument) -> list[tuple[int, int, str, bool]]:
-    """``(start, end, expression, is_loop)`` of each loop, ``set`` tag and placeholder."""
-    found = []
-    mustache = document.parsed.syntax != JINJA
-    for tag in document.parsed.tags:
-        text = document.text[tag.start : tag.end]
-        if tag.kind != BLOCK:
-            continue
-        if mustache:
-            inner = _MUSTACHE_INNER.match(text)
-            if tag.word == "#" and inner:
-                found.append((tag.start, tag.end, inner.group(1), True))
-            continue
-        inner = _JINJA_INNER.match(text)
-        body = inner.group(1) if inner else ""
-        statement = _FOR.match(body) or _SET.match(body)
-        if statement:
-            found.append((tag.start, tag.end, statement.group(1), body.startswith("for")))
-    found += ((p.start, p.end, p.expression, False) for p in document.placeholders)
-    return sorted(found)
-
-
-def _read(document: TemplateDocument, expression: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The names an expression iterates, and the filters, helpers and calls it applies."""
-    if document.parsed.syntax == JINJA:
-        paths, calls, filters = analyse_expression(expression)
-        return paths, (*filters, *calls)
-    helpers, arguments = handlebars_call(expression)
-    if helpers:
-        return arguments, helpers[1:] if helpers[0] in ("each", "with") else helpers
-    words = expression.split()
-    return (words[1],) if len(words) == 2 and words[0] == "each" else (), ()
 
 
 def _noted_unordered(document: TemplateDocument, start: int, names: tuple[str, ...]) -> bool:

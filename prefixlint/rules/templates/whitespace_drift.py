@@ -1,7 +1,8 @@
-"""PFX402 in templates: trailing whitespace, and blank-line separators that drift.
+"""PFX402 in templates: blank-line separators that drift, and (an option) trailing whitespace.
 
 Trailing spaces are invisible and editors strip them on save, so the prompt's bytes (and its
-cached prefix) change with whoever touched the file last; the safe fix removes them. In a
+cached prefix) change with whoever touched the file last: once per edit, not per request, so
+they are reported only with the option ``trailing-whitespace`` on; the safe fix removes them. In a
 Markdown file, two or more spaces after text are a hard line break, written on purpose, and are
 left alone, as is a file whose every line ends in the same whitespace (its style). Sections of
 one kind (Markdown headings of one level, ``<TAG>`` lines; paragraphs, in a template without
@@ -40,7 +41,8 @@ _TITLE_WORDS = 5
 
 @registry.register(CODE, "template")
 def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
-    yield from _trailing_whitespace(document)
+    if ctx.option(CODE, "trailing-whitespace"):
+        yield from _trailing_whitespace(document)
     yield from _separator_drift(document)
 
 
