@@ -155,7 +155,8 @@ _REQUEST_INPUTS = _listed(
     document, documents, context, user prompt, prompt input, diff, patch, topic, code,
     snippet, arguments, selection, selected text, code description, feature description,
     feature request, bug description, bug report, change description, pending tasks,
-    completed tasks, remaining tasks, open tasks, finished tasks, done tasks
+    completed tasks, remaining tasks, open tasks, finished tasks, done tasks, prompt, goal,
+    goals, plan, step by step plan, summary, conversation summary, task instructions
     """
 )
 

@@ -422,6 +422,14 @@ GUIDANCE = (
         ("agent.j2", "{{ project_context }}\n" + GUIDANCE, []),
         ("agent.j2", "{{ repo_context }}\n" + GUIDANCE, []),
         ("chat.j2", "{{ tool_call.arguments }}\n" + GUIDANCE, []),
+        # what the user asked for by its plainer names: the prompt, the goals, the plan made
+        # for this task, the summary of the conversation so far
+        ("plan.j2", "The user asked: {{ prompt }}\n\n" + GUIDANCE, [("PFX301", 1, 17)]),
+        ("agent.txt", "GOALS:\n\n{goals}\n\n" + GUIDANCE, [("PFX301", 3, 1)]),
+        ("step.j2", "Plan:\n{{ step_by_step_plan }}\n\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        ("code.yaml", "system: |\n  {SUMMARY}\n  " + GUIDANCE, [("PFX301", 2, 3)]),
+        ("a.j2", "{{ system_prompt }}\n" + GUIDANCE, []),
+        ("a.j2", "{{ base_prompt }}\n" + GUIDANCE, []),
     ],
 )
 def test_question_before_static_guidance(path, text, expected):
