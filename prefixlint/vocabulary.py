@@ -72,7 +72,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         invocation id, idempotency key, cache buster, cachebuster, job id, event id,
         interaction id, response id, completion id, generation id, turn id, call id, tool call
         id, operation id, ticket id, case id, order id, visit id, device id, client request id,
-        traceparent, request number
+        traceparent, request number, subagent id, episode id, attempt id
         """
     ),
     PER_USER: _listed(

@@ -64,6 +64,9 @@ def test_split_words(name, words):
         ("random_example", "PFX102"),
         ("uuid_str", "PFX102"),
         ("ctx.run_id", "PFX102"),
+        ("subagent_id", "PFX102"),
+        ("episodeId", "PFX102"),
+        ("attempt_id", "PFX102"),
         # per user
         ("user_name", "PFX103"),
         ("userName", "PFX103"),
@@ -145,6 +148,8 @@ def test_volatile_names(name, code):
         "document_id",
         "tool_id",
         "model_id",
+        "task_id",  # a plan's task, the same on every request of the session
+        "step_id",
         "id",
         "name",
         "agent_name",
