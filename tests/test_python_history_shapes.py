@@ -406,6 +406,66 @@ FOUND = (
         [(5, "PFX502")],
         id="another object's conversation that this one keeps, cut at a bound",
     ),
+    pytest.param(
+        """
+        class Bot:
+            def compact(self, summary):
+                self.messages = [self.messages[0]] + summary + self.messages[1:]
+            def ask(self, text):
+                self.messages.append({"role": "user", "content": text})
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        [(4, "PFX501")],
+        id="messages spliced in after the first one, spelled as a new list",
+    ),
+    pytest.param(
+        """
+        class Bot:
+            def remind(self, note):
+                self.messages = self.messages[:2] + [note] + self.messages[2:]
+            def ask(self, text):
+                self.messages.append({"role": "user", "content": text})
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        [(4, "PFX501")],
+        id="a message spliced in after a head slice",
+    ),
+    pytest.param(
+        """
+        def answer(question, chat_history):
+            messages = [{"role": "system", "content": SYSTEM}]
+            for turn in chat_history[-5:]:
+                messages.append({"role": "user", "content": turn[0]})
+                messages.append({"role": "assistant", "content": turn[1]})
+            messages.append({"role": "user", "content": question})
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(4, "PFX502")],
+        id="a window of the history iterated into the messages",
+    ),
+    pytest.param(
+        """
+        def answer(question, chat_history):
+            prompt = ""
+            for chat in chat_history[-5:]:
+                prompt += f"User: {chat['user']}\\nAssistant: {chat['bot']}\\n"
+            prompt += f"User: {question}\\nAssistant:"
+            messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(4, "PFX502")],
+        id="a window of the history iterated into the prompt text",
+    ),
+    pytest.param(
+        """
+        def answer(question, history):
+            past = "\\n".join(f"{m['role']}: {m['content']}" for m in history[-8:])
+            messages = [{"role": "user", "content": past + "\\n" + question}]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(3, "PFX502")],
+        id="a window of the history joined into the prompt text",
+    ),
 )
 
 QUIET = (
@@ -671,6 +731,42 @@ QUIET = (
             return [m for m in merged if m.get("type") != "remove-ui"]
         """,
         id="a list of interface messages is no conversation",
+    ),
+    pytest.param(
+        """
+        class Chat:
+            def show(self):
+                for m in self.messages[-10:]:
+                    print(m["role"], m["content"])
+            def ask(self, question):
+                for m in self.messages[-2:]:
+                    log(m)
+                self.messages.append({"role": "user", "content": question})
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        id="a window of the conversation only printed, or only the current exchange",
+    ),
+    pytest.param(
+        """
+        def summarize_logs(log_lines, question):
+            prompt = ""
+            for line in log_lines[-50:]:
+                prompt += line + "\\n"
+            messages = [{"role": "user", "content": prompt + question}]
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="the tail of a log iterated into the prompt is no conversation",
+    ),
+    pytest.param(
+        """
+        class Bot:
+            def ask(self, extra):
+                sent = [self.messages[0]] + extra + self.messages[1:]
+                return client.chat.completions.create(model="m", messages=sent)
+            def other(self):
+                self.messages = self.messages[:1] + self.messages[1:]
+        """,
+        id="a spliced copy that is not kept, and a list rebuilt whole",
     ),
 )
 

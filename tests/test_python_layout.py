@@ -134,6 +134,26 @@ FOUND = (
     ),
     pytest.param(
         """
+        class Coder:
+            def __init__(self):
+                self.history = []
+            def ask(self, question, retriever):
+                context = retriever.search(question)
+                messages = [
+                    {"role": "system", "content": "You write code."},
+                    {"role": "user", "content": f"Relevant code:\\n{context}"},
+                    *self.history,
+                    {"role": "user", "content": question},
+                ]
+                reply = client.chat.completions.create(model="m", messages=messages)
+                self.history.append({"role": "user", "content": question})
+                return reply
+        """,
+        [(9, "PFX301")],
+        id="looked-up code before the conversation an object appends each question to",
+    ),
+    pytest.param(
+        """
         class Chat:
             async def reply(self, role_prompt, history, query, rag_context=None):
                 system_prompt = role_prompt
@@ -321,6 +341,20 @@ QUIET = (
             return client.chat.completions.create(model="m", messages=messages)
         """,
         id="messages looked up with the question are new every turn as well",
+    ),
+    pytest.param(
+        """
+        class Bot:
+            def ask(self, question, memory):
+                self.recalled = memory.search(question)
+                messages = [
+                    {"role": "system", "content": f"Question: {question}"},
+                    *self.recalled,
+                    {"role": "user", "content": question},
+                ]
+                return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="messages an object looks up with the question are new every turn as well",
     ),
     pytest.param(
         """

@@ -19,6 +19,7 @@ from functools import cached_property
 from typing import TypeAlias, cast
 
 from prefixlint.codes import HISTORY_EDIT, SLIDING_WINDOW, TOOL_OUTPUT
+from prefixlint.plural import counted
 from prefixlint.pyflow.analysis import Analysis
 from prefixlint.pyflow.compaction import (
     CONVERSATION_CLASS_WORDS,
@@ -38,6 +39,7 @@ from prefixlint.pyflow.message_types import (
     copied_list,
     holds_messages,
     is_message_class,
+    spliced_parts,
 )
 from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list, mentions_chat
 from prefixlint.pyflow.scopes import MODULE, Assignment
@@ -374,15 +376,22 @@ class HistoryAnalysis:
         found += self._subscript_writes()
         found += self._deletes()
         found += self._method_edits()
+        insertions = self._spliced_insertions()
+        found += insertions
         found += self._loop_rewrites()
         windows = self._windows()
         found += windows
         found += self._comprehension_rewrites()
         found += self._replaced_elements()
-        # A window of the recent part that a compaction joins is reported as that window.
+        # A window of the recent part that a compaction joins is reported as that window; a
+        # summary spliced in with every older message kept is an insertion.
         windowed = {id(self.document.enclosing_function(w.node)) for w in windows}
+        inserted = {id(i.node) for i in insertions}
         found += [
-            c for c in compactions if id(self.document.enclosing_function(c.node)) not in windowed
+            c
+            for c in compactions
+            if id(self.document.enclosing_function(c.node)) not in windowed
+            and id(c.node) not in inserted
         ]
         return self._once_per_list(found)
 
@@ -506,6 +515,51 @@ class HistoryAnalysis:
                 )
             )
         return out
+
+    def _spliced_insertions(self) -> list[HistoryEdit]:
+        """``self.messages = [self.messages[0]] + added + self.messages[1:]`` (or ``m[:k] + added +
+        m[k:]``) on a conversation that is sent again: ``insert`` spelled as a new list."""
+        out = []
+        for target, value in self.collector.reassignments:
+            parts = spliced_parts(value)
+            if len(parts) < 3 or not self.is_message_list(target):
+                continue
+            head, rest = self._head_cut(parts[0], target), parts[-1][1]
+            window = slice_of(rest) if isinstance(rest, ast.Subscript) else None
+            if head is None or window is None or window.upper is not None:
+                continue
+            same = self._identity(cast(ast.Subscript, rest).value) == self._identity(target)
+            if not same or self._constant(window.lower) != head:
+                continue
+            if not self.outlives_request(target, value):
+                continue
+            out.append(
+                HistoryEdit(
+                    HISTORY_EDIT,
+                    value,
+                    f"`{self._owner(target)} = ...` inserts messages after the first "
+                    f"{'message' if head == 1 else counted(head, 'message')} of a conversation "
+                    "that is sent again; the next request differs from there on",
+                    f"{self._owner(target)} insert",
+                )
+            )
+        return out
+
+    def _head_cut(self, part: tuple[bool, ast.expr], target: ast.expr) -> int | None:
+        """How many leading messages of ``target`` a list's first part keeps: 1 for
+        ``[target[0]]``, k for ``target[:k]``."""
+        spliced, node = part
+        if not spliced and isinstance(node, ast.Subscript) and _int(index_of(node)) == 0:
+            base = node.value  # an element of the list display: ``[m[0], ...]``
+            return 1 if self._identity(base) == self._identity(target) else None
+        window = slice_of(node) if spliced and isinstance(node, ast.Subscript) else None
+        if window is None or window.lower is not None or window.step is not None:
+            return None
+        kept = self._constant(window.upper)
+        if kept is None or kept <= 0:
+            return None
+        same = self._identity(cast(ast.Subscript, node).value) == self._identity(target)
+        return kept if same else None
 
     def _placed_in_sent_copy(self, call: ast.Call, base: ast.AST) -> bool:
         """``sent = history.copy(); sent.insert(0, system)``, the copy neither returned nor
@@ -952,6 +1006,10 @@ class HistoryAnalysis:
             slices = self._sent_slices(expr)
             sent.update(id(s.value) for s in slices)
             candidates += slices
+        for window in self._rendered_windows():
+            candidates.append(window)
+            if self._conversation(window.value):
+                sent.add(id(window.value))
         candidates += [
             subscript
             for subscript in self.document.nodes(ast.Subscript)
@@ -970,6 +1028,39 @@ class HistoryAnalysis:
                 continue
             out.append(self._window_edit(subscript, base))
         return out
+
+    def _rendered_windows(self) -> list[ast.Subscript]:
+        """``for turn in history[-k:]: messages.append(...)`` or ``prompt += ...``, and
+        ``"\\n".join(... for m in history[-k:])`` that reaches a request: the window rendered
+        into the request turn by turn."""
+        found = []
+        for subscript in self.document.nodes(ast.Subscript):
+            if not self._is_tail_slice(subscript):
+                continue
+            kept = self._constant(cast(ast.Slice, subscript.slice).lower)
+            if kept is not None and kept >= -_CURRENT_EXCHANGE:
+                continue
+            parent = self.document.parent(subscript)
+            if not isinstance(parent, (ast.For, ast.AsyncFor, ast.comprehension)):
+                continue
+            if parent.iter is not subscript:
+                continue
+            looped = not isinstance(parent, ast.comprehension) and self._adds_in(parent)
+            if looped or self.analysis.sink_of(subscript) is not None:
+                found.append(subscript)
+        return found
+
+    def _adds_in(self, loop: ast.For | ast.AsyncFor) -> bool:
+        """The loop's body appends messages to a message list."""
+        return any(
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("append", "extend")
+            and self._adds_messages(node)
+            and self.is_message_list(node.func.value)
+            for statement in loop.body
+            for node in ast.walk(statement)
+        )
 
     def _stored_back(self, target: ast.expr, window: ast.Subscript) -> bool:
         """``self.history = msgs[-k:]`` where ``msgs`` was built from ``self.history``: the

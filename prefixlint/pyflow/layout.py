@@ -266,7 +266,8 @@ class Layout:
             after = [_content(self._written(m)[0]) for s, m in parts[index + 1 :] if not s]
             turn = {label for c in after if c is not None for label in self.analysis.inputs_of(c)}
             turn = {label for label in turn if is_turn_input(label)}
-            if not turn or turn & self.analysis.inputs_of(conversation):
+            made = turn & self.analysis.inputs_of(conversation)
+            if not turn or (made and not self._appended_to(conversation, turn)):
                 continue  # no turn after it, or the spliced list is made from this turn
             messages = [self._written(m)[0] for s, m in parts[:index] if not s]
             contents = [c for m in messages if (c := _content(m)) is not None]
@@ -294,6 +295,23 @@ class Layout:
                     )
             return None
         return None
+
+    def _appended_to(self, conversation: ast.expr, turn: set[str]) -> bool:
+        """``self.history``, an object's conversation, that this turn's input reaches only by
+        being appended to it (each assignment of it is made without it): it holds the earlier
+        turns."""
+        if not (isinstance(conversation, ast.Attribute) and leaf(conversation.value) == "self"):
+            return False
+        for node in self.document.nodes(ast.Assign):
+            for target in node.targets:
+                if (
+                    isinstance(target, ast.Attribute)
+                    and target.attr == conversation.attr
+                    and leaf(target.value) == "self"
+                    and turn & self.analysis.inputs_of(node.value)
+                ):
+                    return False
+        return True
 
     def _written(self, node: ast.expr, depth: int = 0) -> list[ast.expr]:
         """What a name holds where it is written (``system = f"..."`` read as ``system``), so
