@@ -779,6 +779,37 @@ FOUND = (
         [(13, "PFX103")],
         id="a property named like a per-user value is its value",
     ),
+    pytest.param(
+        """
+        class Coder:
+            def __init__(self, fnames):
+                self.abs_fnames = set(fnames)
+            def files_message(self):
+                text = "These files are in the chat:\\n"
+                for fname in self.abs_fnames:
+                    text += f"{fname}\\n"
+                return {"role": "user", "content": text}
+            def ask(self, question):
+                messages = [{"role": "system", "content": "You edit code."}, self.files_message()]
+                messages.append({"role": "user", "content": question})
+                return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(4, "PFX201")],
+        id="a helper's message before the question appended after it",
+    ),
+    pytest.param(
+        """
+        import datetime
+        def ask(question):
+            messages = [{"role": "system", "content": "You answer questions."}]
+            messages += [{"role": "user", "content": f"Now: {datetime.datetime.now()}"}]
+            messages.extend([{"role": "assistant", "content": "Noted."}])
+            messages.append({"role": "user", "content": question})
+            return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(5, "PFX101")],
+        id="messages added to the list before the question is appended",
+    ),
 )
 
 
@@ -1191,6 +1222,31 @@ QUIET = (
                 agent.run(language, code["code"])
         """,
         id="a loop's body reads what the loop bound, not a later assignment of the name",
+    ),
+    pytest.param(
+        """
+        import datetime
+        class Bot:
+            def now_message(self):
+                return {"role": "user", "content": f"Now: {datetime.datetime.now()}"}
+            def ask(self):
+                messages = [{"role": "system", "content": "You answer questions."}]
+                messages.append(self.now_message())
+                return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="a helper's message that is the last user turn",
+    ),
+    pytest.param(
+        """
+        import datetime
+        def ask(question):
+            messages = [{"role": "system", "content": "You answer questions."}]
+            reply = client.chat.completions.create(model="m", messages=messages)
+            messages.append({"role": "user", "content": f"Now: {datetime.datetime.now()}"})
+            messages.append({"role": "user", "content": question})
+            return reply
+        """,
+        id="messages appended after the request are not in it",
     ),
 )
 

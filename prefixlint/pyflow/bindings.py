@@ -12,7 +12,7 @@ import ast
 from dataclasses import dataclass
 from functools import cached_property
 
-from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
+from prefixlint.pyflow.document import Function, PythonDocument
 from prefixlint.pyflow.scopes import CLASS, Assignment
 
 MUTATING_METHODS = frozenset({"append", "extend", "insert", "sort", "update", "execute", "add"})
@@ -253,25 +253,6 @@ class Bindings:
 
     def returns_of(self, function: Function) -> list[ast.expr]:
         return self.document.returns_of(function)
-
-    def local_function(self, func: ast.expr) -> Function | None:
-        """The function defined in this file that ``func(...)`` calls, if any."""
-        if isinstance(func, ast.Name):
-            for assignment in self.assignments(func):
-                if isinstance(assignment.node, FUNCTIONS):
-                    return assignment.node
-            return None
-        if (
-            isinstance(func, ast.Attribute)
-            and isinstance(func.value, ast.Name)
-            and func.value.id in ("self", "cls")
-        ):
-            owner = self.document.enclosing_class(func)
-            if owner is not None:
-                for statement in owner.body:
-                    if isinstance(statement, FUNCTIONS) and statement.name == func.attr:
-                        return statement
-        return None
 
 
 def _self_attribute(node: ast.expr) -> bool:

@@ -475,6 +475,25 @@ class PythonDocument:
                 return ancestor
         return None
 
+    def local_function(self, func: ast.expr) -> Function | None:
+        """The function defined in this file that ``func(...)`` calls, if any."""
+        if isinstance(func, ast.Name):
+            for assignment in self.assignments(func):
+                if isinstance(assignment.node, FUNCTIONS):
+                    return assignment.node
+            return None
+        if (
+            isinstance(func, ast.Attribute)
+            and isinstance(func.value, ast.Name)
+            and func.value.id in ("self", "cls")
+        ):
+            owner = self.enclosing_class(func)
+            if owner is not None:
+                for statement in owner.body:
+                    if isinstance(statement, FUNCTIONS) and statement.name == func.attr:
+                        return statement
+        return None
+
     def where(self, node: ast.AST) -> str:
         """``in build_prompt()`` or ``at module level``, for messages."""
         function = self.enclosing_function(node)

@@ -635,7 +635,7 @@ class Flow:
         """The calls of each function defined here, by the function's id."""
         found: dict[int, list[ast.Call]] = {}
         for call in self.bindings.calls:
-            function = self.bindings.local_function(call.func)
+            function = self.document.local_function(call.func)
             if function is not None:
                 found.setdefault(id(function), []).append(call)
         return found
@@ -717,7 +717,7 @@ class Flow:
 
     def _bound_method(self, node: ast.Attribute) -> bool:
         """``self.name`` read without a call names a method of the class (a tool callable)."""
-        method = self.bindings.local_function(node)
+        method = self.document.local_function(node)
         return method is not None and not any(
             _spelling(d)[0] in _PROPERTIES for d in method.decorator_list
         )
@@ -757,7 +757,7 @@ class Flow:
             known = self._known_call(name, node, env)
             if known is not None:
                 return known
-        function = self.bindings.local_function(node.func)
+        function = self.document.local_function(node.func)
         if function is not None:
             return self._local_call(function, node, env)
         if isinstance(node.func, ast.Attribute):
@@ -943,7 +943,7 @@ class Flow:
             return True
         if isinstance(node.func, ast.Attribute) and node.func.attr in t.FIXED_ORDER_METHODS:
             return True
-        function = self.bindings.local_function(node.func)
+        function = self.document.local_function(node.func)
         if function is not None:
             returns = self.bindings.returns_of(function)
             return bool(returns) and all(self._fixed_literal(r, depth + 1) for r in returns)
@@ -1004,7 +1004,7 @@ class Flow:
             return self._unpacked_item(value, binding.position, env)
         if binding.position is None or not isinstance(value, ast.Call):
             return None
-        function = self.bindings.local_function(value.func)
+        function = self.document.local_function(value.func)
         if function is None:
             return None
         returns = self.bindings.returns_of(function)

@@ -1184,7 +1184,7 @@ class HistoryAnalysis:
         if isinstance(expr, ast.Starred):
             return self._sent_slices(expr.value, seen)
         if isinstance(expr, ast.Call):
-            function = self.analysis.bindings.local_function(expr.func)
+            function = self.document.local_function(expr.func)
             if function is None:
                 return []
             returns = self.analysis.bindings.returns_of(function)

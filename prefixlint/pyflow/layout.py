@@ -421,7 +421,7 @@ class Layout:
             return len(values) == 1 and self.file_text(values[0], depth + 1)
         if not isinstance(node, ast.Call):
             return False
-        function = self.analysis.bindings.local_function(node.func)
+        function = self.document.local_function(node.func)
         if function is not None:
             returns = self.analysis.bindings.returns_of(function)
             return (

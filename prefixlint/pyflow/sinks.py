@@ -293,6 +293,9 @@ class _Finder:
         elements = self._elements(expr, depth=0)
         if elements is None:
             return None
+        if call is not None and isinstance(expr, ast.Name):
+            elements = elements + self._appended(expr, call)
+        elements = [self._returned_message(e) or e for e in elements]
         roles = [self._role(e) for e in elements]
         users = [i for i, role in enumerate(roles) if role in USER_ROLES]
         last = users[-1] if users else None
@@ -324,6 +327,44 @@ class _Finder:
                     Sink(content, LAST, f"the last user message of {owner}", call=call)
                 )
         return last_content
+
+    def _appended(self, name: ast.Name, call: ast.Call) -> list[ast.expr]:
+        """The messages added to the list ``name`` in the function of ``call`` before it
+        (``messages.append(...)``, ``messages.extend([...])``, ``messages += [...]``)."""
+        function = self.document.enclosing_function(call)
+        start = max(
+            (
+                self.document.order(a.node)
+                for a in self.document.assignments(name)
+                if a.node is not None
+                and not isinstance(self.document.parent(a.node), ast.AugAssign)
+            ),
+            default=-1,
+        )
+        end = self.document.order(call)
+        found: list[tuple[int, list[ast.expr]]] = []
+        for node in self.document.nodes(ast.Call, ast.AugAssign):
+            if not start < self.document.order(node) < end:
+                continue
+            if self.document.enclosing_function(node) is not function:
+                continue
+            added = _added_items(node)
+            if added is not None and isinstance(added[0], ast.Name) and added[0].id == name.id:
+                found.append((self.document.order(node), added[1]))
+        return [item for _, items in sorted(found, key=lambda f: f[0]) for item in items]
+
+    def _returned_message(self, element: ast.expr) -> ast.expr | None:
+        """The message a helper of this file returns (``self.files_message()`` returning
+        ``{"role": "user", "content": text}``), when it has one return and that is a message."""
+        if not isinstance(element, ast.Call):
+            return None
+        function = self.document.local_function(element.func)
+        if function is None:
+            return None
+        returns = self.document.returns_of(function)
+        if len(returns) != 1 or isinstance(returns[0], ast.Call):
+            return None
+        return returns[0] if self._role(returns[0]) is not None else None
 
     @staticmethod
     def _spliced_calls(expr: ast.expr) -> set[int]:
@@ -632,3 +673,20 @@ def find_sinks(document: PythonDocument) -> Sinks:
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             finder.assignment(node)
     return Sinks(finder.sinks, finder.named, finder.message_lists, finder.template_lists)
+
+
+def _added_items(node: ast.Call | ast.AugAssign) -> tuple[ast.expr, list[ast.expr]] | None:
+    """The list a statement adds to and the items it adds: ``x.append(m)``,
+    ``x.extend([m, n])``, ``x += [m, n]``."""
+    if isinstance(node, ast.AugAssign):
+        if isinstance(node.op, ast.Add) and isinstance(node.value, (ast.List, ast.Tuple)):
+            return node.target, list(node.value.elts)
+        return None
+    if not isinstance(node.func, ast.Attribute) or len(node.args) != 1:
+        return None
+    added = node.args[0]
+    if node.func.attr == "append":
+        return node.func.value, [added]
+    if node.func.attr == "extend" and isinstance(added, (ast.List, ast.Tuple)):
+        return node.func.value, list(added.elts)
+    return None
