@@ -28,6 +28,17 @@ class Memory:
         return client.chat.completions.create(model="m", messages=messages)
 """
 
+_AGENT = """
+class Agent:
+    def __init__(self, system):
+        self.messages = [{{"role": "system", "content": system}}]
+    def run(self, task, summary):
+        self.messages.append({{"role": "user", "content": task}})
+        r = client.chat.completions.create(model="m", messages=self.messages)
+        self.messages.append(r.choices[0].message)
+        {edit}
+"""
+
 FOUND = (
     pytest.param(
         _PAIRS.format(bound="self.pairs * 2", start="-self.pairs * 2"),
@@ -466,9 +477,101 @@ FOUND = (
         [(3, "PFX502")],
         id="a window of the history joined into the prompt text",
     ),
+    pytest.param(
+        """
+        class Chat:
+            def __init__(self):
+                self.messages = [{"role": "system", "content": "You are a support bot."}]
+            def compact(self, summary):
+                self.messages = [self.messages[0], {"role": "user", "content": summary}] + (
+                    self.messages[-4:]
+                )
+            def reply(self, text):
+                self.messages.append({"role": "user", "content": text})
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        [(7, "PFX502")],
+        id="the head and a summary message joined to the recent turns",
+    ),
+    pytest.param(
+        _AGENT.format(edit="self.messages[1:] = [summary]"),
+        [(9, "PFX501")],
+        id="earlier messages replaced through a slice",
+    ),
+    pytest.param(
+        _AGENT.format(edit="if len(self.messages) > 30:\n            self.messages[1:3] = []"),
+        [(10, "PFX502")],
+        id="messages cut through a slice at a length bound",
+    ),
+    pytest.param(
+        _AGENT.format(edit="self.messages[:] = self.messages[-10:]"),
+        [(9, "PFX502")],
+        id="a window of the conversation assigned to all of it",
+    ),
+    pytest.param(
+        """
+        from .util import truncate
+        class Session:
+            def __init__(self):
+                self.history = [{"role": "system", "content": "Hi"}]
+            def say(self, text):
+                self.history.append({"role": "user", "content": text})
+                self.history = truncate(self.history, 20000)
+                return client.chat.completions.create(model="m", messages=self.history)
+        """,
+        [(8, "PFX502")],
+        id="the conversation cut to a size by an imported helper",
+    ),
+    pytest.param(
+        """
+        def truncate(messages, limit):
+            while sum(len(m["content"]) for m in messages) > limit:
+                del messages[1]
+            return messages
+        class Session:
+            def __init__(self):
+                self.history = [{"role": "system", "content": "Hi"}]
+            def say(self, text):
+                self.history.append({"role": "user", "content": text})
+                self.history = truncate(self.history, 20000)
+                return client.chat.completions.create(model="m", messages=self.history)
+        """,
+        [(4, "PFX501")],
+        id="a helper of the file that cuts the conversation, reported at its edit",
+    ),
 )
 
 QUIET = (
+    pytest.param(
+        _AGENT.format(edit="self.messages[len(self.messages):] = [summary]"),
+        id="messages added at the end through a slice",
+    ),
+    pytest.param(
+        """
+        from .util import truncate
+        def say(history, text):
+            messages = [*history, {"role": "user", "content": text}]
+            return client.chat.completions.create(
+                model="m", messages=messages, user=truncate(text, 64)
+            )
+        """,
+        id="a text cut to a size, not the conversation",
+    ),
+    pytest.param(
+        """
+        class Chat:
+            def __init__(self):
+                self.messages = [{"role": "system", "content": "You are a support bot."}]
+            def reset(self, greeting):
+                self.messages = [self.messages[0], {"role": "assistant", "content": greeting}] + (
+                    self.pending
+                )
+            def reply(self, text):
+                self.messages.append({"role": "user", "content": text})
+                return client.chat.completions.create(model="m", messages=self.messages)
+        """,
+        id="the head and a greeting joined to other messages",
+    ),
     pytest.param(
         _PAIRS.format(bound="self.pairs * 4", start="-self.pairs * 2"),
         id="a window of pairs kept at half the bound it is cut at",

@@ -105,6 +105,44 @@ CASES = (
     pytest.param(
         {
             "context.py": CONTEXT,
+            "session.py": """
+                import anthropic
+                from pkg.context import build_system
+
+                client = anthropic.Anthropic()
+
+                def step(messages):
+                    return client.messages.create(
+                        model="m", max_tokens=100, system=build_system(), messages=messages
+                    )
+                """,
+        },
+        "context.py",
+        [(8, "PFX104")],
+        id="a system prompt built by a helper module its package imports by absolute name",
+    ),
+    pytest.param(
+        {
+            "context.py": CONTEXT,
+            "session.py": """
+                import anthropic
+                from other.context import build_system
+
+                client = anthropic.Anthropic()
+
+                def step(messages):
+                    return client.messages.create(
+                        model="m", max_tokens=100, system=build_system(), messages=messages
+                    )
+                """,
+        },
+        "context.py",
+        [],
+        id="a module of the same name in another package",
+    ),
+    pytest.param(
+        {
+            "context.py": CONTEXT,
             "report.py": """
                 from .context import build_system
 
@@ -247,12 +285,15 @@ def test_only_importers_that_may_send_a_prompt_count(tmp_path):
         ("    from .context import workspace\n", {"workspace"}),
         ("from .contexts import workspace\nfrom ..context import INTRO\n", set()),
         ("import context\nfrom context import workspace\n", set()),
+        ("from pkg.context import workspace\n", {"workspace"}),
+        ("from app.pkg.context import build_system as bs\n", {"build_system"}),
+        ("from other.context import workspace\nfrom pkgs.context import INTRO\n", set()),
     ],
 )
-def test_relative_imports(text: str, names: set[str]):
-    from prefixlint.pyflow.importers import relative_imports
+def test_package_imports_by_text(text: str, names: set[str]):
+    from prefixlint.pyflow.importers import package_imports
 
-    assert relative_imports(text).get("context", frozenset()) == names
+    assert package_imports(text, "pkg").get("context", frozenset()) == names
 
 
 def test_an_importer_of_classes_and_constants_only_is_not_analysed(tmp_path, monkeypatch):

@@ -776,7 +776,7 @@ FOUND = (
             def agent(self):
                 return Agent(name="a", instructions=f"You help {self.user_name}.")
         """,
-        [(13, "PFX103")],
+        [(10, "PFX103")],
         id="a property named like a per-user value is its value",
     ),
     pytest.param(
@@ -810,10 +810,48 @@ FOUND = (
         [(5, "PFX101")],
         id="messages added to the list before the question is appended",
     ),
+    pytest.param(
+        """
+        from datetime import datetime
+        class Bot:
+            system_prompt = "You are a bot."
+            @property
+            def full_system(self):
+                return self.system_prompt + f"Now: {datetime.now():%H:%M:%S}"
+            def go(self, q):
+                messages = [
+                    {"role": "system", "content": self.full_system},
+                    {"role": "user", "content": q},
+                ]
+                return client.chat.completions.create(model="m", messages=messages)
+        """,
+        [(7, "PFX101")],
+        id="a property of the class read as the system prompt",
+    ),
 )
 
 
 QUIET = (
+    pytest.param(
+        """
+        from datetime import datetime
+        class Bot:
+            system_prompt = "You are a bot."
+            @property
+            def full_system(self):
+                return self.system_prompt + "Answer briefly."
+            @property
+            def started(self):
+                return datetime.now()
+            def go(self, q):
+                messages = [
+                    {"role": "system", "content": self.full_system},
+                    {"role": "user", "content": f"{self.started}: {q}"},
+                ]
+                return client.chat.completions.create(model="m", messages=messages)
+        """,
+        id="a fixed property in the system prompt, a clock property in the question",
+    ),
     pytest.param(
         """
         from langchain_core.messages import SystemMessage

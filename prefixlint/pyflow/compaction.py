@@ -38,10 +38,37 @@ def added(node: ast.BinOp) -> list[ast.expr]:
 
 
 def names_summary(node: ast.expr) -> bool:
-    """A name, attribute or one-element list display named like a summary (``summary``,
-    ``[summary_msg]``)."""
-    if isinstance(node, ast.List) and len(node.elts) == 1:
-        node = node.elts[0]
+    """A name or attribute named like a summary (``summary``), or a short list display holding
+    one or a message made of one (``[summary_msg]``, ``[m[0], {"role": "user", "content":
+    summary}]``)."""
+    if isinstance(node, ast.List):
+        return len(node.elts) <= 3 and any(_summary_item(e) for e in node.elts)
+    return _named_summary(node)
+
+
+def _summary_item(node: ast.expr) -> bool:
+    """``summary_msg``, or a message dict or constructor whose content is a summary."""
+    if isinstance(node, ast.Dict):
+        contents = [v for k, v in zip(node.keys, node.values, strict=True) if _is_content(k)]
+    elif isinstance(node, ast.Call):
+        contents = [k.value for k in node.keywords if k.arg == "content"]
+    else:
+        return _named_summary(node)
+    return any(_named_summary(part) for value in contents for part in _text_parts(value))
+
+
+def _is_content(key: ast.expr | None) -> bool:
+    return isinstance(key, ast.Constant) and key.value == "content"
+
+
+def _text_parts(value: ast.expr) -> list[ast.expr]:
+    """The value, or the fields of an f-string."""
+    if isinstance(value, ast.JoinedStr):
+        return [v.value for v in value.values if isinstance(v, ast.FormattedValue)]
+    return [value]
+
+
+def _named_summary(node: ast.expr) -> bool:
     name = leaf(node)
     return name is not None and bool(_SUMMARY_NAMES.intersection(split_words(name)))
 

@@ -10,6 +10,7 @@ qualified names, so ``from datetime import datetime as dt; dt.now()`` is ``datet
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -667,8 +668,11 @@ class Flow:
                     _filled_sets([b.value for b in values], changes),
                 )
                 return without_order(found) if any(m.method == "sort" for m in changes) else found
-            if self._bound_method(node):
-                return ()
+            method = self.document.local_function(node)
+            if method is not None and _is_property(method):
+                return self._property_value(method)
+            if method is not None:
+                return ()  # a bound method read without a call (a tool callable)
             return self._named_value(node, node.attr)
         receiver = merge(self.origins(node.value, env), self._declared_field(node))
         if vocabulary.owned_by_other(node.attr):
@@ -715,11 +719,18 @@ class Flow:
         named = vocabulary.classify_name(dotted, self.document.extra_names) in NAME_CODES
         return None if named or not dotted else dotted
 
-    def _bound_method(self, node: ast.Attribute) -> bool:
-        """``self.name`` read without a call names a method of the class (a tool callable)."""
-        method = self.document.local_function(node)
-        return method is not None and not any(
-            _spelling(d)[0] in _PROPERTIES for d in method.decorator_list
+    def _property_value(self, method: Function) -> tuple[Origin, ...]:
+        """What a property of the class (``self.full_system``) returns."""
+        self.visited.add(id(method))
+        returned = self.bindings.returns_of(method)
+        found = merge(
+            *(self.origins(value, self.summary(method)) for value in returned),
+            self._drifting_returns(method, returned),
+        )
+        return stepped(
+            tuple(o for o in found if o.code != t.PARAMETER),
+            f"value of property self.{method.name}",
+            boundary=True,
         )
 
     def _dotted(self, node: ast.AST) -> str | None:
@@ -774,16 +785,28 @@ class Flow:
         return opaque(passed)
 
     def _package_function(self, func: ast.expr) -> str | None:
-        """``module.name`` of a function imported by ``from .module import name``."""
+        """``module.name`` of a function imported from a module of this file's package
+        (``from .module import name``, or ``from app.module import name`` in ``app/``)."""
         if not isinstance(func, ast.Name):
             return None
         for assignment in self.bindings.assignments(func):
             statement = assignment.node
-            if isinstance(statement, ast.ImportFrom) and statement.level == 1 and statement.module:
-                for alias in statement.names:
-                    if (alias.asname or alias.name) == func.id:
-                        return f"{statement.module}.{alias.name}"
+            if not isinstance(statement, ast.ImportFrom) or not statement.module:
+                continue
+            package, _, module = statement.module.rpartition(".")
+            relative = statement.level == 1 and not package
+            absolute = statement.level == 0 and package.rpartition(".")[2] == self._package
+            if not (relative or absolute):
+                continue
+            for alias in statement.names:
+                if (alias.asname or alias.name) == func.id:
+                    return f"{module}.{alias.name}"
         return None
+
+    @cached_property
+    def _package(self) -> str:
+        """The name of the folder this file is in."""
+        return os.path.basename(os.path.dirname(os.path.abspath(self.document.path)))
 
     def _arguments(self, node: ast.Call, env: Env) -> tuple[Origin, ...]:
         return self._all((a.value for a in arguments(node)), env)
@@ -1411,3 +1434,7 @@ def _declared_tool_schema(node: ast.Attribute) -> bool:
     return (
         node.attr in _TOOL_SCHEMA_ATTRIBUTES and bool(words) and words[-1] in ("tool", "function")
     )
+
+
+def _is_property(method: Function) -> bool:
+    return any(_spelling(d)[0] in _PROPERTIES for d in method.decorator_list)

@@ -374,6 +374,7 @@ class HistoryAnalysis:
         if self.collector.empty and not self.analysis.message_lists:
             return found + compactions
         found += self._subscript_writes()
+        found += self._slice_writes()
         found += self._deletes()
         found += self._method_edits()
         insertions = self._spliced_insertions()
@@ -393,7 +394,19 @@ class HistoryAnalysis:
             if id(self.document.enclosing_function(c.node)) not in windowed
             and id(c.node) not in inserted
         ]
-        return self._once_per_list(found)
+        return self._once_per_list(self._without_reported_cuts(found))
+
+    def _without_reported_cuts(self, found: list[HistoryEdit]) -> list[HistoryEdit]:
+        """Leaves out a call that cuts the conversation (``truncate(messages, n)``) when the
+        function it calls is defined here and its own edit is reported."""
+        reported = {id(f) for edit in found if (f := self.document.enclosing_function(edit.node))}
+        out = []
+        for edit in found:
+            call = _cut_call(edit.node) if edit.subject.endswith(" cut") else None
+            callee = self.document.local_function(call.func) if call is not None else None
+            if callee is None or id(callee) not in reported:
+                out.append(edit)
+        return out
 
     def _once_per_list(self, found: list[HistoryEdit]) -> list[HistoryEdit]:
         """The first edit of each list, code and function (both branches of an ``if``)."""
@@ -447,6 +460,47 @@ class HistoryAnalysis:
                     )
                 )
         return out
+
+    def _slice_writes(self) -> list[HistoryEdit]:
+        """``messages[1:3] = []`` or ``messages[1:] = [summary]``: earlier messages of a kept
+        conversation replaced in place; ``messages[:] = messages[-k:]`` keeps a window of it.
+        ``messages[len(messages):] = more`` appends."""
+        out = []
+        for target, statement in self.collector.subscript_writes:
+            span = slice_of(target)
+            base = target.value
+            if span is None or span.step is not None or not isinstance(statement, ast.Assign):
+                continue
+            if self._is_length_of(span.lower, base) or not self.is_message_list(base):
+                continue
+            if not self.outlives_request(base, statement):
+                continue
+            if span.lower is None and span.upper is None:
+                value = statement.value
+                if isinstance(value, ast.Subscript) and self._is_window_of(value, base):
+                    out.append(self._window_edit(target, base))
+                continue
+            code = SLIDING_WINDOW if self._in_length_guard(target, base) else HISTORY_EDIT
+            out.append(
+                HistoryEdit(
+                    code,
+                    target,
+                    f"`{self._owner(target)} = ...` replaces earlier messages of a "
+                    "conversation that is sent again; the next request differs from them on",
+                    f"{self._owner(base)} write",
+                )
+            )
+        return out
+
+    def _is_window_of(self, value: ast.Subscript, base: ast.AST) -> bool:
+        """``base[-k:]``."""
+        span = slice_of(value)
+        return (
+            span is not None
+            and span.upper is None
+            and _negative(span.lower)
+            and self._identity(value.value) == self._identity(base)
+        )
 
     def _element(self, node: ast.expr) -> tuple[ast.AST | None, ast.expr | None]:
         """``(messages, i)`` for ``messages[i]`` or ``messages[i]["content"]``."""
@@ -962,8 +1016,12 @@ class HistoryAnalysis:
         return False
 
     def _budgeted(self, call: ast.Call) -> bool:
-        """Whether an argument after the first names a size (``token_limit``, ``max_tokens``)."""
+        """Whether an argument after the first names a size (``token_limit``, ``max_tokens``)
+        or is one (``truncate(messages, 20000)``)."""
         for argument in arguments(call)[1:]:
+            size = _int(argument.value)
+            if size is not None and size > 0 and argument.keyword is None:
+                return True
             names = [argument.keyword] if argument.keyword else []
             names.append(self.document.code(argument.value))
             if any(set(split_words(n)) & _BUDGET_WORDS for n in names):
@@ -1733,3 +1791,11 @@ def history_edits(document: PythonDocument) -> list[HistoryEdit]:
             found = []  # lists named ``messages`` in code that never speaks of chats
         document.derived["history"] = found
     return found
+
+
+def _cut_call(statement: ast.AST) -> ast.Call | None:
+    """The call of ``x = trim(x, n)`` or ``await prune(x, n)``."""
+    value = getattr(statement, "value", None)
+    if isinstance(value, ast.Await):
+        value = value.value
+    return value if isinstance(value, ast.Call) else None

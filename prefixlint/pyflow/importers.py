@@ -1,4 +1,5 @@
-"""The modules of a package that import a module's functions by a relative import.
+"""The modules of a package that import a module's functions (``from .context import``, or
+``from app.context import`` in the ``app`` package).
 
 A helper module often builds a part of a prompt (``def build_system(): ...``) that another
 module of its package sends (``from .context import build_system``; ``system=build_system()``).
@@ -18,7 +19,10 @@ _MAX_SIBLINGS = 200  # a directory with more modules is not searched
 _MAX_BYTES = 1_000_000
 # Unanchored, and module-level ``def`` after a newline: a pattern that begins with a literal
 # is searched for as one (re's ``^`` with ``re.M`` tries every line: 8x slower on a package).
-_RELATIVE_IMPORT = re.compile(r"from[ \t]+\.(\w+)[ \t]+import\b[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)")
+# The groups: the package (empty for a relative import), the module, the names.
+_PACKAGE_IMPORT = re.compile(
+    r"from[ \t]+(?:\.|((?:\w+\.)*\w+)\.)(\w+)[ \t]+import\b[ \t]*(\([^)]*\)|(?:[^\n\\]|\\\n)*)"
+)
 _COMMENT = re.compile(r"#[^\n]*")
 # Two patterns, so that each begins with a literal of several characters (``\ndef``).
 _MODULE_FUNCTIONS = (re.compile(r"\ndef[ \t]+(\w+)"), re.compile(r"\nasync[ \t]+def[ \t]+(\w+)"))
@@ -41,16 +45,20 @@ def sending_importers(path: str, text: str) -> tuple[tuple[str, str], ...]:
     )
 
 
-def relative_imports(text: str) -> dict[str, frozenset[str]]:
-    """For each module that ``text`` imports from with ``from .module import ...`` (at a
-    line's start, after indentation), the names it imports (their original names)."""
+def package_imports(text: str, package: str) -> dict[str, frozenset[str]]:
+    """For each module of the package ``package`` that ``text`` imports from (``from .module
+    import ...``, or ``from package.module import ...`` spelled from any root), at a line's
+    start after indentation, the names it imports (their original names)."""
     found: dict[str, set[str]] = {}
-    for match in _RELATIVE_IMPORT.finditer(text):
+    for match in _PACKAGE_IMPORT.finditer(text):
         start = match.start()
         if text[text.rfind("\n", 0, start) + 1 : start].strip(" \t"):
             continue
-        names = found.setdefault(match.group(1), set())
-        for alias in _COMMENT.sub("", match.group(2)).strip("()").replace("\\\n", " ").split(","):
+        spelled = match.group(1)
+        if spelled is not None and spelled.rpartition(".")[2] != package:
+            continue
+        names = found.setdefault(match.group(2), set())
+        for alias in _COMMENT.sub("", match.group(3)).strip("()").replace("\\\n", " ").split(","):
             words = alias.split()
             if words:
                 names.add(words[0])
@@ -131,7 +139,7 @@ def _index(
                 text = file.read()
         except (OSError, UnicodeDecodeError):
             continue
-        for module, names in relative_imports(text).items():
+        for module, names in package_imports(text, os.path.basename(directory)).items():
             if module != name[:-3]:
                 found.setdefault(module, []).append((path, text, names))
     return {module: tuple(importers) for module, importers in found.items()}
