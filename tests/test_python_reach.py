@@ -828,10 +828,71 @@ FOUND = (
         [(7, "PFX101")],
         id="a property of the class read as the system prompt",
     ),
+    pytest.param(
+        """
+        from crewai import Agent
+        from datetime import datetime
+        researcher = Agent(
+            role="Researcher",
+            goal="Find facts",
+            backstory=f"You are an expert researcher. Today is {datetime.now():%Y-%m-%d %H:%M}.",
+        )
+        """,
+        [(7, "PFX101")],
+        id="a crewAI agent's backstory",
+    ),
+    pytest.param(
+        """
+        from langgraph.prebuilt import create_react_agent
+        import uuid
+        def build(model, tools):
+            return create_react_agent(model, tools, prompt=f"Run {uuid.uuid4()}. Use the tools.")
+        """,
+        [(5, "PFX102")],
+        id="the prompt of a LangGraph ReAct agent",
+    ),
+    pytest.param(
+        """
+        import boto3
+        from datetime import datetime
+        bedrock = boto3.client("bedrock-runtime")
+        def ask(q):
+            return bedrock.converse(
+                modelId="anthropic.claude-3-sonnet",
+                system=[{"text": f"It is {datetime.now()}."}],
+                messages=[{"role": "user", "content": [{"text": q}]}],
+            )
+        """,
+        [(8, "PFX101")],
+        id="the system blocks of a Bedrock Converse request",
+    ),
 )
 
 
 QUIET = (
+    pytest.param(
+        """
+        import boto3
+        from datetime import datetime
+        bedrock = boto3.client("bedrock-runtime")
+        def ask(q):
+            return bedrock.converse(
+                modelId="anthropic.claude-3-sonnet",
+                system=[{"text": "You answer briefly."}],
+                messages=[{"role": "user", "content": [{"text": f"{datetime.now()}: {q}"}]}],
+            )
+        """,
+        id="the time in the last user message of a Bedrock Converse request",
+    ),
+    pytest.param(
+        """
+        from crewai import Agent, Task
+        def plan(topic):
+            agent = Agent(role="Researcher", goal="Find facts", backstory="An expert.")
+            return Task(description=f"Research {topic}", agent=agent)
+        """,
+        id="a crewAI agent with fixed texts and the topic in its task",
+    ),
     pytest.param(
         """
         from datetime import datetime

@@ -41,6 +41,8 @@ TOOL_KEYWORDS = frozenset({"tools", "functions"})
 SYSTEM_DECORATORS = frozenset({"system_prompt", "instructions"})
 
 API_METHODS = frozenset({"create", "parse", "stream", "count_tokens"})
+# Amazon Bedrock's Converse API (``bedrock_runtime.converse(modelId=..., system=[...])``).
+CONVERSE_METHODS = frozenset({"converse", "converse_stream"})
 FRAMEWORKS = ("langchain", "langchain_core", "langchain_community", "llama_index")
 # Packages whose calls take ``tools=`` meant for a model (beyond the request calls above).
 AGENT_PACKAGES = frozenset(
@@ -61,6 +63,12 @@ POSITIONAL_SYSTEM = {
     ("camel", "ChatAgent"): 0,
     ("autogen", "AssistantAgent"): 1,
     ("autogen", "ConversableAgent"): 1,
+}
+# Agent classes and builders that make their system prompt from keywords other than
+# :data:`SYSTEM_KEYWORDS`: (package, name) -> the keywords.
+KEYWORD_SYSTEM = {
+    ("crewai", "Agent"): ("role", "goal", "backstory"),
+    ("langgraph", "create_react_agent"): ("prompt", "state_modifier"),
 }
 MESSAGE_CLASSES = {
     "SystemMessage": "system",
@@ -228,9 +236,12 @@ def text_region(name: str) -> str | None:
 # instead of trying every position, five to a thousand times faster. A word boundary that
 # matters is a lookbehind after the literal (``del(?<!\wdel)``); being a superset test, a
 # pattern may otherwise match a little more than its sink needs.
-_LITERALS = ("langchain", "llama_index", "bind_tools", ".demos")
+_LITERALS = ("langchain", "llama_index", "bind_tools", ".demos", ".converse(")
 _ROLE_KEYS = ('"role"', "'role'")
-_AGENT_CALLS = tuple(sorted({f"{name}(" for _, name in POSITIONAL_SYSTEM}))  # all end "Agent("
+# All end "agent(" (lowered).
+_AGENT_CALLS = tuple(sorted({f"{name}(" for _, name in (*POSITIONAL_SYSTEM, *KEYWORD_SYSTEM)}))
+# The keywords that make a system prompt, by the name of the call that takes them.
+KEYWORD_SYSTEM_BY_NAME = {name: keywords for (_, name), keywords in KEYWORD_SYSTEM.items()}
 _COMPLETIONS_CALL, _MESSAGES_CALL, _RESPONSES_CALL = (
     re.compile(rf"{word}\s*\.\s*(?:create|parse|stream|count_tokens)\s*\(")
     for word in ("completions", "messages", "responses")

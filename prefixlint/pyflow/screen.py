@@ -44,7 +44,9 @@ from prefixlint.pyflow.prompt_words import (
     API_METHODS,
     CHAT_LISTS,
     CHAT_ROLES,
+    CONVERSE_METHODS,
     FRAMEWORKS,
+    KEYWORD_SYSTEM_BY_NAME,
     MESSAGE_CLASSES,
     MESSAGE_MAKER,
     PROMPT,
@@ -222,6 +224,11 @@ class _Screen:
             return True
         callee = syntax.leaf(func) or ""
         if SYSTEM_CALLEE.match(callee):
+            return True
+        if callee in CONVERSE_METHODS:
+            return True
+        keywords = KEYWORD_SYSTEM_BY_NAME.get(callee, ()) if agents else ()
+        if any(keyword.arg in keywords for keyword in call.keywords):
             return True
         role = syntax.keyword(call, "role")
         if role is not None:

@@ -27,8 +27,10 @@ from prefixlint.pyflow.prompt_words import (
     API_METHODS,
     CHAT_LISTS,
     CHAT_ROLES,
+    CONVERSE_METHODS,
     EARLY,
     FRAMEWORKS,
+    KEYWORD_SYSTEM,
     LAST,
     MESSAGE_CLASSES,
     MESSAGE_MAKER,
@@ -157,6 +159,8 @@ class _Finder:
         index = self._positional_system(node)
         if index is not None:
             self._add(_positional(node, index), SYSTEM, f"the system message of {dotted}")
+        for keyword in self._system_keywords(node):
+            self._add(_keyword(node, keyword), SYSTEM, f"the {keyword} of {dotted}", call=node)
         if isinstance(node.func, ast.Attribute) and node.func.attr == "bind_tools":
             self._add(_positional(node, 0), TOOLS, f"the tool definitions of {dotted}")
         self._system_builder(node, dotted)
@@ -217,6 +221,18 @@ class _Finder:
                 return index
         return None
 
+    def _system_keywords(self, node: ast.Call) -> tuple[str, ...]:
+        """The keywords an agent constructor makes its system prompt from (crewAI's ``role``,
+        ``goal`` and ``backstory``)."""
+        if not self._agents or not node.keywords:
+            return ()
+        for name in self.document.qualified_names(node.func):
+            parts = name.split(".")
+            keywords = KEYWORD_SYSTEM.get((parts[0], parts[-1]))
+            if keywords is not None:
+                return keywords
+        return ()
+
     def _agent_call(self, node: ast.Call) -> bool:
         """A call into an LLM framework (an agent or model constructor that takes tools), not
         one of its telemetry records (:data:`TELEMETRY_PARTS`)."""
@@ -232,6 +248,8 @@ class _Finder:
         if parts[-1].endswith("completion") and self.document.qualified_names(node.func) & _LITELLM:
             return "litellm"
         keywords = {k.arg for k in node.keywords if k.arg is not None}
+        if len(parts) >= 2 and parts[-1] in CONVERSE_METHODS and "modelId" in keywords:
+            return "converse"
         if len(parts) < 2 or parts[-1] not in API_METHODS:
             return None
         if not keywords & {"model", "messages", "system", "input"}:
