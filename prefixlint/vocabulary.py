@@ -101,7 +101,7 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         variables, environ, system info, machine info, available hosts, python version,
         node version, kernel version, ip address, open files, open tabs, running
         processes, git root, repo root, repository root, project root, workspace root,
-        root dir, workspace, workspace path, workspace folder, workspace dir, shell, default
+        shell, default
         shell, terminal, os type, os info, environment info, env info, git repo, is git repo,
         git user, git remote, git email, recent commits, directory structure, folder
         structure, file structure, project files, home dir, home directory, detected tools,
@@ -166,6 +166,29 @@ _TURN_INPUTS = _listed(
     question, query, user input, input, user message, user query, user question, utterance,
     user prompt, latest message, new message, current message
     """
+)
+
+# The words before ``prompt`` that make it what the request sends (``user_prompt``), where
+# any other names a part of the prompt (``skills_prompt``, ``format_prompt``).
+_PROMPT_SENDERS = frozenset(
+    _listed("user, human, input, query, question, task, request, customer, client, raw, original")
+)
+
+# What a request is about, item by item: a field of one (``issue_title``, ``pr_body``,
+# ``ticket_description``) is as new per request as the item itself.
+_INPUT_ITEMS = _listed(
+    """
+    issue, github issue, pr, pull request, merge request, ticket, bug, question, problem,
+    task, request, query, document, article, paper, email, post
+    """
+)
+_ITEM_FIELDS = frozenset(
+    _listed(
+        """
+        title, body, number, description, details, text, content, summary, url, link,
+        labels, comments, author
+        """
+    )
 )
 
 # Words that name the result of a retrieval made for the current question.
@@ -532,7 +555,7 @@ def is_request_input(name: str, extra: Iterable[str] = ()) -> bool:
     of a tool, an agent or an example (``agent.inputs``, ``example.question``: the
     word just before names the owner) describes it, and is not the request's input.
     """
-    return _names_input(name, _input_phrases(tuple(extra)))
+    return _names_input(name, _input_phrases(tuple(extra))) or _names_item_field(name)
 
 
 def is_turn_input(name: str) -> bool:
@@ -570,8 +593,29 @@ def _names_input(name: str, phrases: frozenset[tuple[str, ...]]) -> bool:
         for length in range(1, min(len(candidate), 4) + 1):
             if candidate[-length:] in phrases:
                 owner = candidate[-length - 1] if len(candidate) > length else ""
+                if candidate[-length:] == ("prompt",) and owner:
+                    return owner in _PROMPT_SENDERS  # ``skills_prompt``: a part of the prompt
                 return owner not in _DESCRIBED_OWNERS
     return False
+
+
+def _names_item_field(name: str) -> bool:
+    """Whether ``name`` is a field of the request's item (``issue_title``, ``pr_description``),
+    not of a described one (``example_issue_title``)."""
+    words = split_words(name.split("(", 1)[0])
+    if len(words) < 2 or words[-1] not in _ITEM_FIELDS:
+        return False
+    item = words[:-1]
+    for phrase in _item_phrases():
+        if item[-len(phrase) :] == phrase:
+            owner = item[-len(phrase) - 1] if len(item) > len(phrase) else ""
+            return owner not in _DESCRIBED_OWNERS
+    return False
+
+
+@lru_cache(maxsize=1)
+def _item_phrases() -> tuple[tuple[str, ...], ...]:
+    return tuple(sorted({split_words(p) for p in _INPUT_ITEMS}, key=len, reverse=True))
 
 
 @lru_cache(maxsize=1)

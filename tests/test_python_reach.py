@@ -26,6 +26,41 @@ def _found(src: str) -> list[tuple[int, str]]:
 
 FOUND = (
     pytest.param(
+        """
+        import time
+        from jinja2 import Template
+        from .utils import merge
+        SYSTEM = "Started {{ started }}. You are a careful agent."
+
+        class Agent:
+            def __init__(self, model, config):
+                self.model, self.config = model, config
+
+            def run(self, task):
+                bag = merge(self.config.model_dump(), {"started": time.time()}, {"task": task})
+                system = Template(SYSTEM).render(**bag)
+                return self.model.query([{"role": "system", "content": system}])
+        """,
+        [(12, "PFX101")],
+        id="a bag of template variables given to a template written here",
+    ),
+    pytest.param(
+        """
+        import time
+        from jinja2 import Template
+
+        class Agent:
+            def __init__(self, model, config):
+                self.model, self.config = model, config
+
+            def run(self, task):
+                system = Template(self.config.system).render(**{"started": time.time()})
+                return self.model.query([{"role": "system", "content": system}])
+        """,
+        [(10, "PFX101")],
+        id="one value given by name to a template from the configuration",
+    ),
+    pytest.param(
         f"""
         import datetime
         from openai import OpenAI
@@ -866,10 +901,56 @@ FOUND = (
         [(8, "PFX101")],
         id="the system blocks of a Bedrock Converse request",
     ),
+    pytest.param(
+        """
+        from datetime import datetime
+        USER_MEMORY_EXTRACTION_PROMPT = f\"\"\"You extract facts about the user.
+        Today's date is {datetime.now().strftime("%Y-%m-%d")}.
+        \"\"\"
+        def extract(conversation):
+            return client.chat.completions.create(
+                model="m",
+                messages=[
+                    {"role": "system", "content": USER_MEMORY_EXTRACTION_PROMPT},
+                    {"role": "user", "content": conversation},
+                ],
+            )
+        """,
+        [(4, "PFX101")],
+        id="a constant named for the user's memory sent as the system prompt",
+    ),
 )
 
 
 QUIET = (
+    pytest.param(
+        """
+        import time
+        from jinja2 import Template
+        from .utils import merge
+
+        class Agent:
+            def __init__(self, model, env, config):
+                self.model, self.env, self.config = model, env, config
+                self.messages = []
+                self.start = time.time()
+
+            def template_vars(self):
+                return merge(
+                    self.config.model_dump(),
+                    self.env.template_vars(),
+                    {"elapsed": int(time.time() - self.start)},
+                )
+
+            def render(self, template):
+                return Template(template).render(**self.template_vars())
+
+            def run(self, task):
+                self.messages = [{"role": "system", "content": self.render(self.config.system)}]
+                return self.model.query(self.messages)
+        """,
+        id="a bag of template variables offered to a template from the configuration",
+    ),
     pytest.param(
         """
         import boto3

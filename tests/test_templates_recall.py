@@ -288,6 +288,10 @@ def test_messages_count_one_token_in_the_singular():
         ("Use key={{ v }} here.\n", [("PFX404", 1, 9)]),
         ("See https://github.com/{{ repo }} and /home/{{ dir }}/x.\n", []),
         ("Mail support@{{ domain }} or file.{{ ext }} now.\n", []),
+        # after the first per-request value, the tokens are recomputed anyway
+        ("Question: {{ question }}\nScore={{ s }} here.\n", []),
+        ("Today is {{ current_date }}.\nScore={{ s }} here.\n", []),
+        ("Score={{ s }} here.\nQuestion: {{ question }}\n", [("PFX404", 1, 7)]),
     ],
 )
 def test_placeholder_glued_through_a_mark(text, expected):

@@ -195,6 +195,9 @@ def test_volatile_names(name, code):
         "customer.message",
         "ctx.user_info.organization_profile",
         "client.base_url",
+        # a workspace passed in is the deployment's configuration
+        "workspace_dir",
+        "workspace",
         "",
     ],
 )
@@ -265,6 +268,12 @@ def test_classify_filter(name, code):
         ("tool_name", False),
         ("authorized_imports", False),
         ("system_prompt", False),
+        ("prompt", True),
+        ("user_prompt", True),
+        ("task_prompt", True),
+        # a named part of the prompt, the same for every request
+        ("skillsPrompt", False),
+        ("format_prompt", False),
         ("WINDOW", False),
         ("custom_label", False),
         # a request input named with a word that is also a formatting word
@@ -295,6 +304,16 @@ def test_classify_filter(name, code):
         # an agent's personality is the agent's, the same for every request it serves
         ("personality_context", False),
         ("character_description", False),
+        # a field of the item the request is about
+        ("issue_title", True),
+        ("issue_number", True),
+        ("pr_description", True),
+        ("pullRequestBody", True),
+        ("ticket_body", True),
+        ("example_issue_title", False),
+        ("tool_description", False),
+        ("issue_tracker", False),
+        ("task_name", False),
     ],
 )
 def test_is_request_input(name, expected):
@@ -332,8 +351,8 @@ def test_names_lookup(name, expected):
 
 
 def test_is_request_input_extra_names():
-    assert not is_request_input("ticket_body")
-    assert is_request_input("ticket_body", ["ticket body"])
+    assert not is_request_input("clause_body")
+    assert is_request_input("clause_body", ["clause body"])
 
 
 @pytest.mark.parametrize(

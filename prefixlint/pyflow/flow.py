@@ -41,7 +41,7 @@ from prefixlint.pyflow.scopes import Assignment
 from prefixlint.pyflow.sinks import Sink
 from prefixlint.pyflow.sql import is_unordered_query
 from prefixlint.pyflow.syntax import Arg, arguments, index_of, leaf, positional, string_value
-from prefixlint.pyflow.templates import template_fields, written_as_sent
+from prefixlint.pyflow.templates import template_fields, template_maker, written_as_sent
 from prefixlint.pyflow.whitespace import whitespace_drift
 
 # Methods of a path that list what lies under it.
@@ -1161,6 +1161,9 @@ class Flow:
             found_arguments = consumed(self.origins(items, env), items, exact=True, strings=True)
         if name in t.FILLING_METHODS:
             receiver = tuple(o for o in receiver if not o.within)
+            if not self._known_text(func.value):
+                given = [a for a in given if not (a.star == "**" and self._context_bag(a.value))]
+                found_arguments = self._all((a.value for a in given), env)
             found_arguments = merge(found_arguments, self._named_arguments(given, env))
         if name in t.ORDER_PRESERVING_METHODS:
             step = {
@@ -1176,6 +1179,49 @@ class Flow:
         if name == "sort":
             return ()
         return without_order(merge(receiver, opaque(found_arguments)))
+
+    def _known_text(self, node: ast.expr, depth: int = 0) -> bool:
+        """Whether the template ``node`` fills is text written in this file: a literal, a name
+        bound to one, or a template made from one (``Template(SYSTEM)``)."""
+        if depth > 3:
+            return False
+        if string_value(node) is not None or isinstance(node, ast.JoinedStr):
+            return True
+        if isinstance(node, ast.Call) and template_maker(node.func) and positional(node):
+            return self._known_text(positional(node)[0], depth + 1)
+        if isinstance(node, ast.Name):
+            values = [
+                b.value for a in self.bindings.reaching(node) for b in self.bindings.values_of(a)
+            ]
+            return bool(values) and all(self._known_text(v, depth + 1) for v in values)
+        return False
+
+    def _context_bag(self, node: ast.expr, depth: int = 0) -> bool:
+        """Whether ``node`` is a bag of template variables: several mappings merged
+        (``merge(config, env_vars, {...})``, ``a | b | c``, ``{**a, **b}``) or an object's
+        fields (``asdict(self)``, ``vars()``), offered to whatever template the configuration
+        supplies. Which of its values such a template uses is not known here."""
+        if depth > 3:
+            return False
+        if isinstance(node, ast.Call):
+            function = self.document.local_function(node.func)
+            if function is not None:
+                returned = self.document.returns_of(function)
+                return bool(returned) and all(self._context_bag(r, depth + 1) for r in returned)
+            callee = _callee_word(node.func)
+            if callee in _FIELD_BAGS:
+                return True
+            return len(node.args) >= 3 and "merge" in callee
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+            return _operands(node) >= 3
+        if isinstance(node, ast.Dict):
+            return sum(key is None for key in node.keys) >= 2
+        if isinstance(node, ast.Name):
+            values = [
+                b.value for a in self.bindings.reaching(node) for b in self.bindings.values_of(a)
+            ]
+            return bool(values) and all(self._context_bag(v, depth + 1) for v in values)
+        return False
 
     def _field_default(self, node: ast.Call, env: Env) -> tuple[Origin, ...]:
         """A declared field's value is its default, never its metadata or description (those
@@ -1306,6 +1352,24 @@ def _filled_sets(values: list[ast.expr], changes: list[Mutation]) -> tuple[Origi
         and not value.args
         and not value.keywords
     )
+
+
+# Calls that return an object's fields as a mapping.
+_FIELD_BAGS = frozenset({"asdict", "model_dump", "dict", "vars", "locals", "globals"})
+
+
+def _callee_word(func: ast.expr) -> str:
+    """The last name of a callee (``merge`` of ``utils.merge``), lowered."""
+    if isinstance(func, ast.Attribute):
+        return func.attr.lower()
+    return func.id.lower() if isinstance(func, ast.Name) else ""
+
+
+def _operands(node: ast.expr) -> int:
+    """How many mappings ``a | b | c`` merges."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _operands(node.left) + _operands(node.right)
+    return 1
 
 
 def _replaced_text(node: ast.expr, parent: ast.AST | None) -> bool:

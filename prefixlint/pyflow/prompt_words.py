@@ -198,7 +198,9 @@ def name_region(name: str) -> str | None:
     words = split_words(name)
     if not words:
         return None
-    blocked = _NOT_PREFIX_WORDS.intersection(words)
+    # ``USER_PROMPT`` is a user turn's; in ``USER_MEMORY_EXTRACTION_PROMPT`` the word says
+    # what the prompt is about.
+    blocked = _NOT_PREFIX_WORDS.intersection(words) - _qualifiers(words)
     # ``QUERY_REWRITE_SYSTEM_PROMPT`` is a system prompt (for a step about the query).
     if blocked and not (_SYSTEM_WORDS.intersection(words) and blocked <= _TASK_WORDS):
         return None
@@ -217,6 +219,15 @@ def name_region(name: str) -> str | None:
     if "prompt" in words or "prompts" in words:
         return PROMPT
     return None
+
+
+def _qualifiers(words: tuple[str, ...] | list[str]) -> set[str]:
+    """The turn words (``user``, ``human``) that qualify another word than a turn's text:
+    ``user`` of ``user_memory_prompt``, not of ``user_prompt``, ``user_message_template``,
+    ``user_turn_prompt`` or ``user_query_prompt``."""
+    turn = _TEXT_HEADS | _NOT_PREFIX_WORDS | {"turn", "turns"}
+    found = {w for w, after in itertools.pairwise(words) if w in _TURN_WORDS and after not in turn}
+    return found - {w for w, after in itertools.pairwise(words) if after in turn}
 
 
 def text_region(name: str) -> str | None:
@@ -238,10 +249,14 @@ def text_region(name: str) -> str | None:
 # pattern may otherwise match a little more than its sink needs.
 _LITERALS = ("langchain", "llama_index", "bind_tools", ".demos", ".converse(")
 _ROLE_KEYS = ('"role"', "'role'")
-# All end "agent(" (lowered).
-_AGENT_CALLS = tuple(sorted({f"{name}(" for _, name in (*POSITIONAL_SYSTEM, *KEYWORD_SYSTEM)}))
+# All end "agent(" (lowered). A keyword agent also needs one of its keywords in the text.
+_AGENT_CALLS = tuple(sorted({f"{name}(" for _, name in POSITIONAL_SYSTEM}))
 # The keywords that make a system prompt, by the name of the call that takes them.
 KEYWORD_SYSTEM_BY_NAME = {name: keywords for (_, name), keywords in KEYWORD_SYSTEM.items()}
+_KEYWORD_AGENT_CALLS = {
+    f"{name}(": tuple(re.compile(rf"{word}\s*=(?!=)") for word in keywords)
+    for name, keywords in KEYWORD_SYSTEM_BY_NAME.items()
+}
 _COMPLETIONS_CALL, _MESSAGES_CALL, _RESPONSES_CALL = (
     re.compile(rf"{word}\s*\.\s*(?:create|parse|stream|count_tokens)\s*\(")
     for word in ("completions", "messages", "responses")
@@ -394,7 +409,7 @@ def may_hold_prompt(text: str) -> bool:
         return True
     if (message and _MESSAGES_CALL.search(text)) or _RESPONSES_CALL.search(text):
         return True
-    if "agent(" in lowered and any(call in text for call in _AGENT_CALLS):
+    if "agent(" in lowered and _agent_call(text):
         return True
     decorated = (system and ".system_prompt" in text) or ".instructions" in text
     if decorated and _DECORATOR.search(text):
@@ -408,6 +423,15 @@ def may_hold_prompt(text: str) -> bool:
     if any(word in lowered for word in _HISTORY_WORDS) and _found_in_code(_HISTORY_EDITS, lowered):
         return True
     return message and _found(_MESSAGE_ANNOTATIONS, text) and _found(_TYPED_EDITS, lowered)
+
+
+def _agent_call(text: str) -> bool:
+    """Whether ``text`` calls an agent class or builder that takes a system prompt."""
+    if any(call in text for call in _AGENT_CALLS):
+        return True
+    return any(
+        call in text and _found(keywords, text) for call, keywords in _KEYWORD_AGENT_CALLS.items()
+    )
 
 
 def _role_key(text: str) -> bool:

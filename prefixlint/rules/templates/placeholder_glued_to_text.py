@@ -9,7 +9,9 @@ word and the placeholder counts as glued too (``Ticket#{{ n }}``, ``Region:{{ co
 ``key={{ v }}``: BPE pre-tokenizers attach one mark to the word that follows it). Brackets,
 quotes, URL and path separators, and punctuation that is not glued to a word (``({{ x }})``,
 ``{{ x }}.``, ``https://host/{{ path }}``) are not reported, and neither is a volatile value
-(a date, an id): everything after it is recomputed anyway, which PFX101-PFX104 report. There
+(a date, an id): everything after it is recomputed anyway, which PFX101-PFX104 report; for
+the same reason, nor is a placeholder after the first volatile value or per-request input, or
+after the stable part of a prompt file (its user turn). There
 is no fix: whether a space belongs there is the author's call. The same placeholder glued the
 same way again on later lines is folded into the first finding.
 """
@@ -57,7 +59,10 @@ def _glued(
 ) -> Iterator[tuple[Placeholder, tuple[str, str, str]]]:
     """Each placeholder whose seam merges, with ``_merge``'s account of it."""
     extra = extra_names(ctx, document)
+    stable_end = _stable_end(document, ctx, extra)
     for placeholder in document.placeholders:
+        if placeholder.start > stable_end:
+            break  # the prefix already differs per request: this seam costs nothing more
         if placeholder_code(placeholder, extra):
             continue  # a volatile value: PFX101-PFX104 already count what it costs
         left = _static_run(document, placeholder.start, -1)
@@ -71,6 +76,16 @@ def _glued(
         merge = _merge(ctx, left, right, values)
         if merge is not None:
             yield placeholder, merge
+
+
+def _stable_end(document: TemplateDocument, ctx: RuleContext, extra: dict[str, list[str]]) -> int:
+    """Where the part of the prompt that stays the same across requests ends: at the first
+    volatile value or per-request input, else at the end of its stable part."""
+    first_input = document.first_input(ctx.option(codes.LAYOUT, "input-names"))
+    for placeholder in document.placeholders:
+        if placeholder is first_input or placeholder_code(placeholder, extra):
+            return min(placeholder.start, document.prefix_end)
+    return document.prefix_end
 
 
 def _static_run(document: TemplateDocument, offset: int, direction: int) -> str:
