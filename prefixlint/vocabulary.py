@@ -72,7 +72,8 @@ _PHRASES: dict[str, tuple[str, ...]] = {
         invocation id, idempotency key, cache buster, cachebuster, job id, event id,
         interaction id, response id, completion id, generation id, turn id, call id, tool call
         id, operation id, ticket id, case id, order id, visit id, device id, client request id,
-        traceparent, request number, subagent id, episode id, attempt id
+        traceparent, request number, subagent id, episode id, attempt id, parent agent id,
+        child agent id
         """
     ),
     PER_USER: _listed(
@@ -156,7 +157,8 @@ _REQUEST_INPUTS = _listed(
     snippet, arguments, selection, selected text, code description, feature description,
     feature request, bug description, bug report, change description, pending tasks,
     completed tasks, remaining tasks, open tasks, finished tasks, done tasks, prompt, goal,
-    goals, plan, step by step plan, summary, conversation summary, task instructions
+    goals, plan, step by step plan, summary, conversation summary, task instructions,
+    events, event history, trajectory, observations
     """
 )
 
@@ -204,7 +206,8 @@ _TURN_CONTEXTS = _listed("context, contexts, retrieved context, documents, searc
 _CONVERSATIONS = _listed(
     """
     history, chat history, conversation history, message history, messages, chat messages,
-    conversation, dialogue, dialog, turns, previous messages, past messages
+    conversation, dialogue, dialog, turns, previous messages, past messages, events, event
+    history, trajectory
     """
 )
 

@@ -434,6 +434,14 @@ GUIDANCE = (
         ("code.yaml", "system: |\n  {SUMMARY}\n  " + GUIDANCE, [("PFX301", 2, 3)]),
         ("a.j2", "{{ system_prompt }}\n" + GUIDANCE, []),
         ("a.j2", "{{ base_prompt }}\n" + GUIDANCE, []),
+        ("a.j2", "{{ skillsPrompt }}\n" + GUIDANCE, []),
+        ("s.j2", "<events>\n{{ events }}\n</events>\n" + GUIDANCE, [("PFX301", 2, 1)]),
+        (
+            "fix.j2",
+            "Fix issue #{{ issue_number }}: {{ issue_title }}\n" + GUIDANCE,
+            [("PFX301", 1, 12)],
+        ),
+        ("fix.j2", "Fix {{ example_issue_title }} like this.\n" + GUIDANCE, []),
     ],
 )
 def test_question_before_static_guidance(path, text, expected):

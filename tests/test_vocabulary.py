@@ -65,6 +65,7 @@ def test_split_words(name, words):
         ("uuid_str", "PFX102"),
         ("ctx.run_id", "PFX102"),
         ("subagent_id", "PFX102"),
+        ("parentAgentId", "PFX102"),
         ("episodeId", "PFX102"),
         ("attempt_id", "PFX102"),
         # per user
@@ -306,6 +307,8 @@ def test_classify_filter(name, code):
         ("character_description", False),
         # a field of the item the request is about
         ("issue_title", True),
+        ("events", True),
+        ("trajectory", True),
         ("issue_number", True),
         ("pr_description", True),
         ("pullRequestBody", True),
