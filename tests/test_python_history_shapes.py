@@ -39,7 +39,37 @@ class Agent:
         {edit}
 """
 
+_REBUILT = """
+def history_for_llm(history, keep=3):
+    out = []
+    for i, entry in enumerate(history):
+        {body}
+    return out
+"""
+
 FOUND = (
+    pytest.param(
+        _REBUILT.format(
+            body="""if i < len(history) - keep:
+            entry = dict(entry)
+            entry["content"] = "(output omitted)"
+        out.append(entry)"""
+        ),
+        [(7, "PFX501")],
+        id="a copy of the history rebuilt with the older messages masked",
+    ),
+    pytest.param(
+        _REBUILT.format(
+            body="""if i in omitted(history):
+            data = entry.copy()
+            data["content"] = entry["content"][:100]
+            out.append(data)
+        else:
+            out.append(entry)"""
+        ),
+        [(7, "PFX501")],
+        id="a copy of the history rebuilt with the messages at chosen positions cut",
+    ),
     pytest.param(
         _PAIRS.format(bound="self.pairs * 2", start="-self.pairs * 2"),
         [(7, "PFX502")],
@@ -542,6 +572,45 @@ FOUND = (
 )
 
 QUIET = (
+    pytest.param(
+        _REBUILT.format(
+            body="""entry = {**entry}
+        entry["content"] = entry["content"].strip()
+        out.append(entry)"""
+        ),
+        id="every message of a copy normalised the same way on every request",
+    ),
+    pytest.param(
+        _REBUILT.format(
+            body="""if entry["role"] == "tool":
+            entry = entry.copy()
+            entry["content"] = entry["content"][:2000]
+        out.append(entry)"""
+        ),
+        id="tool results of a copy capped by their kind, not their position",
+    ),
+    pytest.param(
+        _REBUILT.format(
+            body="""if i == 0:
+            entry = entry.copy()
+            entry["content"] = "You are terse."
+        out.append(entry)"""
+        ),
+        id="the first message of a copy replaced on every request",
+    ),
+    pytest.param(
+        """
+        def documents_for_llm(documents, keep=3):
+            out = []
+            for i, doc in enumerate(documents):
+                if i < len(documents) - keep:
+                    doc = doc.copy()
+                    doc["content"] = doc["content"][:100]
+                out.append(doc)
+            return out
+        """,
+        id="older documents of a list that is not a conversation cut",
+    ),
     pytest.param(
         _AGENT.format(edit="self.messages[len(self.messages):] = [summary]"),
         id="messages added at the end through a slice",

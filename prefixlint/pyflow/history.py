@@ -68,6 +68,8 @@ _HANDED_ON_WORDS = _CONVERSATION_WORDS | {"context", "buffer", "chat"}
 _CURRENT_EXCHANGE = 3
 # Fields of a message that hold what the model reads.
 _CONTENT_FIELDS = frozenset({"content", "blocks", "text", "parts", "output"})
+# Names of a list that holds a conversation when its items are read as messages.
+_HISTORY_LIST_WORDS = frozenset({"history", "messages", "conversation", "turns", "trajectory"})
 _TOOL_ROLES = frozenset(
     {"tool", "tool_result", "function", "function_call_output", "ipython", "observation"}
 )
@@ -380,6 +382,7 @@ class HistoryAnalysis:
         insertions = self._spliced_insertions()
         found += insertions
         found += self._loop_rewrites()
+        found += self._copy_rewrites()
         windows = self._windows()
         found += windows
         found += self._comprehension_rewrites()
@@ -1438,6 +1441,128 @@ class HistoryAnalysis:
                     )
                 )
         return out
+
+    def _copy_rewrites(self) -> list[HistoryEdit]:
+        """``for i, m in enumerate(history): if old(i): m = copy(m); m["content"] = ...``: a
+        copy of the history rebuilt with the messages at some positions rewritten. Which ones
+        depends on where they stand (``i < len(history) - keep``, ``i not in omitted``), and
+        that moves as the conversation grows: a message sent whole is sent rewritten next."""
+        out = []
+        writes = [(t, s) for t, s in self.collector.subscript_writes] + [
+            (t, t) for t in self.collector.attribute_writes
+        ]
+        for target, statement in writes:
+            element = target.value
+            field_name = target.attr if isinstance(target, ast.Attribute) else self._key(target)
+            if field_name not in _CONTENT_FIELDS or not isinstance(element, ast.Name):
+                continue
+            found = self._copied_item(element, statement)
+            if found is None:
+                continue
+            loop, item = found
+            source = _loop_source(loop)
+            if not (
+                self._walks_messages(source, loop, item)
+                and self._by_position(statement, loop, source)
+                and self._collected_in(element, loop)
+                and self.outlives_request(source, statement)
+            ):
+                continue
+            out.append(
+                HistoryEdit(
+                    HISTORY_EDIT,
+                    target,
+                    f"`{self._owner(target)}` rewrites the messages of `{self._owner(source)}` "
+                    "at some positions, and which ones moves as the conversation grows: a "
+                    "message sent whole is sent rewritten later, so the next request differs "
+                    "from it on",
+                    f"{self._owner(source)} rewrite",
+                )
+            )
+        return out
+
+    def _copied_item(
+        self, element: ast.Name, at: ast.AST
+    ) -> tuple[ast.For | ast.AsyncFor, ast.Name] | None:
+        """The loop around ``at`` and the item it binds, where ``element`` is a copy of that
+        item made in the loop (``data = entry.copy()``, ``m = copy.deepcopy(m)``)."""
+        loop = next(
+            (a for a in self.document.ancestors(at) if isinstance(a, (ast.For, ast.AsyncFor))),
+            None,
+        )
+        if loop is None:
+            return None
+        for assignment in self._definitions(element):
+            for binding in self.analysis.bindings.values_of(assignment):
+                value = binding.value
+                if not any(a is loop for a in self.document.ancestors(value)):
+                    continue
+                source = copied_list(value)
+                if isinstance(value, ast.Call) and leaf(value.func) == "dict" and value.args:
+                    source = value.args[0]  # ``dict(entry)``
+                if isinstance(value, ast.Dict) and value.keys == [None]:
+                    source = value.values[0]  # ``{**entry}``
+                if isinstance(source, ast.Name) and _binds(loop, source):
+                    return loop, source
+        return None
+
+    def _walks_messages(
+        self, source: ast.expr, loop: ast.For | ast.AsyncFor, item: ast.Name
+    ) -> bool:
+        """``source`` is a message list, or a history whose items the loop reads as messages
+        (``item["role"]``, ``item["content"]``)."""
+        if self.is_message_list(source):
+            return True
+        if not isinstance(source, (ast.Name, ast.Attribute)):
+            return False
+        name = source.id if isinstance(source, ast.Name) else source.attr
+        if not _HISTORY_LIST_WORDS.intersection(split_words(name)):
+            return False
+        return any(
+            isinstance(node, ast.Subscript)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == item.id
+            and self._key(node) in ("role", "content")
+            for node in ast.walk(loop)
+        )
+
+    def _by_position(self, at: ast.AST, loop: ast.For | ast.AsyncFor, source: ast.expr) -> bool:
+        """``at`` runs under a test in ``loop`` of the item's position: the loop's index, or
+        the history's length (not a fixed head, ``i == 0``, ``i < 2``)."""
+        target = loop.target
+        index = (
+            target.elts[0].id
+            if isinstance(target, ast.Tuple)
+            and target.elts
+            and isinstance(target.elts[0], ast.Name)
+            else None
+        )
+        for ancestor in self.document.ancestors(at):
+            if ancestor is loop:
+                return False
+            if not isinstance(ancestor, ast.If):
+                continue
+            names = {n.id for n in ast.walk(ancestor.test) if isinstance(n, ast.Name)}
+            compared = [
+                n for n in ast.walk(ancestor.test) if isinstance(n, (ast.Compare, ast.Call))
+            ]
+            fixed_head = all(
+                isinstance(c, ast.Compare)
+                and all(_int(x) is not None for x in c.comparators)
+                and not any(isinstance(x, ast.Call) for x in ast.walk(c))
+                for c in compared
+            )
+            if index is not None and index in names and not fixed_head:
+                return True
+            if any(
+                isinstance(n, ast.Call)
+                and leaf(n.func) == "len"
+                and n.args
+                and self._identity(n.args[0]) == self._identity(source)
+                for n in compared
+            ):
+                return True
+        return False
 
     def _tool_rewrite(self, target: ast.AST) -> HistoryEdit:
         return HistoryEdit(

@@ -295,6 +295,9 @@ WINDOW_MEMORIES = {
     "ChatHistoryTruncationReducer": "semantic_kernel",
 }
 _HISTORY_WORDS = ("messages", "conversation", "transcript")
+# A file with one of these words may edit a conversation (a ``history`` rebuilt with its
+# messages' content rewritten, too).
+_HISTORY_GATE = (*_HISTORY_WORDS, "history")
 # A conversation compacted into a new list (``pyflow.compaction``): a summary joined to messages
 # (``summary + tail``, ``system + [summary_msg]``), a selection kept (``if id(m) in kept_ids``).
 _COMPACTIONS = (
@@ -420,7 +423,7 @@ def may_hold_prompt(text: str) -> bool:
         return True
     if _named_text(text, lowered):
         return True
-    if any(word in lowered for word in _HISTORY_WORDS) and _found_in_code(_HISTORY_EDITS, lowered):
+    if any(word in lowered for word in _HISTORY_GATE) and _found_in_code(_HISTORY_EDITS, lowered):
         return True
     return message and _found(_MESSAGE_ANNOTATIONS, text) and _found(_TYPED_EDITS, lowered)
 

@@ -71,6 +71,8 @@ _LIST_WORDS = frozenset({"messages", "conversation", "transcript"})
 # Names of a list that a cutting call may be given as a conversation (``history`` too: the call
 # says what it does).
 _CUT_LIST_WORDS = _LIST_WORDS | {"history", "turns"}
+# Names of a list that holds a conversation when a loop reads its items as messages.
+_HISTORY_LIST_WORDS = _LIST_WORDS | {"history", "turns", "trajectory"}
 _SPACE = re.compile(r"\s+")
 _STRING_PREFIX = re.compile(r"[A-Za-z]*")
 # The role LangChain templates give a conversation spliced in: ``("placeholder", "{history}")``.
@@ -538,11 +540,35 @@ class _Screen:
             return True
         if self._compaction_possible() or self._cut_in_place() or self._head_dropped():
             return True
+        if self._content_rewritten_in_history_loop():
+            return True
         bases = self._edited_bases()
         if defines_message_list(self.text):
             # A list typed as messages (or copied from one) may have any name: any edit counts.
             return next(bases, None) is not None or self._split_possible()
         return any(_list_named(base) or self._exchanges_kept(base) for base in bases)
+
+    def _content_rewritten_in_history_loop(self) -> bool:
+        """A loop over a list named like a history that writes a message's content
+        (``HistoryAnalysis._copy_rewrites``)."""
+        for loop in self.of(ast.For, ast.AsyncFor):
+            assert isinstance(loop, (ast.For, ast.AsyncFor))
+            source = loop.iter
+            if isinstance(source, ast.Call) and source.args:
+                source = source.args[0]
+            if isinstance(source, ast.Subscript):
+                source = source.value
+            name = syntax.leaf(source) if isinstance(source, (ast.Name, ast.Attribute)) else ""
+            if not (name and _HISTORY_LIST_WORDS.intersection(_words(name))):
+                continue
+            if any(
+                isinstance(node, ast.Subscript)
+                and isinstance(node.ctx, ast.Store)
+                and syntax.string_value(syntax.index_of(node)) == "content"
+                for node in ast.walk(loop)
+            ):
+                return True
+        return False
 
     def _exchanges_kept(self, base: ast.AST) -> bool:
         """``self.runs`` in a module with a class named for a conversation (``ConversationMemory``):
