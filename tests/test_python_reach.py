@@ -27,6 +27,43 @@ def _found(src: str) -> list[tuple[int, str]]:
 FOUND = (
     pytest.param(
         """
+        import os
+        from litellm import ChatCompletionToolParam, ChatCompletionToolParamFunctionChunk
+
+        def workspace():
+            return os.getcwd()
+
+        def editor_tool(path=None):
+            if path is None:
+                path = workspace()
+            return ChatCompletionToolParam(
+                type="function",
+                function=ChatCompletionToolParamFunctionChunk(
+                    name="editor",
+                    description="Edit files.",
+                    parameters={"properties": {"path": {"description": f"e.g. {path}/a.py"}}},
+                ),
+            )
+        """,
+        [(6, "PFX104")],
+        id="a tool definition built by a helper, whatever request it joins later",
+    ),
+    pytest.param(
+        """
+        from datetime import date
+
+        def calendar_tool():
+            return {
+                "name": "calendar",
+                "description": f"Books meetings. Today is {date.today()}.",
+                "input_schema": {"type": "object", "properties": {}},
+            }
+        """,
+        [(7, "PFX101")],
+        id="an Anthropic tool spelled out as a dict",
+    ),
+    pytest.param(
+        """
         import time
         from jinja2 import Template
         from .utils import merge
@@ -923,6 +960,34 @@ FOUND = (
 
 
 QUIET = (
+    pytest.param(
+        """
+        import random
+
+        def choice(names):
+            return {"type": "function", "function": {"name": random.choice(names)}}
+        """,
+        id="a tool choice, not a tool definition",
+    ),
+    pytest.param(
+        """
+        import os
+
+        def search_tool(config):
+            return {
+                "type": "function",
+                "function": {
+                    "name": config.name,
+                    "description": "Searches the docs.",
+                    "parameters": {"type": "object", "properties": {}},
+                },
+            }
+
+        def log_tool_use():
+            print(os.getcwd())
+        """,
+        id="a tool definition of fixed texts",
+    ),
     pytest.param(
         """
         import time

@@ -33,6 +33,13 @@ from prefixlint.pyflow.prompt_words import may_hold_prompt
         pytest.param("chat.add_system_message(text)\n", True, id="system message call"),
         pytest.param("a = ChatAgent(text, model)\n", True, id="agent given its system message"),
         pytest.param("a = Agent(model)\nr = client.runs.create(x)\n", False, id="other calls"),
+        pytest.param("a = Agent(role=r, goal=g)\n", True, id="agent given its role"),
+        pytest.param("a = create_react_agent(m, t, prompt=p)\n", True, id="agent given a prompt"),
+        pytest.param("a = create_react_agent(m, t)\n", False, id="agent without a prompt"),
+        pytest.param(
+            "t = {'name': n, 'description': d, 'parameters': p}\n", True, id="tool schema"
+        ),
+        pytest.param("t = {'description': d}\n", False, id="a description alone"),
         pytest.param("del messages[0]\n", True, id="message list edit"),
         pytest.param("error messages are shown here\n", False, id="messages without an edit"),
         # Word boundaries the patterns check after their leading literal.

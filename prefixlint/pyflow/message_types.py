@@ -93,3 +93,36 @@ def spliced_parts(node: ast.AST) -> list[tuple[bool, ast.expr]]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return spliced_parts(node.left) + spliced_parts(node.right)
     return [(True, node)] if isinstance(node, ast.expr) else []
+
+
+def is_tool_definition(node: ast.AST | None) -> bool:
+    """Whether ``node`` spells out a tool for a model, whatever request it joins later: an
+    OpenAI tool (``{"type": "function", "function": {...}}``), a function's schema (``name``,
+    ``description`` and ``parameters``, or Anthropic's ``input_schema``), as a dict display,
+    ``dict(...)`` or a typed param (``ChatCompletionToolParam(...)``)."""
+    fields: dict[str | None, ast.expr]
+    if isinstance(node, ast.Dict):
+        fields = {string_value(k): v for k, v in zip(node.keys, node.values, strict=True) if k}
+    elif isinstance(node, ast.Call) and _tool_maker(leaf(node.func) or ""):
+        fields = {k.arg: k.value for k in node.keywords if k.arg}
+    else:
+        return False
+    inner = fields.get("function")
+    if string_value(fields.get("type")) == "function" and inner is not None:
+        return is_tool_definition(inner) or _described(inner)  # not a ``tool_choice``
+    return {"name", "description"} <= fields.keys() and bool(
+        {"parameters", "input_schema"} & fields.keys()
+    )
+
+
+def _described(node: ast.expr) -> bool:
+    """A function's spec with a description (``{"name": ..., "description": ...}``)."""
+    if isinstance(node, ast.Dict):
+        return "description" in {string_value(k) for k in node.keys if k}
+    if isinstance(node, ast.Call):
+        return any(k.arg == "description" for k in node.keywords)
+    return False
+
+
+def _tool_maker(name: str) -> bool:
+    return name == "dict" or name.endswith("ToolParam")

@@ -265,6 +265,13 @@ _SYSTEM_CALLS = (re.compile(r"_system\w*\s*\("), re.compile(r"system_(?:message|
 _ROLE_KEYWORD = re.compile(r"""role\s*=\s*["'](?:system|developer)["']\s*[,)]""")
 _ROLE_ARGUMENT = re.compile(r"""\(\s*["'](?:system|developer)["']\s*[,)]""")
 _DECORATOR = re.compile(r"@\s*[\w.]+\.(?:system_prompt|instructions)\b")
+# A tool spelled out for a model (``sinks.is_tool_definition``): its schema's keys.
+_TOOL_SCHEMAS = (
+    re.compile(r"""parameters["']\s*:"""),
+    re.compile(r"""input_schema["']\s*:"""),
+    re.compile(r"parameters\s*="),
+    re.compile(r"""function["']\s*,"""),
+)
 # A class renamed after it is made (``_Schema.__name__ = ...``): a tool's name (sinks).
 _CLASS_RENAME = re.compile(r"\.__name__(?<=\w\.__name__)\s*=(?!=)")
 # A message copied and its text rewritten (``copy.content = ...``, sinks._copied_message).
@@ -416,6 +423,8 @@ def may_hold_prompt(text: str) -> bool:
         return True
     decorated = (system and ".system_prompt" in text) or ".instructions" in text
     if decorated and _DECORATOR.search(text):
+        return True
+    if "description" in text and _found(_TOOL_SCHEMAS, text):
         return True
     if ".__name__" in text and _CLASS_RENAME.search(text):
         return True

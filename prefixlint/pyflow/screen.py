@@ -38,7 +38,7 @@ from prefixlint.pyflow.compaction import (
     selects,
 )
 from prefixlint.pyflow.importers import sending_importers
-from prefixlint.pyflow.message_types import NOT_CHAT_WORDS, builds_messages
+from prefixlint.pyflow.message_types import NOT_CHAT_WORDS, builds_messages, is_tool_definition
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
     API_METHODS,
@@ -211,6 +211,8 @@ class _Screen:
             if self._call_sink(call, agents):
                 return True
         if self._unclaimed():
+            return True
+        if any(is_tool_definition(node) for node in self.of(ast.Dict, ast.Call)):
             return True
         for node in self.of(ast.Assign, ast.AnnAssign, ast.AugAssign):
             if self._assignment_sink(node):

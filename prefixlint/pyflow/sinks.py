@@ -22,6 +22,7 @@ from typing import TypedDict, Unpack
 
 from prefixlint.codes import SYSTEM_ROLES
 from prefixlint.pyflow.document import FUNCTIONS, Function, PythonDocument
+from prefixlint.pyflow.message_types import is_tool_definition
 from prefixlint.pyflow.prompt_words import (
     AGENT_PACKAGES,
     API_METHODS,
@@ -457,11 +458,20 @@ class _Finder:
         return None
 
     def unclaimed(self) -> None:
-        """Role dicts and message lists not already seen as part of a request."""
+        """Role dicts, tool definitions and message lists not already seen as part of a
+        request."""
+        for call in self.document.nodes(ast.Call):
+            if is_tool_definition(call) and not is_tool_definition(self.document.parent(call)):
+                for part in _tool_parts(call):
+                    self._add(part, TOOLS, "a tool definition")
         for node in self.document.nodes(ast.Dict, ast.List):
             if isinstance(node, ast.Dict):
                 if self._role(node) in SYSTEM_ROLES:
                     self._add(self._content(node), SYSTEM, "a system message")
+                elif is_tool_definition(node) and not is_tool_definition(
+                    self.document.parent(node)
+                ):
+                    self._add(node, TOOLS, "a tool definition")
                 continue
             items = [e.value if isinstance(e, ast.Starred) else e for e in node.elts]
             roles = [self._role(e) for e in items]
@@ -677,6 +687,20 @@ class Sinks:
     named: list[Sink]
     message_lists: list[ast.expr]
     template_lists: list[ast.expr]
+
+
+def _tool_parts(call: ast.Call) -> list[ast.expr]:
+    """The values a tool's constructor is given (``description=...``, ``parameters=...``),
+    inside the constructors of its parts (``function=FunctionChunk(...)``): the call itself is
+    unknown code, which would hide what flows through it."""
+    found = []
+    for keyword in call.keywords:
+        value = keyword.value
+        if keyword.arg is not None and isinstance(value, ast.Call) and keyword.arg == "function":
+            found += _tool_parts(value)
+        elif keyword.arg is not None:
+            found.append(value)
+    return found
 
 
 def find_sinks(document: PythonDocument) -> Sinks:
