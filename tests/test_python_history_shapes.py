@@ -49,6 +49,53 @@ def history_for_llm(history, keep=3):
 
 FOUND = (
     pytest.param(
+        """
+        from .condenser import Condenser, View
+
+        class RecentEventsCondenser(Condenser):
+            def __init__(self, keep_first=1, max_events=10):
+                self.keep_first, self.max_events = keep_first, max_events
+
+            def condense(self, view):
+                head = view[: self.keep_first]
+                tail = view[-(self.max_events - len(head)) :]
+                return View(events=head + tail)
+        """,
+        [(10, "PFX502")],
+        id="a condenser keeps the first events and a window of the newest",
+    ),
+    pytest.param(
+        """
+        from .condenser import Condenser, Masked
+
+        class MaskingCondenser(Condenser):
+            def condense(self, view):
+                results = []
+                for i, event in enumerate(view):
+                    if i < len(view) - 5:
+                        results.append(Masked("<MASKED>"))
+                    else:
+                        results.append(event)
+                return results
+        """,
+        [(9, "PFX501")],
+        id="a condenser masks the events before a window of the newest",
+    ),
+    pytest.param(
+        """
+        def history_for_llm(history, keep=3):
+            out = []
+            for i, message in enumerate(history):
+                if i >= len(history) - keep:
+                    out.append(message)
+                else:
+                    out.append({"role": message["role"], "content": "(omitted)"})
+            return out
+        """,
+        [(8, "PFX501")],
+        id="a copy of the history with its older messages replaced",
+    ),
+    pytest.param(
         _REBUILT.format(
             body="""if i < len(history) - keep:
             entry = dict(entry)
@@ -572,6 +619,24 @@ FOUND = (
 )
 
 QUIET = (
+    pytest.param(
+        """
+        class Pager:
+            def page(self, rows):
+                return rows[-10:]
+        """,
+        id="the newest rows of a list that no condenser is given",
+    ),
+    pytest.param(
+        """
+        from .condenser import Condenser
+
+        class NoOpCondenser(Condenser):
+            def condense(self, view):
+                return [event for event in view]
+        """,
+        id="a condenser that keeps every event",
+    ),
     pytest.param(
         _REBUILT.format(
             body="""entry = {**entry}

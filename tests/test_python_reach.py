@@ -27,6 +27,22 @@ def _found(src: str) -> list[tuple[int, str]]:
 FOUND = (
     pytest.param(
         """
+        from datetime import datetime
+        from .tools import Tool
+
+        class ClockTool(Tool):
+            name = "clock"
+
+            def __init__(self, zones):
+                self.description = f"Tells the time. Started {datetime.now()}."
+                self.inputs = {"zone": {"description": f"One of {list(set(zones))}"}}
+                super().__init__()
+        """,
+        [(9, "PFX101"), (10, "PFX201")],
+        id="a tool's description and inputs set when it is made",
+    ),
+    pytest.param(
+        """
         import os
         from litellm import ChatCompletionToolParam, ChatCompletionToolParamFunctionChunk
 
@@ -960,6 +976,43 @@ FOUND = (
 
 
 QUIET = (
+    pytest.param(
+        """
+        from .runtime import resolve
+
+        async def offer(model, instructions, run_id, conversation_id):
+            async with resolve(instructions=instructions, run_id=run_id) as resolved:
+                return client.responses.create(
+                    model="m", instructions=resolved.instructions, input="x"
+                )
+        """,
+        id="a field of an object made by an unknown call is what it was given for that field",
+    ),
+    pytest.param(
+        """
+        class RealtimeModel:
+            def session_config(self, instructions):
+                rate = self.profile.get("rate", 24000)
+                return f"{instructions} at {rate}"
+
+            def start(self, client, text):
+                return client.responses.create(
+                    model="m", instructions=self.session_config(text), input="x"
+                )
+        """,
+        id="a model's own profile, not a user's",
+    ),
+    pytest.param(
+        """
+        from .graph import State, resolve_capabilities
+
+        def instructions_for(run_id, base):
+            state = State(run_id=resolve_id(run_id))
+            caps = resolve_capabilities(state)
+            return client.responses.create(model="m", instructions=base + str(caps), input="q")
+        """,
+        id="an id guessed from its name, through unknown calls one into another",
+    ),
     pytest.param(
         """
         import random

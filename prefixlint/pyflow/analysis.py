@@ -54,9 +54,10 @@ class Reach:
             # Passed into a tool's constructor (a working directory, a credential in its
             # config): the schema the model sees may not show it.
             return False
-        if self.origin.guessed and self.origin.opaque:
-            # Known only by its name (``run_id``) and passed into an unknown call: what that
-            # call returns (a lookup by the id, an object holding it) need not show it.
+        if self.origin.guessed and self.origin.opaque >= 2:
+            # Known only by its name (``run_id``) and passed through unknown calls one into
+            # another: what comes out (an object holding it, a list of capabilities) need not
+            # show it. Through one (a lookup by the id) it may well.
             return False
         if self.sink.named and (
             self.origin.opaque or (self.origin.code == UNORDERED and self.origin.consumer is None)

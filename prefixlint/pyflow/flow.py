@@ -641,10 +641,11 @@ class Flow:
                 found.setdefault(id(function), []).append(call)
         return found
 
-    def _named_value(self, node: ast.AST, name: str) -> tuple[Origin, ...]:
-        """A value known only by its name (a parameter, an attribute of one, a dict key)."""
+    def _named_value(self, node: ast.AST, name: str, classified: str = "") -> tuple[Origin, ...]:
+        """A value known only by its name (a parameter, an attribute of one, a dict key), read
+        as ``classified`` where that is given."""
         found = [Origin(t.REQUEST_INPUT, node, name)]
-        code = vocabulary.classify_name(name, self.document.extra_names)
+        code = vocabulary.classify_name(classified or name, self.document.extra_names)
         if code in NAME_CODES:
             found.append(Origin(code, node, f"`{name}`", granularity=t.PROCESS, guessed=True))
         return tuple(found)
@@ -673,7 +674,10 @@ class Flow:
                 return self._property_value(method)
             if method is not None:
                 return ()  # a bound method read without a call (a tool callable)
-            return self._named_value(node, node.attr)
+            return self._named_value(node, node.attr, self._own_field(node))
+        given = self._given_field(node)
+        if given is not None:
+            return self.origins(given, env)
         receiver = merge(self.origins(node.value, env), self._declared_field(node))
         if vocabulary.owned_by_other(node.attr):
             # ``user_info.organization_profile``: the organisation's, not the user's.
@@ -692,6 +696,32 @@ class Flow:
             fields = self._named_value(node, dotted)[1:]
             return merge(receiver, tuple(o for o in fields if o.code == codes.PER_USER))
         return receiver
+
+    def _own_field(self, node: ast.Attribute) -> str:
+        """``self.profile`` read as a field of what its class is (``model.profile`` in a
+        ``RealtimeModel``, ``customer.email`` in a ``Customer``): a one-word field is the
+        object's own, a person's only in a class for one."""
+        owner = self.document.enclosing_class(node)
+        words = vocabulary.split_words(owner.name) if owner is not None else ()
+        if not words or len(vocabulary.split_words(node.attr)) != 1:
+            return ""
+        return f"{words[-1]}.{node.attr}"
+
+    def _given_field(self, node: ast.Attribute) -> ast.expr | None:
+        """``x.instructions`` where ``x`` is bound only to an unknown call given
+        ``instructions=...`` (``with resolve(instructions=i, run_id=r) as x``): the field is
+        what the call was given for it, not everything else it was given."""
+        if not isinstance(node.value, ast.Name):
+            return None
+        values = [
+            b.value for a in self.bindings.reaching(node.value) for b in self.bindings.values_of(a)
+        ]
+        if len(values) != 1 or not isinstance(values[0], ast.Call):
+            return None
+        call = values[0]
+        if self.document.local_function(call.func) is not None:
+            return None  # a function of this file: its summary says what it returns
+        return next((k.value for k in call.keywords if k.arg == node.attr), None)
 
     def _run_dependency(self, node: ast.Attribute) -> str | None:
         """What is read of ``ctx.deps`` as text in a dynamic system prompt (pydantic-ai's
@@ -780,7 +810,7 @@ class Flow:
         if imported is not None:
             # The result of one function of the package handed to another (``render(pick())``)
             # is judged by the module that defines both; anything else may not survive.
-            kept = tuple(o if o.code == t.IMPORTED else o.but(opaque=True) for o in passed)
+            kept = tuple(o if o.code == t.IMPORTED else opaque((o,))[0] for o in passed)
             return merge((Origin(t.IMPORTED, node, imported),), kept)
         return opaque(passed)
 

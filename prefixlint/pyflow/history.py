@@ -41,7 +41,12 @@ from prefixlint.pyflow.message_types import (
     is_message_class,
     spliced_parts,
 )
-from prefixlint.pyflow.prompt_words import WINDOW_MEMORIES, defines_message_list, mentions_chat
+from prefixlint.pyflow.prompt_words import (
+    SHRINKER_CLASSES,
+    WINDOW_MEMORIES,
+    defines_message_list,
+    mentions_chat,
+)
 from prefixlint.pyflow.scopes import MODULE, Assignment
 from prefixlint.pyflow.syntax import (
     arguments,
@@ -68,6 +73,8 @@ _HANDED_ON_WORDS = _CONVERSATION_WORDS | {"context", "buffer", "chat"}
 _CURRENT_EXCHANGE = 3
 # Fields of a message that hold what the model reads.
 _CONTENT_FIELDS = frozenset({"content", "blocks", "text", "parts", "output"})
+# Words of a class that shrinks the conversation it is given before it is sent.
+_SHRINKER_WORDS = frozenset(name.lower() for name in SHRINKER_CLASSES)
 # Names of a list that holds a conversation when its items are read as messages.
 _HISTORY_LIST_WORDS = frozenset({"history", "messages", "conversation", "turns", "trajectory"})
 _TOOL_ROLES = frozenset(
@@ -245,7 +252,7 @@ class HistoryAnalysis:
     def is_message_list(self, node: ast.AST) -> bool:
         if not isinstance(node, (ast.Name, ast.Attribute)):
             return False
-        if self._named_messages(node):
+        if self._named_messages(node) or self._condensed(node):
             return True
         if (
             isinstance(node, ast.Name)
@@ -278,6 +285,24 @@ class HistoryAnalysis:
                 self._identity(node) is not None
             )
         return False
+
+    def _condensed(self, node: ast.Name | ast.Attribute) -> bool:
+        """The conversation a condenser is given: the sequence parameter of a method of a
+        class named for shrinking one (``RecentEventsCondenser.condense(self, view)``,
+        ``HistoryReducer.reduce(self, history)``), which returns what is sent in its place."""
+        if not isinstance(node, ast.Name):
+            return False
+        function = self.document.enclosing_function(node)
+        owner = self.document.enclosing_class(node)
+        if function is None or owner is None:
+            return False
+        named = {
+            w for n in (owner.name, *map(self.document.code, owner.bases)) for w in split_words(n)
+        }
+        if not _SHRINKER_WORDS.intersection(named):
+            return False
+        parameters = [a.arg for a in function.args.args[1:]]
+        return parameters[:1] == [node.id]
 
     def _definitions(self, node: ast.Name) -> list[Assignment]:
         return self.document.assignments(node)
@@ -372,6 +397,7 @@ class HistoryAnalysis:
     def edits(self) -> list[HistoryEdit]:
         found = self._framework_windows() + self._summarized_splits() + self._refilled()
         found += self._fetched_windows() + self._budget_loops() + self._dropped_heads()
+        found += self._position_replacements()
         compactions = self._compactions()
         if self.collector.empty and not self.analysis.message_lists:
             return found + compactions
@@ -1527,8 +1553,17 @@ class HistoryAnalysis:
         )
 
     def _by_position(self, at: ast.AST, loop: ast.For | ast.AsyncFor, source: ast.expr) -> bool:
-        """``at`` runs under a test in ``loop`` of the item's position: the loop's index, or
-        the history's length (not a fixed head, ``i == 0``, ``i < 2``)."""
+        """``at`` runs under a test in ``loop`` of the item's position (:meth:`_positional`)."""
+        for ancestor in self.document.ancestors(at):
+            if ancestor is loop:
+                return False
+            if isinstance(ancestor, ast.If) and self._positional(ancestor.test, loop, source):
+                return True
+        return False
+
+    def _positional(self, test: ast.expr, loop: ast.For | ast.AsyncFor, source: ast.expr) -> bool:
+        """``test`` reads the position of ``loop``'s item: the loop's index, or the history's
+        length (not a fixed head, ``i == 0``, ``i < 2``)."""
         target = loop.target
         index = (
             target.elts[0].id
@@ -1537,32 +1572,54 @@ class HistoryAnalysis:
             and isinstance(target.elts[0], ast.Name)
             else None
         )
-        for ancestor in self.document.ancestors(at):
-            if ancestor is loop:
-                return False
-            if not isinstance(ancestor, ast.If):
+        names = {n.id for n in ast.walk(test) if isinstance(n, ast.Name)}
+        compared = [n for n in ast.walk(test) if isinstance(n, (ast.Compare, ast.Call))]
+        fixed_head = all(
+            isinstance(c, ast.Compare)
+            and all(_int(x) is not None for x in c.comparators)
+            and not any(isinstance(x, ast.Call) for x in ast.walk(c))
+            for c in compared
+        )
+        if index is not None and index in names and not fixed_head:
+            return True
+        return any(
+            isinstance(n, ast.Call)
+            and leaf(n.func) == "len"
+            and n.args
+            and self._identity(n.args[0]) == self._identity(source)
+            for n in compared
+        )
+
+    def _position_replacements(self) -> list[HistoryEdit]:
+        """``for i, e in enumerate(history): if i < len(history) - k: out.append(Masked())
+        else: out.append(e)``: a copy of the history with the items at some positions replaced
+        by new ones; which ones moves as the conversation grows."""
+        out = []
+        for loop in self.document.nodes(ast.For, ast.AsyncFor):
+            item = loop.target.elts[-1] if isinstance(loop.target, ast.Tuple) else loop.target
+            source = _loop_source(loop)
+            if not isinstance(item, ast.Name) or not self._walks_messages(source, loop, item):
                 continue
-            names = {n.id for n in ast.walk(ancestor.test) if isinstance(n, ast.Name)}
-            compared = [
-                n for n in ast.walk(ancestor.test) if isinstance(n, (ast.Compare, ast.Call))
-            ]
-            fixed_head = all(
-                isinstance(c, ast.Compare)
-                and all(_int(x) is not None for x in c.comparators)
-                and not any(isinstance(x, ast.Call) for x in ast.walk(c))
-                for c in compared
-            )
-            if index is not None and index in names and not fixed_head:
-                return True
-            if any(
-                isinstance(n, ast.Call)
-                and leaf(n.func) == "len"
-                and n.args
-                and self._identity(n.args[0]) == self._identity(source)
-                for n in compared
-            ):
-                return True
-        return False
+            for branch in (n for n in ast.walk(loop) if isinstance(n, ast.If)):
+                if not self._positional(branch.test, loop, source):
+                    continue
+                kept = _appended_in(branch.orelse) + _appended_in(branch.body)
+                if not any(isinstance(v, ast.Name) and v.id == item.id for v in kept):
+                    continue
+                replaced = [v for v in kept if not isinstance(v, ast.Name)]
+                if replaced and self.outlives_request(source, branch):
+                    out.append(
+                        HistoryEdit(
+                            HISTORY_EDIT,
+                            replaced[0],
+                            f"a copy of `{self._owner(source)}` replaces the items at some "
+                            "positions, and which ones moves as the conversation grows: an item "
+                            "sent whole is sent replaced later, so the next request differs "
+                            "from it on",
+                            f"{self._owner(source)} rewrite",
+                        )
+                    )
+        return out
 
     def _tool_rewrite(self, target: ast.AST) -> HistoryEdit:
         return HistoryEdit(
@@ -1730,6 +1787,21 @@ def _content_of(node: ast.expr) -> ast.Name | None:
     else:
         return None
     return owner if field in _CONTENT_FIELDS and isinstance(owner, ast.Name) else None
+
+
+def _appended_in(body: list[ast.stmt]) -> list[ast.expr]:
+    """What the statements of ``body`` (not nested deeper) append: ``x`` of ``out.append(x)``."""
+    found = []
+    for statement in body:
+        call = statement.value if isinstance(statement, ast.Expr) else None
+        if (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr == "append"
+            and len(call.args) == 1
+        ):
+            found.append(call.args[0])
+    return found
 
 
 def _before(body: list[ast.stmt], child: ast.AST) -> list[ast.stmt]:
@@ -1910,7 +1982,12 @@ def history_edits(document: PythonDocument) -> list[HistoryEdit]:
     if found is None:
         fraction = document.ctx.option(SLIDING_WINDOW, "min-cut-fraction")
         analysis = Analysis.of(document)
-        if analysis.message_lists or mentions_chat(document.text):
+        text = document.text
+        if (
+            analysis.message_lists
+            or mentions_chat(text)
+            or any(name in text for name in SHRINKER_CLASSES)
+        ):
             found = HistoryAnalysis(document, analysis, fraction).edits()
         else:
             found = []  # lists named ``messages`` in code that never speaks of chats

@@ -26,8 +26,9 @@ class Origin:
     argument of ``join``, ``list``, a comprehension or a ``for``); ``exact`` says whether
     ordering it there leaves the output otherwise unchanged. A ``PARAMETER`` origin stands for
     a function's argument in the function's summary; ``drops_order`` says the function sorts
-    or counts it, so the argument's order does not matter. ``opaque`` says the value passed
-    through a call this analysis does not know (it may or may not survive into the result).
+    or counts it, so the argument's order does not matter. ``opaque`` counts the calls this
+    analysis does not know that the value passed through (it may or may not survive into each
+    result), up to two.
     ``use`` is the first name the value was read through after it was assigned. ``within``
     is the text inside a string literal the value stands for (a template's ``{current_date}``).
     ``key`` is the string key of the dict literal the value sits under until it is read out
@@ -47,7 +48,7 @@ class Origin:
     consumer: ast.AST | None = field(default=None, repr=False)
     exact: bool = False
     drops_order: bool = False
-    opaque: bool = False
+    opaque: int = 0
     use: ast.AST | None = field(default=None, repr=False)
     within: str = ""
     key: str = ""
@@ -91,8 +92,8 @@ def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
     """The origins of all groups, each (code, node, key) once, in order: the first name a
     value was read through stands for the others.
 
-    Of two copies the direct one wins: a value that reaches the text both through an unknown
-    call and directly does reach it.
+    Of two copies the more direct one wins: a value that reaches the text both through an
+    unknown call and directly does reach it.
     """
     index: dict[tuple[str, int, str], int] = {}
     out: list[Origin] = []
@@ -102,7 +103,7 @@ def merge(*groups: Iterable[Origin]) -> tuple[Origin, ...]:
             if key not in index:
                 index[key] = len(out)
                 out.append(origin)
-            elif out[index[key]].opaque and not origin.opaque:
+            elif out[index[key]].opaque > origin.opaque:
                 out[index[key]] = origin
     return tuple(out)
 
@@ -118,7 +119,7 @@ def without_order(origins: Iterable[Origin]) -> tuple[Origin, ...]:
 
 def opaque(origins: Iterable[Origin]) -> tuple[Origin, ...]:
     """``origins`` passed as arguments to a call whose result may or may not carry them."""
-    return tuple(o if o.opaque else o.but(opaque=True) for o in origins)
+    return tuple(o if o.opaque >= 2 else o.but(opaque=o.opaque + 1) for o in origins)
 
 
 def read_at(origins: Iterable[Origin], use: ast.AST) -> tuple[Origin, ...]:
@@ -198,8 +199,8 @@ def substituted(placeholder: Origin, argument: Iterable[Origin]) -> tuple[Origin
             origin = origin.but(key=placeholder.key)
         if not placeholder.tail and origin.tail:
             origin = origin.but(tail=False)
-        if placeholder.opaque and not origin.opaque:
-            origin = origin.but(opaque=True)
+        if placeholder.opaque:
+            origin = origin.but(opaque=min(origin.opaque + placeholder.opaque, 2))
         if placeholder.granularity != INSTANT:
             origin = coarsened((origin,), placeholder.granularity)[0]
         if placeholder.consumer is not None:

@@ -272,6 +272,8 @@ _TOOL_SCHEMAS = (
     re.compile(r"parameters\s*="),
     re.compile(r"""function["']\s*,"""),
 )
+# A tool's field set when it is made (``self.inputs = {...}``, ``sinks._tool_field``).
+_SELF_TOOL_FIELD = re.compile(r"self\.(?:description|inputs|parameters)\s*=(?!=)")
 # A class renamed after it is made (``_Schema.__name__ = ...``): a tool's name (sinks).
 _CLASS_RENAME = re.compile(r"\.__name__(?<=\w\.__name__)\s*=(?!=)")
 # A message copied and its text rewritten (``copy.content = ...``, sinks._copied_message).
@@ -302,6 +304,8 @@ WINDOW_MEMORIES = {
     "ChatHistoryTruncationReducer": "semantic_kernel",
 }
 _HISTORY_WORDS = ("messages", "conversation", "transcript")
+# What the class of a condenser of conversations is named for (``RecentEventsCondenser``).
+SHRINKER_CLASSES = ("Condenser", "Reducer", "Compressor", "Trimmer", "Truncator", "Compactor")
 # A file with one of these words may edit a conversation (a ``history`` rebuilt with its
 # messages' content rewritten, too).
 _HISTORY_GATE = (*_HISTORY_WORDS, "history")
@@ -407,6 +411,8 @@ def may_hold_prompt(text: str) -> bool:
         return True
     if any(name in text for name in WINDOW_MEMORIES):
         return True
+    if any(name in text for name in SHRINKER_CLASSES):
+        return True
     lowered = text.lower()
     system, message = "system" in lowered, "message" in lowered
     if "role" in lowered and (_role_key(text) or _ROLE_KEYWORD.search(text)):
@@ -425,6 +431,8 @@ def may_hold_prompt(text: str) -> bool:
     if decorated and _DECORATOR.search(text):
         return True
     if "description" in text and _found(_TOOL_SCHEMAS, text):
+        return True
+    if "self." in text and _SELF_TOOL_FIELD.search(text):
         return True
     if ".__name__" in text and _CLASS_RENAME.search(text):
         return True

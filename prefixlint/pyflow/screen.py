@@ -57,6 +57,7 @@ from prefixlint.pyflow.prompt_words import (
     SYSTEM_KEYWORDS,
     TEMPLATE_STATIC_TOKENS,
     TOOL_FIELDS,
+    SHRINKER_CLASSES,
     TOOL_KEYWORDS,
     WINDOW_MEMORIES,
     defines_message_list,
@@ -278,7 +279,12 @@ class _Screen:
         if isinstance(target, ast.Name) and target.id in TOOL_FIELDS:
             owner = self._class_of.get(id(statement))
             return owner is not None and (owner.name.endswith("Tool") or bool(owner.bases))
-        return False
+        return (
+            isinstance(target, ast.Attribute)
+            and target.attr in TOOL_FIELDS
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        )
 
     def _function_sink(self, node: ast.AST) -> bool:
         assert isinstance(node, _FUNCTIONS)
@@ -542,13 +548,26 @@ class _Screen:
             return True
         if self._compaction_possible() or self._cut_in_place() or self._head_dropped():
             return True
-        if self._content_rewritten_in_history_loop():
+        if self._content_rewritten_in_history_loop() or self._condenser_defined():
             return True
         bases = self._edited_bases()
         if defines_message_list(self.text):
             # A list typed as messages (or copied from one) may have any name: any edit counts.
             return next(bases, None) is not None or self._split_possible()
         return any(_list_named(base) or self._exchanges_kept(base) for base in bases)
+
+    def _condenser_defined(self) -> bool:
+        """A class named for shrinking a conversation (``HistoryAnalysis._condensed``)."""
+        return any(
+            any(name in node.name for name in SHRINKER_CLASSES)
+            or any(
+                name in (syntax.leaf(base) or "")
+                for base in node.bases
+                for name in SHRINKER_CLASSES
+            )
+            for node in self.of(ast.ClassDef)
+            if isinstance(node, ast.ClassDef)
+        )
 
     def _content_rewritten_in_history_loop(self) -> bool:
         """A loop over a list named like a history that writes a message's content

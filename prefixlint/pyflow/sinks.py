@@ -610,11 +610,27 @@ class _Finder:
             if key in TOOL_FIELDS and any(word in owner for word in _TOOL_OWNERS):
                 self._add(value, TOOLS, f"the {key} in `{self.document.code(target.value)}`")
         elif isinstance(target, ast.Name) and target.id in TOOL_FIELDS:
-            tool_class = self.document.enclosing_class(target)
+            tool_class = self._tool_class(target)
             if tool_class is not None and self.document.enclosing_function(target) is None:
-                bases = " ".join(self.document.code(b) for b in tool_class.bases)
-                if tool_class.name.endswith("Tool") or "Tool" in bases:
-                    self._add(value, TOOLS, f"the {target.id} of tool {tool_class.name}")
+                self._add(value, TOOLS, f"the {target.id} of tool {tool_class.name}")
+        elif (
+            isinstance(target, ast.Attribute)
+            and target.attr in TOOL_FIELDS
+            and isinstance(target.value, ast.Name)
+            and target.value.id == "self"
+        ):
+            # Set when the tool is made (``self.inputs = {...}`` in ``__init__``).
+            tool_class = self._tool_class(target)
+            if tool_class is not None:
+                self._add(value, TOOLS, f"the {target.attr} of tool {tool_class.name}")
+
+    def _tool_class(self, node: ast.AST) -> ast.ClassDef | None:
+        """The class ``node`` is in, if it is a tool's (named for one, or based on one)."""
+        tool_class = self.document.enclosing_class(node)
+        if tool_class is None:
+            return None
+        bases = " ".join(self.document.code(b) for b in tool_class.bases)
+        return tool_class if tool_class.name.endswith("Tool") or "Tool" in bases else None
 
     def _schema_class_name(self, target: ast.expr, value: ast.expr | None) -> None:
         """``_Model.__name__ = f"submit_{task.id}"`` for a class made in a factory function
