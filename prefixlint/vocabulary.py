@@ -158,7 +158,7 @@ _REQUEST_INPUTS = _listed(
     feature request, bug description, bug report, change description, pending tasks,
     completed tasks, remaining tasks, open tasks, finished tasks, done tasks, prompt, goal,
     goals, plan, step by step plan, summary, conversation summary, task instructions,
-    events, event history, trajectory, observations
+    events, event history, trajectory, observations, feedback, user feedback
     """
 )
 

@@ -45,14 +45,12 @@ EXPECTED = {
     ],
     "pfx404_glued_placeholder.j2": [("PFX404", 2), ("PFX404", 3)],
 }
-# Trailing whitespace is reported only on request; the fixtures are checked with it on.
-TRAILING = {"PFX402": {"trailing-whitespace": True}}
 
 
-def check_fixture(name: str, options=TRAILING) -> list[tuple[str, int]]:
+def check_fixture(name: str, options=None) -> list[tuple[str, int]]:
     path = FIXTURES / name
     text = path.read_bytes().decode("utf-8")  # keeps CRLF and the BOM as they are
-    ctx = RuleContext(str(path), CODES, options=options)
+    ctx = RuleContext(str(path), CODES, options=options or {})
     found = source_module(str(path), text).check(text, ctx)
     return sorted((d.code, d.span.line) for d in found)
 
@@ -66,8 +64,9 @@ def test_fixture_findings(name):
     assert check_fixture(name) == sorted(EXPECTED[name])
 
 
-def test_trailing_whitespace_is_quiet_by_default():
-    assert check_fixture("pfx402_fabric_judge_output.md", options={}) == []
+def test_trailing_whitespace_can_be_turned_off():
+    off = {"PFX402": {"trailing-whitespace": False}}
+    assert check_fixture("pfx402_fabric_judge_output.md", options=off) == []
 
 
 @pytest.mark.parametrize("name", sorted(n for n in EXPECTED if n.startswith("pfx")))

@@ -7,7 +7,7 @@ from prefixlint.context import RuleContext
 from prefixlint.sources import source_module
 from prefixlint.vocabulary import classify_name
 
-TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # trailing whitespace is opt-in
+TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # as by default
 
 VOLATILE = frozenset({"PFX101", "PFX102", "PFX103", "PFX104"})
 RULES = "You are a careful assistant. Follow the rules below in every answer you give.\n"
@@ -897,3 +897,45 @@ PROMPT_FLOW_CHAT = (
 )
 def test_turn_input_before_the_conversation(path, text, expected):
     assert findings(path, text, {"PFX301"}) == expected
+
+
+_AGENTS = """researcher:
+  role: >
+    {topic} Senior Data Researcher
+  goal: >
+    Uncover cutting-edge developments in {topic}
+  backstory: >
+    You're a seasoned researcher with a knack for uncovering the latest developments.
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a crewAI agent's texts open its system prompt, before the framework's own
+        (_AGENTS, [("PFX301", 2)]),
+        (_AGENTS.replace("{topic} Senior", "Senior"), [("PFX301", 4)]),
+        # the same keys outside an agent's definition are settings
+        ("researcher:\n  role: {topic}\n", []),
+    ],
+)
+def test_agent_definition_fields(text, expected):
+    found = check("agents.yaml", text, {"PFX301"})
+    assert [(d.code, d.span.line) for d in found] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # input at the top of a long prompt: reported
+        ("{{ question }}\n" + GUIDANCE * 4, [("PFX301", 1)]),
+        # near the end of a long prompt, most of it is cached: quiet
+        (GUIDANCE * 8 + "\n{{ question }}\n" + GUIDANCE, []),
+        # a Semantic Kernel function given the input (`$input`)
+        ("{{memory.recall $input}}\n" + GUIDANCE, [("PFX301", 1)]),
+        ("Feedback: {{feedback}}\n" + GUIDANCE, [("PFX301", 1)]),
+    ],
+)
+def test_input_position_in_a_long_prompt(text, expected):
+    found = check("prompts/a.txt", text, {"PFX301"})
+    assert [(d.code, d.span.line) for d in found] == expected

@@ -11,7 +11,7 @@ from prefixlint.linting.fixer import apply_edits
 from prefixlint.sources import source_module
 from prefixlint.types import Applicability
 
-TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # trailing whitespace is opt-in
+TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # as by default
 
 CODES = frozenset(
     {"PFX101", "PFX102", "PFX103", "PFX104", "PFX301", "PFX401", "PFX402", "PFX403", "PFX404"}
@@ -432,10 +432,12 @@ def test_yaml_fixes_never_indent_a_blank_line(body, kept_nbsp):
 @pytest.mark.parametrize(
     ("path", "text", "expected"),
     [
-        # trailing whitespace renders the same on every request: reported only on request
-        ("p.txt", "Rules: \nBe brief.\t\n", []),
-        ("p.yaml", "system: |\n  Rules:  \n  Answer briefly.\n", []),
-        ("p.j2", "{%- if x %} \nRules.\n{%- endif %} \n", []),
+        # trailing whitespace that editors strip: one warning per file, at its first line
+        ("p.txt", "Rules: \nBe brief.\t\n", [("PFX402", 1)]),
+        ("p.yaml", "system: |\n  Rules:  \n  Answer briefly.\n", [("PFX402", 2)]),
+        ("p.j2", "{%- if x %} \nRules.\n{%- endif %} \n", [("PFX402", 1)]),
+        # Markdown hard breaks are written on purpose
+        ("p.md", "Rules:  \nBe brief.\n", []),
         # a separator that breaks the file's convention is still reported
         ("p.md", "T.\n\n# A\nx\n\n# B\ny\n# C\nz\n\n# D\nw\n", [("PFX402", 8)]),
     ],

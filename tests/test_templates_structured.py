@@ -6,7 +6,7 @@ from prefixlint.context import RuleContext, SourceError
 from prefixlint.linting.engine import check_text
 from prefixlint.sources import structured
 
-TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # trailing whitespace is opt-in
+TRAILING_ON = {"PFX402": {"trailing-whitespace": True}}  # as by default
 
 CODES = frozenset({"PFX101", "PFX102", "PFX103", "PFX104", "PFX401", "PFX402", "PFX403"})
 

@@ -92,6 +92,8 @@ _NOT_TEXT_WORDS = frozenset(
     }
 )  # fmt: skip
 _PROMPT_FILE_WORDS = frozenset({"prompt", "prompts"})
+# The texts of a crewAI agent's definition (``agents.yaml``).
+_AGENT_FIELDS = frozenset({"role", "goal", "backstory"})
 _RUN_TOGETHER_PROMPT = re.compile(r"prompt|instruction", re.IGNORECASE)
 _TOOL_SCHEMA_KEYS = frozenset({"parameters", "input_schema", "inputSchema", "args_schema"})
 _USER_WORDS = frozenset(
@@ -131,6 +133,7 @@ class PromptString:
     encode: Encoder
     stable: str  # "all", "none" or "marker"
     verify: Verifier | None = None
+    framework_follows: bool = False
 
 
 def _unwritable(_: str) -> None:
@@ -221,6 +224,16 @@ def _is_tool_description(path: Path, data: Any) -> bool:
         return False
     owner = _lookup(data, path[:-1])
     return isinstance(owner, dict) and not _TOOL_SCHEMA_KEYS.isdisjoint(owner)
+
+
+def _is_agent_field(path: Path, data: Any) -> bool:
+    """Whether ``path`` is a text of an agent's definition that its system prompt is made of:
+    a crewAI ``agents.yaml`` entry's ``role``, ``goal`` or ``backstory``, beside at least one
+    more of them (crewAI renders "You are {role}. {backstory} Your personal goal is: {goal}")."""
+    if not path or path[-1] not in _AGENT_FIELDS:
+        return False
+    owner = _lookup(data, path[:-1])
+    return isinstance(owner, dict) and len(_AGENT_FIELDS.intersection(owner)) >= 2
 
 
 def stability(path: Path, message_role: str | None, is_last_message: bool) -> str:
@@ -814,7 +827,9 @@ def prompt_strings(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> lis
         for key_path, node in _yaml_strings(text, limits):
             strings.append((key_path, node.value, *_yaml_map(text, node)))
         needs_data = any(
-            "messages" in key_path or key_path[-1:] == ("description",) for key_path, *_ in strings
+            "messages" in key_path or key_path[-1] in ("description", *_AGENT_FIELDS)
+            for key_path, *_ in strings
+            if key_path
         )
         try:
             data = yaml.load(text, Loader=bounded_loader(limits)) if needs_data else None
@@ -827,15 +842,17 @@ def prompt_strings(text: str, path: str, limits: Limits = DEFAULT_LIMITS) -> lis
     named = _file_says_prompts(path)
     result = []
     for key_path, value, host, encoder, verify in strings:
+        agent = _is_agent_field(key_path, data)
         if not (
-            is_prompt_path(key_path)
+            agent
+            or is_prompt_path(key_path)
             or _is_tool_description(key_path, data)
             or (named and _named_prompt(key_path, value))
         ):
             continue
         role, last = _message_context(key_path, data)
-        stable = stability(key_path, role, last)
-        result.append(PromptString(key_path, value, host, encoder, stable, verify))
+        stable = "all" if agent else stability(key_path, role, last)
+        result.append(PromptString(key_path, value, host, encoder, stable, verify, agent))
     return result
 
 
@@ -906,6 +923,7 @@ def check(text: str, ctx: RuleContext) -> list[Diagnostic]:
                 indentation_sensitive=any(p.kind == "indent" for p in string.host.slices),
                 file_lines=file_lines,
                 label=".".join(str(k) for k in string.path),
+                framework_follows=string.framework_follows,
             )
         )
     chains: dict[Path, list[TemplateDocument]] = {}

@@ -149,9 +149,10 @@ _ESCAPE_BEFORE = re.compile(r"\\[A-Za-z]*$")
 _DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*")
 # ``{{user-name}}``: one kebab-case name (as handlebars reads it), not a subtraction.
 _KEBAB = re.compile(r"[A-Za-z_]\w*(?:-[A-Za-z_]\w*)+(?:\.[A-Za-z_][\w-]*)*")
-# A piece of a handlebars expression: a parenthesis, a string, a ``key=value`` or a name.
+# A piece of a handlebars expression: a parenthesis, a string, a ``key=value`` or a name
+# (``$input``: a Semantic Kernel variable given to a function, ``{{memory.recall $input}}``).
 _HANDLEBARS_PIECE = re.compile(
-    r"""[()]|"[^"]*"|'[^']*'|[\w.@-]+=(?:"[^"]*"|'[^']*'|[\w.@-]+)|[\w.@-]+"""
+    r"""[()]|"[^"]*"|'[^']*'|[\w.@-]+=(?:"[^"]*"|'[^']*'|\$?[\w.@-]+)|\$?[\w.@-]+"""
 )
 _JINJA_CONSTANTS = frozenset({"true", "false", "none", "True", "False", "None"})
 _USER_SECTION = re.compile(
@@ -232,6 +233,8 @@ class TemplateDocument:
     an earlier line, it could change the block's indentation. ``stable_chain`` lists, in
     order, the values of a prompt file that are stable throughout (its system prompt, tools
     and earlier messages, this one among them): one stable part, rendered one after another.
+    ``framework_follows`` says a framework renders its own fixed text after the stable part
+    (a crewAI agent's tools and answer format after its role, goal and backstory).
     """
 
     path: str
@@ -246,6 +249,7 @@ class TemplateDocument:
     file_lines: LineIndex | None = None
     label: str = ""
     stable_chain: tuple[TemplateDocument, ...] = field(default=(), repr=False, compare=False)
+    framework_follows: bool = False
     _token_spans: tuple[list[int], list[int]] | None = field(default=None, init=False, repr=False)
     memo: dict[str, object] = field(default_factory=dict, init=False, repr=False)
     """Results that several rules share, computed once per document (by the first to ask)."""
@@ -760,7 +764,7 @@ def handlebars_call(expression: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
         if piece == ")" or piece[0] in "\"'" or piece[0].isdigit():
             opens = False
             continue
-        value = piece.partition("=")[2] or piece
+        value = (piece.partition("=")[2] or piece).removeprefix("$")
         if not _DOTTED.fullmatch(value) or value in _JINJA_CONSTANTS:
             opens = False
             continue

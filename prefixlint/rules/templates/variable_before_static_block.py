@@ -36,25 +36,37 @@ def check(document: TemplateDocument, ctx: RuleContext) -> Iterator[Diagnostic]:
 
 
 def _before_static_text(document: TemplateDocument, ctx: RuleContext) -> Diagnostic | None:
-    placeholder = document.first_input(ctx.option(CODE, "input-names"))
+    names = ctx.option(CODE, "input-names")
+    placeholder = document.first_input(names)
     if placeholder is None:
         return None
+    earlier = document.stable_chain[: _index(document)]
+    if any(d.first_input(names) is not None for d in earlier):
+        return None  # an earlier value of the same stable part already varies: reported there
     key = "min-static-tokens" if document.prefix_end == 0 else "template-min-static-tokens"
     threshold = int(ctx.option(CODE, key))
-    after = document.static_tokens(placeholder.end, len(document.text), ctx)
-    if after < threshold:
+    chained_before, chained_after = document.chain_tokens(ctx)
+    after = document.static_tokens(placeholder.end, len(document.text), ctx) + chained_after
+    if after < threshold and not (document.framework_follows and after):
         return None
-    before = document.static_tokens(0, placeholder.start, ctx)
+    before = chained_before + document.static_tokens(0, placeholder.start, ctx)
+    if after < float(ctx.option(CODE, "min-static-fraction")) * (before + after):
+        return None  # near the end of the prompt: most of it is cached, little to win
     shown = document.text[placeholder.start : placeholder.end]
+    framework = " and the framework's own instructions" if document.framework_follows else ""
     return registry.diagnostic(
         CODE,
-        f"`{shown}` changes per request and comes before {tokens(after)} of static text, which"
-        f" every request recomputes; put the static text first (the cache keeps the"
-        f" {tokens(before)} before it)",
+        f"`{shown}` changes per request and comes before {tokens(after)} of static text"
+        f"{framework}, which every request recomputes; put the static text first (the cache"
+        f" keeps the {tokens(before)} before it)",
         document.span(placeholder.start, placeholder.end),
         stable_prefix_tokens=before,
         unstable_tokens=after,
     )
+
+
+def _index(document: TemplateDocument) -> int:
+    return next((i for i, d in enumerate(document.stable_chain) if d is document), 0)
 
 
 def _before_conversation(document: TemplateDocument, ctx: RuleContext) -> Diagnostic | None:

@@ -1,8 +1,9 @@
-"""PFX402 in templates: blank-line separators that drift, and (an option) trailing whitespace.
+"""PFX402 in templates: blank-line separators that drift, and trailing whitespace.
 
 Trailing spaces are invisible and editors strip them on save, so the prompt's bytes (and its
 cached prefix) change with whoever touched the file last: once per edit, not per request, so
-they are reported only with the option ``trailing-whitespace`` on; the safe fix removes them. In a
+they are one warning per file (the option ``trailing-whitespace`` turns it off); the safe fix
+removes them. In a
 Markdown file, two or more spaces after text are a hard line break, written on purpose, and are
 left alone, as is a file whose every line ends in the same whitespace (its style). Sections of
 one kind (Markdown headings of one level, ``<TAG>`` lines; paragraphs, in a template without
