@@ -14,6 +14,7 @@ list changed inside a loop it was created outside of (building a fresh list is f
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeAlias, cast
@@ -1428,16 +1429,21 @@ class HistoryAnalysis:
 
     # -- rewritten tool output --------------------------------------------------------------
 
-    def _loop_rewrites(self) -> list[HistoryEdit]:
-        out = []
+    def _content_writes(self) -> Iterator[tuple[ast.Subscript | ast.Attribute, ast.AST, ast.Name]]:
+        """Each write to a message's text (``m["content"] = ...``, ``m.content = ...``), with
+        its statement and the name of the message written."""
         writes = [(t, s) for t, s in self.collector.subscript_writes] + [
             (t, t) for t in self.collector.attribute_writes
         ]
         for target, statement in writes:
             element = target.value
             field_name = target.attr if isinstance(target, ast.Attribute) else self._key(target)
-            if field_name not in _CONTENT_FIELDS or not isinstance(element, ast.Name):
-                continue
+            if field_name in _CONTENT_FIELDS and isinstance(element, ast.Name):
+                yield target, statement, element
+
+    def _loop_rewrites(self) -> list[HistoryEdit]:
+        out = []
+        for target, statement, element in self._content_writes():
             loop = self._loop_over_messages(element, statement)
             if loop is None:
                 # A content block of a message (``for block in m["content"]``).
@@ -1474,14 +1480,7 @@ class HistoryAnalysis:
         depends on where they stand (``i < len(history) - keep``, ``i not in omitted``), and
         that moves as the conversation grows: a message sent whole is sent rewritten next."""
         out = []
-        writes = [(t, s) for t, s in self.collector.subscript_writes] + [
-            (t, t) for t in self.collector.attribute_writes
-        ]
-        for target, statement in writes:
-            element = target.value
-            field_name = target.attr if isinstance(target, ast.Attribute) else self._key(target)
-            if field_name not in _CONTENT_FIELDS or not isinstance(element, ast.Name):
-                continue
+        for target, statement, element in self._content_writes():
             found = self._copied_item(element, statement)
             if found is None:
                 continue
